@@ -1,0 +1,153 @@
+"""The ``neurips26`` command: list · reproduce · report · show."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .harness.catalogue import PAPERS, Paper, get_paper, implemented_papers, load_experiment
+from .harness.config import ConfigError, parse_assignment
+from .harness.report import write_report
+from .harness.results import latest_results
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Implement and reproduce nineteen NeurIPS 2026 papers at laptop scale.")
+console = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command("list")
+def list_systems() -> None:
+    """Print the nineteen papers of the catalogue, each marked implemented or not yet."""
+    table = Table(title="neurips26 catalogue")
+    for col in ("#", "system", "paper", "arXiv / venue", "status"):
+        table.add_column(col)
+    for p in PAPERS:
+        table.add_row(str(p.number), p.cli_name, p.title, p.arxiv,
+                      "[green]implemented[/]" if p.implemented else "[dim]not yet[/]")
+    console.print(table)
+
+
+def _select(systems: list[str]) -> list[Paper]:
+    if not systems:
+        papers = implemented_papers()
+        if not papers:
+            _fail("no system is implemented yet")
+        return papers
+    papers = []
+    for name in systems:
+        try:
+            paper = get_paper(name)
+        except KeyError as exc:
+            _fail(exc.args[0])
+        if not paper.implemented:
+            done = ", ".join(p.cli_name for p in implemented_papers()) or "none"
+            _fail(f"system {paper.cli_name!r} is not implemented yet; implemented: {done}")
+        if paper not in papers:
+            papers.append(paper)
+    return papers
+
+
+@app.command()
+def reproduce(
+    systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to run (default: every implemented one).")] = None,
+    scale: Annotated[str, typer.Option(help="quick (2 CPU cores, minutes) or full (paper scale, GPU/cluster).")] = "quick",
+    out: Annotated[Path, typer.Option(help="Results folder.")] = Path("results"),
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Config override key=value or system:key=value (repeatable).")] = None,
+    force: Annotated[bool, typer.Option(help="Rerun systems whose result already exists.")] = False,
+    device: Annotated[Optional[str], typer.Option(help="torch device (default: cuda if available, else cpu).")] = None,
+) -> None:
+    """Run the reproductions, write results and report.html."""
+    from .harness.runner import SystemSpec
+    from .harness.runner import reproduce as run_all
+
+    if scale not in ("quick", "full"):
+        _fail(f"--scale {scale!r}: allowed values are quick, full")
+    if seed < 0:
+        _fail(f"--seed {seed}: must be a non-negative integer")
+    papers = _select(systems or [])
+    specs = [SystemSpec(p.system, load_experiment(p), {}) for p in papers]
+    try:
+        for item in set_ or []:
+            target, key, value = parse_assignment(item)
+            matched = [s for s in specs if (target is None or s.name == target)
+                       and key in s.module.Config.model_fields]
+            if target is not None and target not in {s.name for s in specs}:
+                _fail(f"--set {item!r}: system {target!r} is not among those being run")
+            if not matched:
+                _fail(f"--set {item!r}: no selected system has a config key {key!r}")
+            for s in matched:
+                s.overrides[key] = value
+        results, interrupted = run_all(specs, scale=scale, seed=seed, out=out, device=device,
+                                       force=force, console=console)
+    except ConfigError as exc:
+        _fail(str(exc))
+    report = (out / "report.html").resolve()
+    console.print(f"report: [link=file://{report}]{report}[/link]")
+    if interrupted:
+        raise typer.Exit(130)
+    if any(r.status != "ok" for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
+def report(out: Annotated[Path, typer.Argument(help="Results folder.")] = Path("results")) -> None:
+    """Rebuild OUT/report.html from the results in OUT."""
+    if not out.is_dir():
+        _fail(f"results folder {str(out)!r} does not exist")
+    if not latest_results(out):
+        _fail(f"no results found under {str(out)!r}; run `neurips26 reproduce --out {out}` first")
+    console.print(f"report: {write_report(out).resolve()}")
+
+
+@app.command()
+def show(
+    system: Annotated[str, typer.Argument(help="System name, e.g. lr-schedules.")],
+    out: Annotated[Path, typer.Option(help="Results folder to read the latest claims from.")] = Path("results"),
+) -> None:
+    """Show a system's paper, its quick/full configs and its latest claims."""
+    try:
+        paper = get_paper(system)
+    except KeyError as exc:
+        _fail(exc.args[0])
+    console.print(f"[bold]{paper.number}. {paper.cli_name}[/] — {paper.title}\n{paper.authors} · {paper.arxiv}")
+    if not paper.implemented:
+        console.print("[dim]not implemented yet[/]")
+        return
+    module = load_experiment(paper)
+    console.print("quick config:", module.Config.quick().model_dump())
+    try:
+        console.print("full config:", module.Config.full().model_dump())
+    except NotImplementedError as exc:
+        console.print(f"full config: [red]{exc}[/]")
+    found = latest_results(out).get(paper.system) if out.is_dir() else None
+    if found:
+        res = found[1]
+        table = Table(title=f"claims ({res.scale}, {res.finished_at})")
+        for col in ("claim", "paper", "measured", "verdict"):
+            table.add_column(col)
+        for c in res.claims:
+            table.add_row(c.id, str(c.paper_value), str(c.measured)[:60], c.verdict.label)
+        console.print(table)
+
+
+def main() -> None:
+    """Entry point of the ``neurips26`` script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""The spine of neurips26: catalogue/registry, claims, results, run context, runner, report.
+
+A system imports from here only: ``ExperimentConfig``, ``RunContext``, ``Outcome`` and the claim
+helpers in ``neurips26.harness.claims``.
+"""
+
+from .catalogue import PAPERS, Paper, get_paper, implemented_papers, load_experiment
+from .claims import Claim, Outcome, Verdict
+from .config import ConfigError, ExperimentConfig
+from .context import RunContext
+from .results import Result, atomic_write_text, latest_results, load_result
+
+__all__ = [
+    "PAPERS", "Paper", "get_paper", "implemented_papers", "load_experiment",
+    "Claim", "Outcome", "Verdict", "ConfigError", "ExperimentConfig", "RunContext",
+    "Result", "atomic_write_text", "latest_results", "load_result",
+]

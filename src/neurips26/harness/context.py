@@ -1,0 +1,96 @@
+"""The run context handed to a system's ``run(config, ctx)``.
+
+It gives the seed and generators, progress bars, figure saving and the torch device, so that
+``run`` stays a pure function of its config and seed and writes only through ``ctx``.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .results import atomic_write_bytes
+
+T = TypeVar("T")
+
+
+@dataclass
+class RunContext:
+    """Seed, generators, output folder, progress and figures for one system run.
+
+    Attributes:
+        seed: the run's integer seed.
+        out_dir: the run folder; figures go to ``out_dir/figures``.
+        device: torch device string (``cpu`` or ``cuda``).
+        progress: a ``rich.progress.Progress`` owned by the runner, or ``None`` (no bars).
+    """
+
+    seed: int
+    out_dir: Path
+    device: str = "cpu"
+    progress: Any = None
+    figures: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.out_dir = Path(self.out_dir)
+        self.rng = np.random.default_rng(self.seed)
+        random.seed(self.seed)
+        np.random.seed(self.seed % 2**32)
+        try:
+            import torch
+
+            torch.manual_seed(self.seed)
+        except ImportError:  # torch is a core dependency; tolerate its absence in tools
+            pass
+
+    def torch_generator(self, offset: int = 0):
+        """A fresh ``torch.Generator`` seeded with ``seed + offset`` (on CPU)."""
+        import torch
+
+        return torch.Generator().manual_seed(self.seed + offset)
+
+    def child_rng(self, offset: int) -> np.random.Generator:
+        """An independent numpy generator for a sub-experiment (seed + offset)."""
+        return np.random.default_rng([self.seed, offset])
+
+    def track(self, iterable: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+        """Iterate with a progress bar (removed when done). Works without a progress display."""
+        if self.progress is None:
+            yield from iterable
+            return
+        if total is None and hasattr(iterable, "__len__"):
+            total = len(iterable)  # type: ignore[arg-type]
+        task = self.progress.add_task(f"  {description}", total=total)
+        try:
+            for item in iterable:
+                yield item
+                self.progress.advance(task)
+        finally:
+            self.progress.remove_task(task)
+
+    def save_figure(self, name: str, fig: Any) -> str:
+        """Save a matplotlib figure as ``figures/<name>.png`` atomically and close it.
+
+        Returns the path relative to the run folder.
+
+        Raises:
+            ValueError: if ``name`` is not a plain file stem (letters, digits, ``-_.``).
+        """
+        if not name or any(not (ch.isalnum() or ch in "-_.") for ch in name) or name.startswith("."):
+            raise ValueError(f"figure name {name!r}: use letters, digits, '-', '_' or '.'")
+        import matplotlib.pyplot as plt
+
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        rel = f"figures/{name}.png"
+        atomic_write_bytes(self.out_dir / rel, buf.getvalue())
+        if rel not in self.figures:
+            self.figures.append(rel)
+        return rel

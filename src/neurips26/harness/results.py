@@ -1,0 +1,168 @@
+"""The on-disk result of one system run, atomic writes and JSON conversion.
+
+Layout: ``<out>/<system>/<run_key>/result.json`` with figures in ``figures/*.png`` beside it;
+``run_key`` = ``<scale>-seed<seed>-<hash>`` where the hash covers the config and the code
+version, so a rerun with the same config and code finds its finished run and skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .claims import Claim, Verdict
+
+RESULT_FILE = "result.json"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``.
+
+    A reader never sees a half-written file; an interrupted write leaves the old file intact.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """UTF-8 text version of :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def to_jsonable(x: Any) -> Any:
+    """Convert numpy/torch scalars and arrays, tuples, paths and enums to JSON types.
+
+    Non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"`` (strict JSON has no
+    NaN); dict keys become strings.
+    """
+    if isinstance(x, Verdict):
+        return x.value
+    if isinstance(x, Claim):
+        return to_jsonable(x.to_dict())
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if isinstance(x, Path):
+        return str(x)
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return x
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+    if hasattr(x, "tolist"):  # numpy arrays/scalars, torch tensors
+        return to_jsonable(x.tolist())
+    if hasattr(x, "model_dump"):  # pydantic
+        return to_jsonable(x.model_dump())
+    return str(x)
+
+
+@dataclass
+class Result:
+    """Everything recorded about one system run.
+
+    Attributes:
+        system: system name (``lr_schedules``).
+        status: ``ok``, or ``failed`` (then ``error`` holds the traceback).
+        scale: ``quick``, ``full`` or ``custom`` (when ``--set`` changed the config).
+        seed: the run's seed.
+        config: the validated config as a dict.
+        run_key: the folder name (scale, seed and a hash of config + code version).
+        code_version: hash of the system's and the spine's source files (+ git commit if known).
+        started_at / finished_at: ISO-8601 UTC times; ``wall_time_s``: seconds.
+        metrics, claims, notes: from the system's :class:`~neurips26.harness.claims.Outcome`.
+        figures: figure file names relative to the run folder.
+        environment: versions, machine, device.
+        error: traceback text if ``status == "failed"``.
+    """
+
+    system: str
+    status: str
+    scale: str
+    seed: int
+    config: dict[str, Any]
+    run_key: str
+    code_version: str
+    started_at: str
+    finished_at: str
+    wall_time_s: float
+    metrics: dict[str, Any] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
+    notes: str = ""
+    figures: list[str] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+    def to_json(self) -> str:
+        """Strict JSON text (no NaN)."""
+        d = asdict(self)
+        d["claims"] = [c.to_dict() for c in self.claims]
+        return json.dumps(to_jsonable(d), indent=2, allow_nan=False, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Result":
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            ValueError: if the text is not a result record.
+        """
+        try:
+            d = json.loads(text)
+            d["claims"] = [Claim.from_dict(c) for c in d.get("claims", [])]
+            return cls(**d)
+        except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
+            raise ValueError(f"not a neurips26 result record: {exc}") from exc
+
+    def save(self, run_dir: Path) -> Path:
+        """Atomically write ``run_dir/result.json``; returns its path."""
+        path = Path(run_dir) / RESULT_FILE
+        atomic_write_text(path, self.to_json())
+        return path
+
+    def counts(self) -> dict[str, int]:
+        """Number of claims per verdict value."""
+        out = {v.value: 0 for v in Verdict}
+        for c in self.claims:
+            out[c.verdict.value] += 1
+        return out
+
+
+def load_result(path: Path) -> Result:
+    """Read a ``result.json``."""
+    return Result.from_json(Path(path).read_text(encoding="utf-8"))
+
+
+def latest_results(out_dir: Path) -> dict[str, tuple[Path, Result]]:
+    """The most recently finished result per system under ``out_dir``.
+
+    Returns a mapping system → (run folder, Result). Unreadable files are skipped.
+    """
+    best: dict[str, tuple[Path, Result]] = {}
+    for path in sorted(Path(out_dir).glob(f"*/*/{RESULT_FILE}")):
+        try:
+            res = load_result(path)
+        except (OSError, ValueError):
+            continue
+        cur = best.get(res.system)
+        if cur is None or res.finished_at > cur[1].finished_at:
+            best[res.system] = (path.parent, res)
+    return best
