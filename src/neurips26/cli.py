@@ -69,6 +69,7 @@ def reproduce(
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Config override key=value or system:key=value (repeatable).")] = None,
     force: Annotated[bool, typer.Option(help="Rerun systems whose result already exists.")] = False,
     device: Annotated[Optional[str], typer.Option(help="torch device (default: cuda if available, else cpu).")] = None,
+    open_report: Annotated[bool, typer.Option("--open", help="Open report.html in a browser when done.")] = False,
 ) -> None:
     """Run the reproductions, write results and report.html."""
     from .harness.runner import SystemSpec
@@ -97,6 +98,10 @@ def reproduce(
         _fail(str(exc))
     report = (out / "report.html").resolve()
     console.print(f"report: [link=file://{report}]{report}[/link]")
+    if open_report:
+        import webbrowser
+
+        webbrowser.open(report.as_uri())
     if interrupted:
         raise typer.Exit(130)
     if any(r.status != "ok" for r in results):

@@ -30,3 +30,31 @@ def test_bad_scale_is_a_clean_error():
 def test_report_on_missing_folder(tmp_path):
     res = runner.invoke(app, ["report", str(tmp_path / "none")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def _patch_fake_system(monkeypatch, calls, make_fake):
+    """Make the CLI see one implemented system, 'lr_schedules', backed by the fake module."""
+    import neurips26.cli as cli
+    from neurips26.harness.catalogue import get_paper
+
+    paper = get_paper("lr_schedules")
+    monkeypatch.setattr(cli, "implemented_papers", lambda: [paper])
+    monkeypatch.setattr(cli, "load_experiment", lambda p: make_fake(calls))
+    monkeypatch.setattr(type(paper), "implemented", property(lambda self: self.system == "lr_schedules"))
+
+
+def test_reproduce_and_set_through_the_cli(monkeypatch, tmp_path, make_fake):
+    calls: list = []
+    _patch_fake_system(monkeypatch, calls, make_fake)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--set", "eta=0.12", "--seed", "2"])
+    assert res.exit_code == 0, res.output
+    assert calls[0].eta == 0.12 and (tmp_path / "report.html").exists()
+    bad = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--set", "eta=-3"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    line = [ln for ln in bad.output.splitlines() if "error" in ln][0]
+    assert "'eta'" in line and "-3" in line and "gt=0" in line
+    unknown = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--set", "bogus=1"])
+    assert unknown.exit_code == 2 and "no selected system has a config key 'bogus'" in unknown.output
+    assert len(calls) == 1  # neither bad invocation ran anything
+    rebuilt = runner.invoke(app, ["report", str(tmp_path)])
+    assert rebuilt.exit_code == 0 and "report.html" in rebuilt.output

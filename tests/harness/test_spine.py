@@ -9,7 +9,6 @@ import types
 from pathlib import Path
 
 import pytest
-from pydantic import Field
 
 from neurips26.harness import claims as C
 from neurips26.harness.catalogue import PAPERS, get_paper
@@ -18,43 +17,6 @@ from neurips26.harness.config import ConfigError, ExperimentConfig, apply_overri
 from neurips26.harness.report import build_report
 from neurips26.harness.results import Result, latest_results, load_result
 from neurips26.harness.runner import SystemSpec, reproduce, run_one
-
-
-class FakeConfig(ExperimentConfig):
-    eta: float = Field(0.1, gt=0, description="learning rate")
-    steps: int = Field(3, ge=1)
-    fail: bool = False
-
-    @classmethod
-    def full(cls):
-        return cls(steps=100)
-
-
-def _fake_module(calls: list, interrupt: bool = False) -> types.ModuleType:
-    mod = types.ModuleType("fake_experiment")
-    mod.Config = FakeConfig
-
-    def run(config, ctx):
-        calls.append(config)
-        if interrupt:
-            raise KeyboardInterrupt
-        if config.fail:
-            raise RuntimeError("boom")
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        total = sum(1 for _ in ctx.track(range(config.steps), "steps"))
-        fig, ax = plt.subplots()
-        ax.plot([0, 1], [0, config.eta])
-        ctx.save_figure("line", fig)
-        return Outcome(metrics={"total": total, "draw": float(ctx.rng.normal())},
-                       claims=[C.close("eta", "eta is small", measured=config.eta, target=0.1, abs_tol=0.05,
-                                       reason="test")])
-
-    mod.run = run
-    return mod
 
 
 def test_catalogue_has_nineteen_unique_systems():
@@ -85,13 +47,13 @@ def test_claim_verdicts_are_computed():
         C.check("a", "s", measured=1, holds="yes", tolerance="t", reason="r")  # type: ignore[arg-type]
 
 
-def test_overrides_validate_with_one_line_messages():
-    cfg = apply_overrides(FakeConfig(), {"eta": 0.5}, "fake")
+def test_overrides_validate_with_one_line_messages(make_fake):
+    cfg = apply_overrides(make_fake.Config(), {"eta": 0.5}, "fake")
     assert cfg.eta == 0.5
     with pytest.raises(ConfigError, match=r"unknown config key 'nope'.*allowed keys: eta, steps, fail"):
-        apply_overrides(FakeConfig(), {"nope": 1}, "fake")
+        apply_overrides(make_fake.Config(), {"nope": 1}, "fake")
     with pytest.raises(ConfigError) as exc:
-        apply_overrides(FakeConfig(), {"eta": -1}, "fake")
+        apply_overrides(make_fake.Config(), {"eta": -1}, "fake")
     msg = str(exc.value)
     assert "'eta'" in msg and "-1" in msg and "gt=0" in msg and "\n" not in msg
     assert parse_assignment("lr-schedules:eta=0.3") == ("lr_schedules", "eta", 0.3)
@@ -100,9 +62,9 @@ def test_overrides_validate_with_one_line_messages():
         parse_assignment("eta")
 
 
-def test_run_writes_result_and_resumes(tmp_path: Path):
+def test_run_writes_result_and_resumes(tmp_path: Path, make_fake):
     calls: list = []
-    spec = SystemSpec("fake", _fake_module(calls), {})
+    spec = SystemSpec("fake", make_fake(calls), {})
     results, interrupted = reproduce([spec], out=tmp_path, seed=3, device="cpu")
     assert not interrupted and len(calls) == 1
     res = results[0]
@@ -123,38 +85,38 @@ def test_run_writes_result_and_resumes(tmp_path: Path):
     assert "data:image/png;base64," in html
 
 
-def test_seed_is_reproducible(tmp_path: Path):
-    a, _ = run_one(SystemSpec("fake", _fake_module([]), {}), FakeConfig(), scale="quick", seed=7,
+def test_seed_is_reproducible(tmp_path: Path, make_fake):
+    a, _ = run_one(SystemSpec("fake", make_fake([]), {}), make_fake.Config(), scale="quick", seed=7,
                    out=tmp_path / "a", device="cpu")
-    b, _ = run_one(SystemSpec("fake", _fake_module([]), {}), FakeConfig(), scale="quick", seed=7,
+    b, _ = run_one(SystemSpec("fake", make_fake([]), {}), make_fake.Config(), scale="quick", seed=7,
                    out=tmp_path / "b", device="cpu")
     assert a.metrics["draw"] == b.metrics["draw"]
 
 
-def test_failure_is_isolated_and_interrupt_keeps_finished(tmp_path: Path):
-    good, bad = SystemSpec("good", _fake_module([]), {}), SystemSpec("bad", _fake_module([]), {"fail": True})
+def test_failure_is_isolated_and_interrupt_keeps_finished(tmp_path: Path, make_fake):
+    good, bad = SystemSpec("good", make_fake([]), {}), SystemSpec("bad", make_fake([]), {"fail": True})
     results, _ = reproduce([bad, good], out=tmp_path, device="cpu")
     assert [r.status for r in results] == ["failed", "ok"]
     assert "RuntimeError: boom" in results[0].error
     assert set(latest_results(tmp_path)) == {"good", "bad"}
     # a failed run is retried on rerun
     calls: list = []
-    reproduce([SystemSpec("bad", _fake_module(calls), {"fail": True})], out=tmp_path, device="cpu")
+    reproduce([SystemSpec("bad", make_fake(calls), {"fail": True})], out=tmp_path, device="cpu")
     assert len(calls) == 1
     # Ctrl-C during the second system: the first is kept, the second writes nothing
     out2 = tmp_path / "int"
-    results, interrupted = reproduce([SystemSpec("good", _fake_module([]), {}),
-                                      SystemSpec("stop", _fake_module([], interrupt=True), {})],
+    results, interrupted = reproduce([SystemSpec("good", make_fake([]), {}),
+                                      SystemSpec("stop", make_fake([], interrupt=True), {})],
                                      out=out2, device="cpu")
     assert interrupted and [r.system for r in results] == ["good"]
     assert set(latest_results(out2)) == {"good"}
     assert "good" in build_report(out2)
 
 
-def test_bad_override_fails_before_any_run(tmp_path: Path):
+def test_bad_override_fails_before_any_run(tmp_path: Path, make_fake):
     calls: list = []
     with pytest.raises(ConfigError):
-        reproduce([SystemSpec("a", _fake_module(calls), {}), SystemSpec("b", _fake_module(calls), {"steps": 0})],
+        reproduce([SystemSpec("a", make_fake(calls), {}), SystemSpec("b", make_fake(calls), {"steps": 0})],
                   out=tmp_path, device="cpu")
     assert calls == []
 
