@@ -1,0 +1,37 @@
+"""Sublevel Flood bifiltration (paper 6): scalable 2-parameter persistent homology of point clouds.
+
+Method in brief (Clémot, Digne, Tierny, NeurIPS 2026, arXiv 2610.05441):
+
+1. Landmarks L ⊂ X by farthest-point sampling; the Delaunay complex Del(L).
+2. A function f : X → R (by default a co-density, e.g. −KDE normalised to [0, 1]).
+3. SLF_{r,t} = { σ ∈ Del(L) : conv σ ⊆ ∪_{x ∈ X, f(x) ≤ t} B_r(x) } = Flood_r(X_{f ≤ t}, L):
+   each simplex gets the k-critical grades of its staircase
+   ρ_σ(t) = max_{y ∈ S_σ} min_{x ∈ X, f(x) ≤ t} ‖y − x‖ (S_σ a barycentric grid on σ).
+4. Downstream: multipers signed measures (Hilbert decomposition), convolved with a Gaussian
+   into vectors for a classifier.
+
+Public API:
+    farthest_point_sampling, delaunay_complex, sublevel_flood_bifiltration, SublevelFlood,
+    slice_values, slice_simplex_tree, flood_filtration, to_simplextree_multi,
+    flood_complex_values, codensity, hilbert_signed_measure, convolved_signed_measure,
+    delay_embedding, SublevelFloodFeatures.
+"""
+
+from .bifiltration import (
+    SublevelFlood,
+    flood_complex_values,
+    flood_filtration,
+    slice_simplex_tree,
+    slice_values,
+    sublevel_flood_bifiltration,
+    to_simplextree_multi,
+)
+from .delaunay import DelaunayComplex, barycentric_grid, delaunay_complex, minimum_enclosing_balls
+from .landmarks import farthest_point_sampling
+
+__all__ = [
+    "SublevelFlood", "sublevel_flood_bifiltration", "slice_values", "slice_simplex_tree",
+    "flood_filtration", "to_simplextree_multi", "flood_complex_values",
+    "DelaunayComplex", "delaunay_complex", "barycentric_grid", "minimum_enclosing_balls",
+    "farthest_point_sampling",
+]
