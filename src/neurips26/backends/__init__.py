@@ -1,0 +1,60 @@
+"""Model backends shared by the LLM/VLM-based systems: one small chat interface, three kinds.
+
+A backend maps chat messages to a reply with token usage and latency::
+
+    reply = backend.chat([Message("system", "..."), Message("user", "...")], ChatParams(temperature=0))
+    reply.text, reply.prompt_tokens, reply.completion_tokens, reply.latency_s, reply.cached
+
+* :class:`OpenAIBackend` — any OpenAI-compatible server through the ``openai`` client (base URL,
+  model, key from arguments or ``OPENAI_BASE_URL``/``OPENAI_API_KEY``); retries with exponential
+  backoff on timeouts, connection errors, 429 and 5xx; optional on-disk :class:`ReplyCache`
+  keyed by (backend, messages, params) so reruns are free and exact.
+* :class:`TransformersBackend` — a local causal LM loaded from a user's folder (never downloads).
+* :class:`ScriptedBackend` — a Python policy (tests, offline baselines); :func:`replies` scripts
+  a fixed sequence of replies and failures.
+
+Failures that survive retries raise :class:`BackendError`; callers record them as an ``error``
+outcome, kept out of success rates. :class:`UsageMeter` totals usage for results files.
+:func:`make_backend` builds one from config strings (``kind`` = ``openai`` | ``transformers``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import BackendError, ChatBackend, ChatParams, ChatReply, Message, UsageMeter, as_messages
+from .cache import ReplyCache
+from .local import TransformersBackend
+from .openai_compat import OpenAIBackend
+from .scripted import ScriptedBackend, replies
+
+BACKEND_KINDS = ("openai", "transformers")
+
+
+def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str = "", model_path: str = "",
+                 cache_dir: str | Path | None = None, device: str = "cpu", timeout_s: float = 60.0,
+                 max_retries: int = 4) -> ChatBackend:
+    """Build a backend from plain config values.
+
+    Args:
+        kind: ``openai`` (uses ``model``, ``base_url``, ``api_key``) or ``transformers``
+            (uses ``model_path``, ``device``).
+        cache_dir: folder for a :class:`ReplyCache` (``None``: no cache).
+
+    Raises:
+        ValueError: unknown ``kind`` or a missing required value (the message names it).
+    """
+    cache = ReplyCache(cache_dir) if cache_dir else None
+    if kind == "openai":
+        return OpenAIBackend(model, base_url=base_url or None, api_key=api_key or None, cache=cache,
+                             timeout_s=timeout_s, max_retries=max_retries)
+    if kind == "transformers":
+        if not model_path:
+            raise ValueError("backend 'transformers' needs model_path (a folder written by save_pretrained)")
+        return TransformersBackend(model_path, device=device, cache=cache)
+    raise ValueError(f"unknown backend kind {kind!r}; allowed: {', '.join(BACKEND_KINDS)}")
+
+
+__all__ = ["BackendError", "ChatBackend", "ChatParams", "ChatReply", "Message", "UsageMeter", "as_messages",
+           "ReplyCache", "OpenAIBackend", "TransformersBackend", "ScriptedBackend", "replies", "make_backend",
+           "BACKEND_KINDS"]

@@ -1,0 +1,90 @@
+"""A backend for a local ``transformers`` causal language model loaded from a user's folder.
+
+Nothing is downloaded: the folder must hold a saved model and tokenizer
+(``save_pretrained``), and loading uses ``local_files_only=True``. The prompt is built with the
+tokenizer's chat template when it has one, else as ``"<role>: <content>"`` lines followed by
+``"assistant:"``. Temperature 0 decodes greedily; otherwise it samples with a
+``torch.Generator`` seeded from ``params.seed`` (default 0), so replies are reproducible.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .base import BackendError, ChatParams, ChatReply, Message, as_messages
+from .cache import ReplyCache
+
+
+class TransformersBackend:
+    """Chat with a local causal LM.
+
+    Args:
+        path: folder with ``config.json``, the weights and the tokenizer files.
+        device: torch device string (``cpu``, ``cuda``).
+        cache: optional :class:`ReplyCache`.
+
+    Raises:
+        ValueError: if ``path`` is not a folder with a ``config.json``.
+        BackendError: if transformers cannot load the model or tokenizer from it.
+    """
+
+    def __init__(self, path: str | Path, *, device: str = "cpu", cache: ReplyCache | None = None) -> None:
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise ValueError(f"model_path {str(path)!r} has no config.json; give a folder written by "
+                             "save_pretrained (nothing is downloaded)")
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device).eval()
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"cannot load a causal LM from {str(path)!r}: {exc}") from exc
+        self.path, self.device, self.cache = path, device, cache
+        self.name = f"transformers:{path.name}"
+
+    def identity(self) -> dict:
+        """Cache identity: the resolved folder."""
+        return {"kind": "transformers", "path": str(self.path.resolve())}
+
+    def prompt_text(self, messages: Sequence[Message]) -> str:
+        """The prompt string fed to the model."""
+        msgs = [m.to_dict() for m in as_messages(messages)]
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+        return "\n".join(f"{m['role']}: {m['content']}" for m in msgs) + "\nassistant:"
+
+    def chat(self, messages: Sequence[Message], params: ChatParams = ChatParams()) -> ChatReply:
+        """Generate up to ``params.max_tokens`` new tokens.
+
+        Raises:
+            BackendError: if generation fails (e.g. the prompt exceeds the model's context).
+        """
+        import torch
+
+        msgs = as_messages(messages)
+        key = ReplyCache.key(self.identity(), msgs, params) if self.cache else ""
+        if self.cache and (hit := self.cache.get(key)) is not None:
+            return hit
+        t0 = time.perf_counter()
+        enc = self.tokenizer(self.prompt_text(msgs), return_tensors="pt").to(self.device)
+        n_prompt = int(enc["input_ids"].shape[1])
+        gen_kwargs = {"max_new_tokens": params.max_tokens, "do_sample": params.temperature > 0}
+        if params.temperature > 0:
+            gen_kwargs["temperature"] = params.temperature
+            torch.manual_seed(params.seed or 0)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        try:
+            with torch.no_grad():
+                out = self.model.generate(**enc, pad_token_id=pad, **gen_kwargs)
+        except (RuntimeError, ValueError, IndexError) as exc:
+            raise BackendError(f"{self.name}: generation failed: {exc}") from exc
+        new = out[0, n_prompt:]
+        reply = ChatReply(text=self.tokenizer.decode(new, skip_special_tokens=True),
+                          prompt_tokens=n_prompt, completion_tokens=int(new.shape[0]),
+                          latency_s=time.perf_counter() - t0, model=self.name)
+        if self.cache:
+            self.cache.put(key, reply)
+        return reply

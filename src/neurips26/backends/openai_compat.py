@@ -1,0 +1,112 @@
+"""A backend for any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp, …).
+
+Configuration comes from arguments or the environment: ``base_url`` (else ``OPENAI_BASE_URL``,
+else the OpenAI API), ``api_key`` (else ``OPENAI_API_KEY``; local servers usually accept any
+key, so ``"EMPTY"`` is used when a ``base_url`` is given without one) and ``model``.
+
+Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backoff
+(``backoff_s · 2^k`` seconds before retry ``k+1``, capped at ``max_backoff_s``); other HTTP
+errors (400, 401, 404 …) fail at once. After ``max_retries`` retries a :class:`BackendError` is
+raised. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+
+from .base import BackendError, ChatParams, ChatReply, Message, as_messages
+from .cache import ReplyCache
+
+
+class OpenAIBackend:
+    """Chat through the ``openai`` client with retries, backoff and an optional reply cache.
+
+    Args:
+        model: the model name the server expects (non-empty).
+        base_url: server URL ending in ``/v1`` (default: ``OPENAI_BASE_URL`` or OpenAI's).
+        api_key: key (default: ``OPENAI_API_KEY``; ``"EMPTY"`` for a custom ``base_url``).
+        timeout_s: per-request timeout in seconds (> 0).
+        max_retries: retries after the first attempt (>= 0).
+        backoff_s: first backoff in seconds (>= 0); doubles per retry.
+        max_backoff_s: backoff cap in seconds.
+        cache: a :class:`ReplyCache`, or ``None`` for no caching.
+        sleep: the sleep function (tests pass a no-op).
+
+    Raises:
+        ValueError: on an empty model, bad numbers, or no API key for OpenAI's own endpoint.
+    """
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout_s: float = 60.0, max_retries: int = 4, backoff_s: float = 1.0,
+                 max_backoff_s: float = 30.0, cache: ReplyCache | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        import openai
+
+        if not model:
+            raise ValueError("model is empty; give the server's model name (e.g. --set model=gpt-4o-mini)")
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+        if max_retries < 0 or backoff_s < 0:
+            raise ValueError(f"max_retries and backoff_s must be >= 0, got {max_retries}, {backoff_s}")
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("EMPTY" if base_url else None)
+        if api_key is None:
+            raise ValueError("no API key: set OPENAI_API_KEY, or give base_url for a local server")
+        self.model = model
+        self.base_url = base_url or "https://api.openai.com/v1"
+        self.name = f"openai:{model}"
+        self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
+        self.cache, self._sleep = cache, sleep
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+
+    def identity(self) -> dict:
+        """What distinguishes this backend's replies in the cache key (URL and model)."""
+        return {"kind": "openai", "base_url": self.base_url, "model": self.model}
+
+    def _retryable(self, exc: Exception) -> bool:
+        o = self._openai
+        if isinstance(exc, (o.APITimeoutError, o.APIConnectionError, o.RateLimitError)):
+            return True
+        return isinstance(exc, o.APIStatusError) and exc.status_code >= 500
+
+    def chat(self, messages: Sequence[Message], params: ChatParams = ChatParams()) -> ChatReply:
+        """One chat completion (from the cache when possible).
+
+        Raises:
+            BackendError: retries exhausted, a non-retryable HTTP error, or an empty choice list.
+        """
+        msgs = as_messages(messages)
+        key = ReplyCache.key(self.identity(), msgs, params) if self.cache else ""
+        if self.cache and (hit := self.cache.get(key)) is not None:
+            return hit
+        kwargs = {"model": self.model, "messages": [m.to_dict() for m in msgs],
+                  "temperature": params.temperature, "max_tokens": params.max_tokens}
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        t0, attempt = time.perf_counter(), 0
+        while True:
+            attempt += 1
+            try:
+                resp = self._client.chat.completions.create(**kwargs)
+                break
+            except self._openai.OpenAIError as exc:
+                if not self._retryable(exc):
+                    raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+                if attempt > self.max_retries:
+                    raise BackendError(f"{self.name}: gave up after {attempt} attempts: "
+                                       f"{type(exc).__name__}: {exc}") from exc
+                self._sleep(min(self.backoff_s * 2 ** (attempt - 1), self.max_backoff_s))
+        if not resp.choices:
+            raise BackendError(f"{self.name}: the server returned no choices")
+        usage = resp.usage
+        reply = ChatReply(text=resp.choices[0].message.content or "",
+                          prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                          latency_s=time.perf_counter() - t0, attempts=attempt,
+                          model=resp.model or self.model)
+        if self.cache:
+            self.cache.put(key, reply)
+        return reply
