@@ -1,0 +1,301 @@
+"""Large deviations of learned dynamics and of plug-in value / Q estimators.
+
+The pair type ``Q_n`` satisfies an LDP with rate ``D(Q ‖ Q_1⊗P)`` on balanced ``Q``
+(Dembo & Zeitouni §3.1). By contraction (brief §2):
+
+* plug-in kernel ``T̂ = N(s,a,s')/N(s,a)``:
+  ``J(T') = inf { D(Q ‖ Q_1⊗P) : Q balanced, Q(s'|s,a) = T'(s'|s,a) }``;
+* plug-in value ``V̂ = (I − γ P̂^{π_e})^{-1} r^{π_e}``:
+  ``I_V(v) = inf { J(T') : V^{π_e}(T')(s_0) ≥ v }`` (and the same for ``Q̂(s_0, a_0)``).
+
+``J`` is solved two ways:
+
+* ``method="bellman"`` (ours, per-state): the minimising ``Q`` has the form
+  ``x(s,a) T'(s'|s,a) ρ(a'|s')`` (mixing the action conditional over predecessors can only lower
+  ``D`` by joint convexity), so ``J(T')`` is the optimal average cost of choosing ``ρ`` with
+  stage cost ``c(s,a) + log ρ(a|s)/π(a|s)``, ``c(s,a) = KL(T'(·|s,a) ‖ T(·|s,a))``. Its Bellman
+  equation is ``J + h(s) = −log Σ_a π(a|s) exp(−c(s,a) − Σ_{s'} T'(s'|s,a) h(s'))``, solved by
+  damped relative value iteration (the damping is the aperiodicity transform; exact).
+* ``method="convex"``: the joint convex program over ``Q`` on the support of ``P`` (cvxpy,
+  ``rel_entr`` is jointly convex and ``Q_1`` is linear in ``Q``), for cross-checks.
+
+References:
+    Dembo & Zeitouni, *Large Deviations Techniques and Applications*, Thm 3.1.13 (pair empirical
+    measure); Csiszár, Cover & Choi (1987); Mannor & Tsitsiklis (2005). Brief §2 (inferred).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import rel_entr
+
+from .mdp import pair_kernel, policy_evaluation, stationary_distribution, validate_kernel, validate_policy
+
+
+def _support_program(P: np.ndarray):
+    """cvxpy pieces for a pair measure ``q`` on the support of ``P`` (edges ``e = (z, z')``)."""
+    import cvxpy as cp
+    import scipy.sparse as sp
+
+    Zn = P.shape[0]
+    rows, cols = np.nonzero(P > 0)
+    E = len(rows)
+    q = cp.Variable(E, nonneg=True)
+    R = sp.csr_matrix((np.ones(E), (rows, np.arange(E))), shape=(Zn, E))
+    C = sp.csr_matrix((np.ones(E), (cols, np.arange(E))), shape=(Zn, E))
+    q1 = R @ q
+    D = cp.sum(cp.rel_entr(q, cp.multiply(q1[rows], P[rows, cols])))
+    cons = [cp.sum(q) == 1, R @ q == C @ q]
+    return q, q1, D, cons, rows, cols
+
+
+def _solve(problem, solver: str | None):
+    import cvxpy as cp
+
+    try:
+        problem.solve(solver=solver or cp.CLARABEL)
+    except cp.SolverError:
+        problem.solve(solver=cp.SCS, eps=1e-9, max_iters=200_000)
+    return problem
+
+
+def kernel_rate(T_prime: np.ndarray, T: np.ndarray, pi: np.ndarray, method: str = "bellman",
+                tau: float = 0.5, tol: float = 1e-10, max_iter: int = 200_000,
+                solver: str | None = None) -> float:
+    """Rate function ``J(T')`` of the plug-in kernel (nats per transition).
+
+    Args:
+        T_prime: ``(S, A, S)`` candidate kernel; T: true kernel; pi: logging policy ``(S, A)``.
+        method: ``"bellman"`` (per-state soft Bellman equation, fast) or ``"convex"`` (joint cvxpy).
+        tau: damping of the relative value iteration (aperiodicity transform), in ``[0, 1)``.
+        tol, max_iter: stopping rule of the iteration (span of the Bellman residual ``< tol``).
+
+    Returns:
+        ``J(T') >= 0``; ``inf`` if every recurrent behaviour needs a transition ``T'`` has but
+        ``T`` forbids.
+
+    Raises:
+        ValueError: bad shapes/kernels or an unknown ``method``.
+        RuntimeError: if the iteration does not converge (try ``method="convex"``).
+    """
+    T = validate_kernel(T)
+    T_prime = validate_kernel(T_prime, "T_prime")
+    if T_prime.shape != T.shape:
+        raise ValueError(f"T_prime {T_prime.shape} and T {T.shape} differ in shape")
+    S, A, _ = T.shape
+    pi = validate_policy(pi, S, A)
+    if method == "bellman":
+        return _rate_bellman(T_prime, T, pi, tau, tol, max_iter)[0]
+    if method == "convex":
+        return _rate_convex(T_prime, T, pi, solver)
+    raise ValueError(f"method = {method!r}; allowed: 'bellman', 'convex'")
+
+
+def _rate_bellman(T_prime, T, pi, tau=0.5, tol=1e-10, max_iter=200_000):
+    """Damped relative value iteration of ``J + h = F(h)``; returns ``(J, h, rho)``."""
+    if not 0 <= tau < 1:
+        raise ValueError(f"tau = {tau}: need 0 <= tau < 1")
+    with np.errstate(divide="ignore"):
+        c = np.sum(rel_entr(T_prime, T), axis=2)  # (S, A), inf where T' leaves the support of T
+        log_pi = np.log(pi)
+    S = T.shape[0]
+    h = np.zeros(S)
+
+    def F(h):
+        x = log_pi - c - T_prime @ h
+        mx = np.max(x, axis=1)
+        with np.errstate(invalid="ignore"):
+            return -(mx + np.log(np.sum(np.exp(x - mx[:, None]), axis=1)))
+
+    for _ in range(max_iter):
+        Fh = F(h)
+        if not np.all(np.isfinite(Fh)):
+            return np.inf, h, None
+        resid = Fh - h
+        if resid.max() - resid.min() < tol:
+            x = log_pi - c - T_prime @ h
+            rho = np.exp(x - x.max(axis=1, keepdims=True))
+            rho /= rho.sum(axis=1, keepdims=True)
+            return float(max(np.mean(resid), 0.0)), h, rho
+        h = tau * h + (1 - tau) * Fh
+        h = h - h[0]
+    raise RuntimeError(f"relative value iteration did not converge in {max_iter} sweeps; "
+                       "use method='convex'")
+
+
+def _rate_convex(T_prime, T, pi, solver):
+    import cvxpy as cp
+    import scipy.sparse as sp
+
+    S, A, _ = T.shape
+    P = pair_kernel(T, pi)
+    q, q1, D, cons, rows, cols = _support_program(P)
+    # Q(s'|s,a) = T'(s'|s,a):  Σ_{a'} Q(z, (s',a')) = T'(s'|z) Q_1(z) for every (z, s')
+    key = rows * S + cols // A
+    M = sp.csr_matrix((np.ones(len(rows)), (key, np.arange(len(rows)))), shape=(S * A * S, len(rows)))
+    Tflat = T_prime.reshape(S * A, S)
+    # rows of T' that leave the support of T force Q_1(z) = 0
+    Tp_on = np.where(T.reshape(S * A, S) > 0, Tflat, 0.0)
+    lhs = M @ q
+    rhs = cp.multiply(cp.reshape(q1, (S * A, 1), order="C") @ np.ones((1, S)), Tp_on).flatten(order="C")
+    cons = cons + [lhs == rhs]
+    bad = np.flatnonzero((Tflat * (T.reshape(S * A, S) == 0)).sum(axis=1) > 1e-12)
+    if len(bad):
+        cons.append(q1[bad] == 0)
+    prob = _solve(cp.Problem(cp.Minimize(D), cons), solver)
+    if prob.status in ("infeasible", "infeasible_inaccurate"):
+        return float("inf")
+    return float(max(prob.value, 0.0))
+
+
+@dataclass(frozen=True)
+class TailRate:
+    """Rate of the event ``T̂(s'|s,a) ≥ x`` and its optimal change of measure.
+
+    Attributes:
+        rate: ``inf { D(Q‖Q_1⊗P) : Q balanced, Q(s'|s,a) ≥ x }``.
+        Q: ``(Z, Z)`` minimising pair measure.
+        P_tilted: ``(Z, Z)`` its pair kernel ``Q / Q_1`` (rows with ``Q_1 = 0`` copy ``P``).
+    """
+
+    rate: float
+    Q: np.ndarray
+    P_tilted: np.ndarray
+
+
+def kernel_tail_rate(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int, x: float,
+                     solver: str | None = None) -> TailRate:
+    """Rate of ``{T̂(s_next|s,a) ≥ x}`` by the joint convex program (brief §4(b)).
+
+    Raises:
+        ValueError: if ``x`` is not in ``(0, 1]`` or indices are out of range.
+    """
+    import cvxpy as cp
+
+    T = validate_kernel(T)
+    S, A, _ = T.shape
+    pi = validate_policy(pi, S, A)
+    if not (0 <= s < S and 0 <= a < A and 0 <= s_next < S):
+        raise ValueError(f"(s, a, s') = {(s, a, s_next)} out of range for S={S}, A={A}")
+    if not 0 < x <= 1:
+        raise ValueError(f"x = {x}: a transition probability threshold must lie in (0, 1]")
+    P = pair_kernel(T, pi)
+    Zn = S * A
+    z0 = s * A + a
+    q, q1, D, cons, rows, cols = _support_program(P)
+    sel = np.flatnonzero((rows == z0) & (cols // A == s_next))
+    if len(sel) == 0:
+        return TailRate(float("inf"), np.full((Zn, Zn), np.nan), P)
+    cons = cons + [cp.sum(q[sel]) >= x * q1[z0]]
+    prob = _solve(cp.Problem(cp.Minimize(D), cons), solver)
+    Q = np.zeros((Zn, Zn))
+    Q[rows, cols] = np.clip(q.value, 0, None)
+    q1v = Q.sum(axis=1)
+    Pt = P.copy()
+    ok = q1v > 1e-12
+    Pt[ok] = Q[ok] / q1v[ok, None]
+    return TailRate(float(max(prob.value, 0.0)), Q, Pt)
+
+
+def tail_probability_is(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int, x: float, m: int,
+                        n_paths: int, rng: np.random.Generator, tilted: TailRate | None = None,
+                        mix: float = 0.02, chunk: int = 2000) -> tuple[float, float]:
+    """Importance-sampling estimate of ``log P(T̂(s_next|s,a) ≥ x)`` after ``m`` transitions.
+
+    The chain starts from its stationary law. Paths are drawn from the optimal exponentially
+    tilted chain ``(1 − mix) P* + mix P`` (``P*`` from :func:`kernel_tail_rate`; ``mix`` keeps
+    the proposal absolutely continuous) and weighted by the likelihood ratio. Paths where
+    ``(s, a)`` is never left count as outside the event (``T̂`` undefined there).
+
+    Returns:
+        ``(log_p, rel_se)``: log of the estimate and its relative standard error.
+
+    Raises:
+        ValueError: if ``m < 1`` or ``n_paths < 2``.
+    """
+    from .mdp import sample_pair_chain
+
+    if m < 1 or n_paths < 2:
+        raise ValueError(f"need m >= 1 and n_paths >= 2; got m={m}, n_paths={n_paths}")
+    S, A, _ = T.shape
+    P = pair_kernel(T, pi)
+    mu = stationary_distribution(P)
+    tilted = tilted or kernel_tail_rate(T, pi, s, a, s_next, x)
+    Pq = (1 - mix) * tilted.P_tilted + mix * P
+    muq = stationary_distribution(Pq, require_irreducible=False)
+    with np.errstate(divide="ignore"):
+        logLR = np.where(P > 0, np.log(P) - np.log(np.where(Pq > 0, Pq, 1.0)), -np.inf)
+    z0 = s * A + a
+    w_all = []
+    for start in range(0, n_paths, chunk):
+        k = min(chunk, n_paths - start)
+        path = sample_pair_chain(Pq, m + 1, rng, n_chains=k, mu0=muq)
+        lw = np.log(mu[path[:, 0]]) - np.log(muq[path[:, 0]]) + logLR[path[:, :-1], path[:, 1:]].sum(axis=1)
+        from_z0 = path[:, :-1] == z0
+        n_z0 = from_z0.sum(axis=1)
+        hit = (from_z0 & (path[:, 1:] // A == s_next)).sum(axis=1)
+        event = (n_z0 > 0) & (hit >= x * n_z0 - 1e-12)
+        w_all.append(np.where(event, lw, -np.inf))
+    lw = np.concatenate(w_all)
+    peak = np.max(lw)
+    if not np.isfinite(peak):
+        return float("-inf"), float("inf")
+    w = np.exp(lw - peak)
+    mean = w.mean()
+    se = w.std(ddof=1) / np.sqrt(len(w))
+    return float(peak + np.log(mean)), float(se / mean)
+
+
+def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: float, pi_eval: np.ndarray,
+               s0: int, a0: int | None = None, upper: bool = True) -> tuple[float, np.ndarray]:
+    """Variational rate of the plug-in value (or Q) estimator (brief §2, "Plug-in value").
+
+    ``I_V(v) = inf { J(T') : V^{π_e}(T')(s_0) ≥ v }`` (``upper=True``; ``≤ v`` otherwise), or with
+    ``Q^{π_e}(T')(s_0, a_0)`` when ``a0`` is given. The constraint is not convex in ``T'``;
+    this is a local solve (SLSQP over softmax logits of the rows of ``T'`` on the support of
+    ``T``, started at ``T``), meant for small MDPs.
+
+    Returns:
+        ``(rate, T_star)``: the rate (0 when ``T`` itself satisfies the event) and the minimiser.
+
+    Raises:
+        ValueError: bad inputs (see :func:`policy_evaluation`).
+        RuntimeError: if no kernel on the support of ``T`` reaches ``v`` (rate is then +inf; the
+            error says so rather than returning a finite number).
+    """
+    from scipy.optimize import minimize
+
+    T = validate_kernel(T)
+    S, A, _ = T.shape
+    sign = 1.0 if upper else -1.0
+
+    def target(Tp):
+        V, Q = policy_evaluation(Tp, r, pi_eval, gamma)
+        return V[s0] if a0 is None else Q[s0, a0]
+
+    if sign * (target(T) - v) >= 0:
+        return 0.0, T
+    supp = T > 0
+    idx = np.argwhere(supp)
+    base = np.log(T[supp])
+
+    def unpack(theta):
+        L = np.full(T.shape, -np.inf)
+        L[supp] = base + theta
+        L = L - L.max(axis=2, keepdims=True)
+        E = np.exp(L)
+        return E / E.sum(axis=2, keepdims=True)
+
+    obj = lambda th: _rate_bellman(unpack(th), T, pi, 0.5, 1e-11, 100_000)[0]
+    con = {"type": "ineq", "fun": lambda th: sign * (target(unpack(th)) - v)}
+    best = None
+    for scale in (0.0, 1.0, -1.0):
+        th0 = np.zeros(len(idx)) + scale * np.sign(np.arange(len(idx)) % 2 - 0.5)
+        res = minimize(obj, th0, constraints=[con], method="SLSQP", options={"maxiter": 500, "ftol": 1e-12})
+        if con["fun"](res.x) >= -1e-7 and (best is None or res.fun < best.fun):
+            best = res
+    if best is None:
+        raise RuntimeError(f"no kernel on the support of T reaches the level v = {v}: the rate is +inf")
+    return float(best.fun), unpack(best.x)
