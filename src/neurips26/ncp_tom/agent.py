@@ -1,0 +1,281 @@
+"""The LLM agent: prompts, strict action parsing, and the one-shot and agentic episode loops.
+
+Two settings (research brief §2b, inferred from the abstract's "agentic setting"):
+
+* ``one_shot`` — one reply holding the whole plan, one action per line (optionally ending in
+  ``DONE``); the plan is replayed through the tracker.
+* ``agentic`` — one action per turn; after each, the agent gets the narrated observation (who
+  saw what, what happened or why nothing did) and the number of actions left; ``DONE`` stops.
+
+Parsing is strict (:func:`parse_line`): ``MOVE <object> TO <place>``, ``SEND <character> TO
+<room>`` or ``DONE`` — keywords in capitals, one word per name (names are matched
+case-insensitively), nothing else on the line. A malformed reply gets **one** re-ask quoting the
+error; if the second reply is malformed too, it counts as one invalid action (one-shot: each
+malformed line counts as one) and the world is unchanged. Unknown entities and failed
+preconditions are executed by the tracker, which leaves the world unchanged and says why; both
+are counted. A :class:`~neurips26.backends.BackendError` (retries exhausted, timeouts) ends the
+episode with status ``error``, which is left out of success rates and counted separately.
+
+Step cap: ``min_plan_length + extra_steps``. A one-shot plan longer than the cap fails; an
+agentic episode stops at the cap and the state is scored as it is (as after an early ``DONE``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from neurips26.backends import BackendError, ChatBackend, ChatParams, ChatReply, Message, ScriptedBackend
+
+from .baselines import EpisodeResult, new_episode, score_plan
+from .goals import goals_hold
+from .tasks import Instance
+from .world import Action, Scene, WorldState, apply_action
+
+SETTINGS = ("one_shot", "agentic")
+DONE = "DONE"
+
+SYSTEM_PROMPT = """\
+You act, unseen, in a small world of rooms, containers, objects and characters. Your job is to \
+make characters hold particular beliefs by acting, not by talking to them.
+
+Rules of the world:
+- MOVE <object> TO <place>: you move the object into a container, or leave it lying in the open \
+in a room (when <place> is a room). Characters in the room the object arrives in see exactly where \
+it goes. If it comes from a different room, characters in that room only see it being carried out \
+and no longer know where it is.
+- SEND <character> TO <room>: the character walks to that room and looks around. They see every \
+object lying in the open there, and notice if an object they expected to lie in the open there is \
+gone. They cannot see inside containers, so they keep believing what they last saw. Characters \
+already in the room see them arrive and know what they can see.
+- Characters remember what they saw and know who else saw it. At the start everyone knows where \
+everything is.
+- An action that is impossible (unknown name, object already there, character already in that \
+room) does nothing but still uses up one of your actions.
+
+Reply only with actions in exactly this grammar, one per line, no other text:
+MOVE <object> TO <container or room>
+SEND <character> TO <room>
+DONE"""
+
+_LINE = re.compile(r"^(?:(MOVE|SEND) +([A-Za-z][A-Za-z_-]*) +TO +([A-Za-z][A-Za-z_-]*)|(DONE))$")
+
+
+class ParseError(ValueError):
+    """A reply (or line) that does not follow the action grammar; the message says why."""
+
+
+def describe_scene(instance: Instance) -> str:
+    """The initial world in plain English (what the agent is told)."""
+    sc = instance.scene
+    lines = [f"Setting: {sc.context}. Rooms: {', '.join(sc.rooms)}."]
+    for room in sc.rooms:
+        boxes = [c for c, r in zip(sc.containers, sc.container_room) if r == room]
+        lines.append(f"In the {room}: " + (f"containers {', '.join(boxes)}." if boxes else "no containers."))
+    for o, loc in zip(sc.objects, instance.object_location):
+        where = f"lying in the open in the {loc}" if loc in sc.rooms else \
+            f"in the {loc} (in the {sc.room_of[loc]})"
+        lines.append(f"The {o} is {where}.")
+    for c, r in zip(sc.characters, instance.character_room):
+        lines.append(f"{c} is in the {r}.")
+    lines.append("Everyone knows where everything is.")
+    return "\n".join(lines)
+
+
+def task_prompt(instance: Instance, setting: str, cap: int) -> str:
+    """The first user message: scene, goals, the step cap and what to reply."""
+    goals = "\n".join(f"- {g.text()}" for g in instance.goals)
+    how = ("Reply with your whole plan now: one action per line, then DONE." if setting == "one_shot"
+           else "Reply with your first action only (one line). You will see what happens after each action. "
+                "Reply DONE when the goal is reached.")
+    return (f"{describe_scene(instance)}\n\nGoal (must all hold after your last action):\n{goals}\n\n"
+            f"You may use at most {cap} actions. {how}")
+
+
+def parse_line(line: str, scene: Scene) -> Action | str:
+    """Parse one line of the grammar into an :class:`Action` or ``"DONE"``.
+
+    Names are mapped case-insensitively to the scene's spelling; a name the scene lacks is kept
+    as written (the tracker then reports an unknown entity — parsing never guesses intent).
+
+    Raises:
+        ParseError: if the line is not exactly one action of the grammar.
+    """
+    m = _LINE.match(line.strip())
+    if not m:
+        shown = line.strip()[:80]
+        raise ParseError(f"{shown!r} is not 'MOVE <object> TO <place>', 'SEND <character> TO <room>' or 'DONE'")
+    if m.group(4):
+        return DONE
+    kind = "move" if m.group(1) == "MOVE" else "send"
+    canon = scene.canonical
+    return Action(kind, canon.get(m.group(2).lower(), m.group(2)), canon.get(m.group(3).lower(), m.group(3)))
+
+
+def parse_plan(text: str, scene: Scene) -> list[Action | str | ParseError]:
+    """Parse a one-shot reply line by line (blank lines skipped); items after ``DONE`` are dropped.
+
+    Returns:
+        One entry per line: an :class:`Action`, ``"DONE"`` (last), or the :class:`ParseError`.
+
+    Raises:
+        ParseError: if the reply has no non-blank line or no line parses at all.
+    """
+    items: list[Action | str | ParseError] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            item = parse_line(line, scene)
+        except ParseError as exc:
+            item = exc
+        items.append(item)
+        if item == DONE:
+            break
+    if not items:
+        raise ParseError("the reply is empty; give one action per line")
+    if all(isinstance(i, ParseError) for i in items):
+        raise ParseError(f"no line follows the grammar (first: {items[0]})")
+    return items
+
+
+def _reask(error: ParseError) -> str:
+    return (f"Your reply could not be parsed: {error}. Reply again using only the grammar "
+            "(MOVE <object> TO <place> / SEND <character> TO <room> / DONE), no other text.")
+
+
+def _call(backend: ChatBackend, msgs: list[Message], params: ChatParams, ep: EpisodeResult) -> ChatReply:
+    reply = backend.chat(msgs, params)
+    ep.calls += 1
+    ep.prompt_tokens += reply.prompt_tokens
+    ep.completion_tokens += reply.completion_tokens
+    ep.latency_s += reply.latency_s
+    return reply
+
+
+def run_llm_episode(instance: Instance, backend: ChatBackend, setting: str, *, cap: int,
+                    params: ChatParams = ChatParams(), agent: str | None = None) -> EpisodeResult:
+    """Run one episode of ``backend`` on ``instance`` and score it with the tracker.
+
+    Args:
+        setting: ``one_shot`` or ``agentic``.
+        cap: the step cap (>= 1).
+        params: sampling parameters (temperature 0 by default, as in the brief).
+        agent: the agent name recorded (default: ``backend.name``).
+
+    Returns:
+        An :class:`EpisodeResult`; ``status="error"`` (with the message) on a backend failure.
+
+    Raises:
+        ValueError: unknown ``setting`` or ``cap < 1``.
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown setting {setting!r}; allowed: {', '.join(SETTINGS)}")
+    if cap < 1:
+        raise ValueError(f"cap must be >= 1, got {cap}")
+    ep = new_episode(instance, agent or backend.name, setting)
+    msgs = [Message("system", SYSTEM_PROMPT), Message("user", task_prompt(instance, setting, cap))]
+    try:
+        if setting == "one_shot":
+            return _one_shot(instance, backend, msgs, params, ep, cap)
+        return _agentic(instance, backend, msgs, params, ep, cap)
+    except BackendError as exc:
+        ep.status, ep.error = "error", str(exc)
+        return ep
+
+
+def _one_shot(instance: Instance, backend: ChatBackend, msgs: list[Message], params: ChatParams,
+              ep: EpisodeResult, cap: int) -> EpisodeResult:
+    reply = _call(backend, msgs, params, ep)
+    try:
+        items = parse_plan(reply.text, instance.scene)
+    except ParseError as exc:
+        ep.reasks += 1
+        msgs = msgs + [Message("assistant", reply.text), Message("user", _reask(exc))]
+        reply = _call(backend, msgs, params, ep)
+        try:
+            items = parse_plan(reply.text, instance.scene)
+        except ParseError as exc2:
+            items = [exc2]
+    actions = [i for i in items if isinstance(i, Action)]
+    bad = sum(isinstance(i, ParseError) for i in items)
+    ep.malformed += bad
+    ep.stopped_early = bool(items) and items[-1] == DONE
+    ep.steps += bad  # malformed lines are invalid actions: a step each, world unchanged
+    if len(actions) + bad > cap:  # exceeding the step cap fails the episode
+        ep.over_cap, ep.status = True, "failure"
+        ep.steps += len(actions)
+        ep.actions = [str(a) for a in actions]
+        return ep
+    return score_plan(instance, actions, cap=max(1, cap - bad), episode=ep)
+
+
+def _agentic(instance: Instance, backend: ChatBackend, msgs: list[Message], params: ChatParams,
+             ep: EpisodeResult, cap: int) -> EpisodeResult:
+    scene, state = instance.scene, instance.initial
+    while ep.steps < cap:
+        reply = _call(backend, msgs, params, ep)
+        msgs = msgs + [Message("assistant", reply.text)]
+        try:
+            item = _parse_turn(reply.text, scene)
+        except ParseError as exc:
+            ep.reasks += 1
+            msgs = msgs + [Message("user", _reask(exc))]
+            reply = _call(backend, msgs, params, ep)
+            msgs = msgs + [Message("assistant", reply.text)]
+            try:
+                item = _parse_turn(reply.text, scene)
+            except ParseError:
+                item = None
+        if item == DONE:
+            ep.stopped_early = True
+            break
+        ep.steps += 1
+        if item is None:
+            ep.malformed += 1
+            observation = "Your reply was not a valid action, so nothing happened."
+        else:
+            step = apply_action(scene, state, item)
+            state = step.state
+            ep.actions.append(str(item))
+            ep.failed_preconditions += step.error == "precondition"
+            ep.unknown_entities += step.error == "unknown_entity"
+            observation = step.observation
+        left = cap - ep.steps
+        msgs = msgs + [Message("user", f"{observation} You have {left} action{'s' * (left != 1)} left. "
+                                        + ("Your next action (or DONE)?" if left else ""))]
+    ep.status = "success" if goals_hold(scene, state, instance.goals) else "failure"
+    return ep
+
+
+def _parse_turn(text: str, scene: Scene) -> Action | str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) != 1:
+        raise ParseError(f"expected exactly one line with one action, got {len(lines)} lines")
+    return parse_line(lines[0], scene)
+
+
+def scripted_agent(plan: Sequence[Action], setting: str, name: str = "scripted") -> ScriptedBackend:
+    """A :class:`ScriptedBackend` that plays ``plan`` through the chat loop, then ``DONE``.
+
+    In ``one_shot`` it answers the plan as lines; in ``agentic`` one action per call. Used to run
+    the oracle / no-ToM / random baselines through exactly the pipeline an LLM goes through.
+
+    Raises:
+        ValueError: unknown ``setting``.
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown setting {setting!r}; allowed: {', '.join(SETTINGS)}")
+    lines = [str(a) for a in plan] + [DONE]
+    if setting == "one_shot":
+        return ScriptedBackend(lambda _m: "\n".join(lines), name)
+    queue = list(lines)
+    return ScriptedBackend(lambda _m: queue.pop(0) if queue else DONE, name)
+
+
+def final_state(instance: Instance, actions: Sequence[Action]) -> WorldState:
+    """The state after replaying ``actions`` from the instance's initial state."""
+    state = instance.initial
+    for a in actions:
+        state = apply_action(instance.scene, state, a).state
+    return state
