@@ -11,7 +11,8 @@ A backend maps chat messages to a reply with token usage and latency::
   keyed by (backend, messages, params) so reruns are free and exact.
 * :class:`TransformersBackend` — a local causal LM loaded from a user's folder (never downloads).
 * :class:`ScriptedBackend` — a Python policy (tests, offline baselines); :func:`replies` scripts
-  a fixed sequence of replies and failures.
+  a fixed sequence of replies and failures. :class:`StubOpenAIServer` serves a scripted
+  OpenAI-compatible endpoint on loopback for tests.
 
 Failures that survive retries raise :class:`BackendError`; callers record them as an ``error``
 outcome, kept out of success rates. :class:`UsageMeter` totals usage for results files.
@@ -27,6 +28,7 @@ from .cache import ReplyCache
 from .local import TransformersBackend
 from .openai_compat import OpenAIBackend
 from .scripted import ScriptedBackend, replies
+from .stub import StubOpenAIServer
 
 BACKEND_KINDS = ("openai", "transformers")
 
@@ -57,4 +59,5 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
 
 __all__ = ["BackendError", "ChatBackend", "ChatParams", "ChatReply", "Message", "UsageMeter", "as_messages",
            "ReplyCache", "OpenAIBackend", "TransformersBackend", "ScriptedBackend", "replies", "make_backend",
+           "StubOpenAIServer",
            "BACKEND_KINDS"]

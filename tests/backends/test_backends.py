@@ -1,0 +1,152 @@
+"""Tests of the shared model backends: value types, reply cache, the OpenAI-compatible backend
+against a loopback stub server (bounded requests), the scripted backend and the factory."""
+
+from __future__ import annotations
+
+import pytest
+
+from neurips26.backends import (BackendError, ChatBackend, ChatParams, ChatReply, Message, OpenAIBackend,
+                                ReplyCache, ScriptedBackend, StubOpenAIServer, UsageMeter, as_messages,
+                                make_backend, replies)
+
+MSGS = [Message("system", "be brief"), Message("user", "say hi")]
+NO_SLEEP = lambda _s: None  # noqa: E731  (backoff is tested by recording, not by waiting)
+
+
+def test_value_types_validate():
+    with pytest.raises(ValueError, match="role"):
+        Message("robot", "x")
+    with pytest.raises(ValueError, match="temperature"):
+        ChatParams(temperature=-0.1)
+    with pytest.raises(ValueError, match="max_tokens"):
+        ChatParams(max_tokens=0)
+    with pytest.raises(ValueError, match="empty"):
+        as_messages([])
+    with pytest.raises(ValueError, match="bad message"):
+        as_messages([{"role": "user"}])
+    assert as_messages([{"role": "user", "content": "a"}]) == [Message("user", "a")]
+    meter = UsageMeter()
+    meter.add(ChatReply("a", 3, 1, 0.5, model="m"))
+    meter.add(ChatReply("b", 2, 2, 0.0, cached=True, model="m"))
+    assert (meter.calls, meter.cache_hits, meter.prompt_tokens, meter.completion_tokens) == (2, 1, 5, 3)
+
+
+def test_cache_key_depends_on_everything_and_roundtrips(tmp_path):
+    ident = {"kind": "x", "model": "m"}
+    k = ReplyCache.key(ident, MSGS, ChatParams())
+    assert k == ReplyCache.key(ident, list(MSGS), ChatParams())
+    assert k != ReplyCache.key(ident, MSGS, ChatParams(temperature=0.5))
+    assert k != ReplyCache.key({"kind": "x", "model": "n"}, MSGS, ChatParams())
+    assert k != ReplyCache.key(ident, MSGS[:1], ChatParams())
+    cache = ReplyCache(tmp_path)
+    assert cache.get(k) is None and cache.misses == 1
+    cache.put(k, ChatReply("hello", 4, 1, 0.7, model="m"))
+    hit = cache.get(k)
+    assert hit.text == "hello" and hit.cached and hit.latency_s == 0.0 and hit.prompt_tokens == 4
+    # a corrupted entry is a miss, not a crash
+    next(tmp_path.rglob("*.json")).write_text("{not json")
+    assert cache.get(k) is None
+
+
+def test_openai_backend_reply_usage_and_cache(tmp_path):
+    with StubOpenAIServer(reply="hi there") as server:
+        be = OpenAIBackend("stub-model", base_url=server.url, cache=ReplyCache(tmp_path), sleep=NO_SLEEP)
+        assert isinstance(be, ChatBackend)
+        r = be.chat(MSGS, ChatParams(temperature=0, max_tokens=5, seed=3))
+        assert r.text == "hi there" and not r.cached and r.attempts == 1
+        assert (r.prompt_tokens, r.completion_tokens) == (4, 2)  # stub counts words: "be brief say hi"
+        assert r.latency_s > 0
+        body = server.requests[0]
+        assert body["model"] == "stub-model" and body["max_tokens"] == 5 and body["seed"] == 3
+        assert body["messages"] == [m.to_dict() for m in MSGS]
+        again = be.chat(MSGS, ChatParams(temperature=0, max_tokens=5, seed=3))
+        assert again.cached and again.text == "hi there" and len(server.requests) == 1  # free rerun
+        be.chat(MSGS, ChatParams(temperature=0, max_tokens=6, seed=3))
+        assert len(server.requests) == 2  # other params: a new call
+
+
+def test_openai_backend_retries_429_and_5xx_with_backoff():
+    waits: list[float] = []
+    with StubOpenAIServer(reply="ok", failures=[429, 500, 503]) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=4, backoff_s=0.5, sleep=waits.append)
+        r = be.chat(MSGS)
+    assert r.text == "ok" and r.attempts == 4 and len(server.requests) == 4
+    assert waits == [0.5, 1.0, 2.0]  # exponential backoff: 0.5 · 2^k
+
+
+def test_openai_backend_gives_up_after_max_retries():
+    with StubOpenAIServer(failures=[500] * 10) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=2, sleep=NO_SLEEP)
+        with pytest.raises(BackendError, match="gave up after 3 attempts"):
+            be.chat(MSGS)
+        assert len(server.requests) == 3
+
+
+def test_openai_backend_does_not_retry_client_errors():
+    with StubOpenAIServer(failures=[400]) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=3, sleep=NO_SLEEP)
+        with pytest.raises(BackendError, match="BadRequest"):
+            be.chat(MSGS)
+        assert len(server.requests) == 1
+
+
+def test_openai_backend_retries_timeouts():
+    # first request answers after 1.5 s, the client times out at 0.3 s and retries
+    with StubOpenAIServer(reply="late ok", failures=[1.5]) as server:
+        be = OpenAIBackend("m", base_url=server.url, timeout_s=0.3, max_retries=1, sleep=NO_SLEEP)
+        r = be.chat(MSGS)
+        assert r.text == "late ok" and r.attempts == 2
+    with StubOpenAIServer(failures=[1.5, 1.5]) as server:
+        be = OpenAIBackend("m", base_url=server.url, timeout_s=0.3, max_retries=1, sleep=NO_SLEEP)
+        with pytest.raises(BackendError, match="Timeout"):
+            be.chat(MSGS)
+
+
+def test_stub_server_bounds_requests():
+    with StubOpenAIServer(max_requests=2) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=5, sleep=NO_SLEEP)
+        be.chat(MSGS)
+        be.chat(MSGS)
+        with pytest.raises(BackendError):
+            be.chat(MSGS)  # 503 forever after the limit: retries stop at max_retries
+        assert len(server.requests) == 2 + 6
+
+
+def test_openai_backend_config_errors(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ValueError, match="model is empty"):
+        OpenAIBackend("")
+    with pytest.raises(ValueError, match="no API key"):
+        OpenAIBackend("gpt-5")
+    with pytest.raises(ValueError, match="timeout_s"):
+        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", timeout_s=0)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert OpenAIBackend("m").base_url == "http://127.0.0.1:9/v1"  # env var honoured, key defaults to EMPTY
+
+
+def test_scripted_backend_and_replies():
+    be = ScriptedBackend(replies(["a b", BackendError("down"), "c"]), name="s")
+    assert be.chat(MSGS).text == "a b"
+    with pytest.raises(BackendError, match="down"):
+        be.chat(MSGS)
+    r = be.chat(MSGS)
+    assert r.text == "c" and r.completion_tokens == 1 and r.prompt_tokens == 4
+    with pytest.raises(BackendError, match="exhausted"):
+        be.chat(MSGS)
+    assert be.calls == 4
+    with pytest.raises(BackendError, match="expected str"):
+        ScriptedBackend(lambda m: 3).chat(MSGS)
+    with pytest.raises(ValueError, match="callable"):
+        ScriptedBackend("nope")  # type: ignore[arg-type]
+
+
+def test_make_backend(tmp_path):
+    with pytest.raises(ValueError, match="unknown backend kind 'llama'"):
+        make_backend("llama")
+    with pytest.raises(ValueError, match="model_path"):
+        make_backend("transformers")
+    with pytest.raises(ValueError, match="config.json"):
+        make_backend("transformers", model_path=str(tmp_path))
+    be = make_backend("openai", model="m", base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path)
+    assert isinstance(be, OpenAIBackend) and be.cache is not None
