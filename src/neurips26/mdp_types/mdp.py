@@ -258,6 +258,7 @@ class TabularMDP:
     Attributes:
         T: ``(S, A, S)`` kernel.
         r: ``(S, A)`` expected reward ``Σ_{s'} T(s'|s,a) R(s,a,s')``.
+        R: ``(S, A, S)`` reward of each transition (what a logged data set observes).
         r_range: declared reward range ``(r_min, r_max)``.
         terminal: ``(S,)`` bool, absorbing terminal states (self-loop, zero reward).
         initial: ``(S,)`` initial-state distribution.
@@ -266,6 +267,7 @@ class TabularMDP:
 
     T: np.ndarray
     r: np.ndarray
+    R: np.ndarray
     r_range: tuple[float, float]
     terminal: np.ndarray
     initial: np.ndarray
@@ -294,6 +296,7 @@ def toy_text_mdp(env_id: str = "FrozenLake-v1", **make_kwargs) -> TabularMDP:
     S, A = int(u.observation_space.n), int(u.action_space.n)
     T = np.zeros((S, A, S))
     r = np.zeros((S, A))
+    R = np.zeros((S, A, S))
     terminal = np.zeros(S, dtype=bool)
     rewards = []
     for s in range(S):
@@ -301,6 +304,7 @@ def toy_text_mdp(env_id: str = "FrozenLake-v1", **make_kwargs) -> TabularMDP:
             for p, s2, rew, done in u.P[s][a]:
                 T[s, a, s2] += p
                 r[s, a] += p * rew
+                R[s, a, s2] = rew
                 rewards.append(rew)
                 if done:
                     terminal[s2] = True
@@ -309,9 +313,10 @@ def toy_text_mdp(env_id: str = "FrozenLake-v1", **make_kwargs) -> TabularMDP:
         T[s] = 0.0
         T[s, :, s] = 1.0
         r[s] = 0.0
+        R[s] = 0.0
     init = np.asarray(getattr(u, "initial_state_distrib", np.ones(S) / S), dtype=float)
     env.close()
-    return TabularMDP(T=T, r=r, r_range=(float(min(rewards + [0.0])), float(max(rewards + [0.0]))),
+    return TabularMDP(T=T, r=r, R=R, r_range=(float(min(rewards + [0.0])), float(max(rewards + [0.0]))),
                       terminal=terminal, initial=init / init.sum(), name=env_id)
 
 

@@ -111,120 +111,148 @@ def set_radii(counts: np.ndarray, delta: float, kind: str = "kl", radius: str = 
     return np.where(n_z > 0, eps, np.inf)
 
 
-def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.ndarray | None = None,
-                  iters: int = 100) -> np.ndarray:
-    """``σ_z = min { p·v : p ∈ Δ(K_z), KL(q_z ‖ p) ≤ ε_z }`` for a batch of rows, by the 1-D dual.
-
-    Args:
-        q: ``(K, S)`` nominal rows (plug-in ``T̂_z``); v: ``(S,)`` values of next states.
-        eps: ``(K,)`` radii in nats (``inf`` = whole simplex on the support).
-        support: ``(K, S)`` bool allowed next states ``K_z`` (default all).
-        iters: bisection steps (each halves the bracket).
-
-    Returns:
-        ``(K,)`` worst-case expectations (a lower bound within bisection error, never above the
-        true minimum by more than ``~2^-iters`` of the bracket).
-
-    Raises:
-        ValueError: negative radii, or ``q`` with mass outside its support (the set is empty:
-            the data contradict the declared support).
-    """
+def _rows(q, v, eps, support):
     q = np.atleast_2d(np.asarray(q, float))
-    v = np.asarray(v, float)
-    eps = np.broadcast_to(np.asarray(eps, float), (q.shape[0],))
     K, S = q.shape
+    v = np.broadcast_to(np.asarray(v, float), (K, S))
+    eps = np.broadcast_to(np.asarray(eps, float), (K,))
     supp = np.ones((K, S), bool) if support is None else np.asarray(support, bool)
     if np.any(eps < 0) or np.any(np.isnan(eps)):
         raise ValueError("radii eps must be >= 0")
     if np.any((q > 0) & ~supp):
         z = int(np.argwhere((q > 0) & ~supp)[0, 0])
-        raise ValueError(f"row {z} of q has mass outside its support: the KL set is empty "
+        raise ValueError(f"row {z} of q has mass outside its support: the set is empty "
                          "(infinite divergence); widen the support or check the data")
-    vs = np.where(supp, v[None, :], np.inf)
-    b = vs.min(axis=1)                       # min over support
-    vmax = np.where(supp, v[None, :], -np.inf).max(axis=1)
+    vs = np.where(supp, v, np.inf)
+    imin = np.argmin(vs, axis=1)
+    return q, v, eps, supp, vs, imin
+
+
+def _point_mass(K, S, idx):
+    p = np.zeros((K, S))
+    p[np.arange(K), idx] = 1.0
+    return p
+
+
+def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.ndarray | None = None,
+                  iters: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """``σ_z = min { p·v_z : p ∈ Δ(K_z), KL(q_z ‖ p) ≤ ε_z }`` for a batch of rows, by the 1-D dual.
+
+    Args:
+        q: ``(K, S)`` nominal rows (plug-in ``T̂_z``; an all-zero row = unvisited).
+        v: ``(S,)`` or ``(K, S)`` values of next states (per row when rewards depend on ``s'``).
+        eps: ``(K,)`` radii in nats (``inf`` = whole simplex on the support).
+        support: ``(K, S)`` bool allowed next states ``K_z`` (default all).
+        iters: bisection steps (each halves the bracket).
+
+    Returns:
+        ``(sigma, p)``: ``(K,)`` worst-case expectations and ``(K, S)`` the worst-case rows
+        ``p_i = λ q_i / (v_i − μ*)`` (+ leftover mass on the lowest supported value).
+
+    Raises:
+        ValueError: negative radii, or ``q`` with mass outside its support (the set is empty:
+            the data contradict the declared support).
+    """
+    q, v, eps, supp, vs, imin = _rows(q, v, eps, support)
+    K, S = q.shape
+    b = vs[np.arange(K), imin]
+    vmax = np.where(supp, v, -np.inf).max(axis=1)
+    p = _point_mass(K, S, imin)
     out = b.copy()
-    nominal = (q * v[None, :]).sum(axis=1)
     finite = np.isfinite(eps) & (q.sum(axis=1) > 0)
-    zero = finite & (eps == 0)
-    out[zero] = nominal[zero]
+    keep = finite & ((eps == 0) | (vmax <= b))
+    p[keep] = q[keep]
+    out[keep] = (q[keep] * v[keep]).sum(axis=1)
     act = finite & (eps > 0) & (vmax > b)
     if not np.any(act):
-        return out
-    qa, ea, ba, vm = q[act], eps[act], b[act], vmax[act]
-    diff_full = v[None, :] - ba[:, None]     # >= 0 on the support
+        return out, p
+    qa, ea, ba, vm, va = q[act], eps[act], b[act], vmax[act], v[act]
+    diff_full = va - ba[:, None]             # >= 0 on the support
     pos = qa > 0
 
-    def grad(mu):  # g'(μ) = 1 − λ(μ) Σ q_i / (v_i − μ), λ = e^{−ε} Π (v_i − μ)^{q_i}
+    def parts(mu):
         d = np.where(pos, diff_full + (ba - mu)[:, None], 1.0)
-        with np.errstate(divide="ignore"):
-            logd = np.log(d)
-        lam = np.exp(-ea + np.sum(np.where(pos, qa * logd, 0.0), axis=1))
-        return 1.0 - lam * np.sum(np.where(pos, qa / d, 0.0), axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.exp(-ea + np.sum(np.where(pos, qa * np.log(d), 0.0), axis=1))
+            ratio = np.where(pos, qa / np.where(d > 0, d, 1.0), 0.0)
+        ratio = np.where(pos & (d <= 0), np.inf, ratio)
+        return lam, ratio
 
-    def g(mu):
-        d = np.where(pos, diff_full + (ba - mu)[:, None], 1.0)
-        with np.errstate(divide="ignore"):
-            return mu + np.exp(-ea + np.sum(np.where(pos, qa * np.log(d), 0.0), axis=1))
+    def grad(mu):  # g'(μ) = 1 − λ(μ) Σ q_i / (v_i − μ), λ = e^{−ε} Π (v_i − μ)^{q_i}
+        lam, ratio = parts(mu)
+        with np.errstate(invalid="ignore"):
+            out = 1.0 - lam * np.sum(ratio, axis=1)
+        return np.where(np.isnan(out), -np.inf, out)
 
     one_m = -np.expm1(-ea)
     lo = ba - (vm - ba) / one_m - 1e-12
     hi = ba.copy()
     at_b = np.all(np.where(pos, diff_full > 0, True), axis=1)  # q puts no mass on the argmin
-    with np.errstate(divide="ignore", invalid="ignore"):
-        boundary = at_b & (grad(hi) >= 0)
+    boundary = at_b & (grad(hi) >= 0)
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         up = grad(mid) > 0
         lo = np.where(up, mid, lo)
         hi = np.where(up, hi, mid)
     mu = np.where(boundary, ba, lo)
-    val = g(mu)
-    out[act] = np.minimum(val, nominal[act])
-    return out
+    lam, ratio = parts(mu)
+    val = mu + lam                           # g(μ*) = μ* + λ(μ*)
+    pa = lam[:, None] * ratio
+    pa = np.where(np.isfinite(pa), pa, 0.0)
+    left = np.clip(1.0 - pa.sum(axis=1), 0.0, None)
+    pa[np.arange(len(pa)), imin[act]] += left
+    pa /= pa.sum(axis=1, keepdims=True)
+    nominal = (qa * va).sum(axis=1)
+    out[act] = np.minimum(val, nominal)
+    p[act] = pa
+    return out, p
 
 
-def l1_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.ndarray | None = None) -> np.ndarray:
-    """``min { p·v : p ∈ Δ(K_z), ‖p − q_z‖_1 ≤ ε_z }`` per row: move ``ε/2`` mass from the highest
-    values to the lowest supported value (exact greedy solution of the LP). Shapes as :func:`kl_worst_case`."""
-    q = np.atleast_2d(np.asarray(q, float))
+def l1_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray,
+                  support: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``min { p·v_z : p ∈ Δ(K_z), ‖p − q_z‖_1 ≤ ε_z }`` per row: move ``ε/2`` mass from the highest
+    values to the lowest supported value (exact greedy solution of the LP). Shapes and returns as
+    :func:`kl_worst_case`."""
+    q, v, eps, supp, vs, imin = _rows(q, v, eps, support)
     K, S = q.shape
-    supp = np.ones((K, S), bool) if support is None else np.asarray(support, bool)
-    eps = np.broadcast_to(np.asarray(eps, float), (K,))
-    vs = np.where(supp, v[None, :], np.inf)
-    imin = np.argmin(vs, axis=1)
-    b = vs[np.arange(K), imin]
     qmin = q[np.arange(K), imin]
     with np.errstate(invalid="ignore"):
         move = np.minimum(eps / 2, 1 - qmin)
     move = np.where(np.isfinite(move), move, 1 - qmin)
-    order = np.argsort(-v, kind="stable")
-    qs = q[:, order]
+    order = np.argsort(-v, axis=1, kind="stable")
+    qs = np.take_along_axis(q, order, axis=1)
     before = np.cumsum(qs, axis=1) - qs
-    take = np.clip(move[:, None] - before, 0, qs)
-    val = (q * v).sum(axis=1) - (take * v[order]).sum(axis=1) + move * b
-    unvisited = q.sum(axis=1) == 0
-    return np.where(unvisited | ~np.isfinite(eps), b, val)
+    take_sorted = np.clip(move[:, None] - before, 0, qs)
+    take = np.zeros_like(q)
+    np.put_along_axis(take, order, take_sorted, axis=1)
+    p = q - take
+    p[np.arange(K), imin] += move
+    unvisited = (q.sum(axis=1) == 0) | ~np.isfinite(eps)
+    p[unvisited] = _point_mass(K, S, imin)[unvisited]
+    return (p * v).sum(axis=1), p
 
 
-def hoeffding_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.ndarray | None = None) -> np.ndarray:
-    """``min { p·v : p ∈ Δ(K_z), |p_i − q_i| ≤ ε_z }`` per row (exact greedy: start at the lower
-    limits, fill the lowest values first). Shapes as :func:`kl_worst_case`."""
-    q = np.atleast_2d(np.asarray(q, float))
+def hoeffding_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray,
+                         support: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``min { p·v_z : p ∈ Δ(K_z), |p_i − q_i| ≤ ε_z }`` per row (exact greedy: start at the lower
+    limits, fill the lowest values first). Shapes and returns as :func:`kl_worst_case`."""
+    q, v, eps, supp, vs, imin = _rows(q, v, eps, support)
     K, S = q.shape
-    supp = np.ones((K, S), bool) if support is None else np.asarray(support, bool)
-    eps = np.broadcast_to(np.asarray(eps, float), (K,))
     e = np.where(np.isfinite(eps), eps, 1.0)[:, None]
     lo = np.where(supp, np.clip(q - e, 0, 1), 0.0)
     hi = np.where(supp, np.clip(q + e, 0, 1), 0.0)
     rest = 1 - lo.sum(axis=1)
-    order = np.argsort(v, kind="stable")
-    cap = (hi - lo)[:, order]
+    order = np.argsort(vs, axis=1, kind="stable")
+    cap = np.take_along_axis(hi - lo, order, axis=1)
     before = np.cumsum(cap, axis=1) - cap
-    add = np.clip(rest[:, None] - before, 0, cap)
-    val = (lo * v).sum(axis=1) + (add * v[order]).sum(axis=1)
-    vs = np.where(supp, v[None, :], np.inf).min(axis=1)
-    return np.where(q.sum(axis=1) == 0, vs, val)
+    add_sorted = np.clip(rest[:, None] - before, 0, cap)
+    p = lo.copy()
+    add = np.zeros_like(q)
+    np.put_along_axis(add, order, add_sorted, axis=1)
+    p += add
+    unvisited = q.sum(axis=1) == 0
+    p[unvisited] = _point_mass(K, S, imin)[unvisited]
+    return (p * v).sum(axis=1), p
 
 
 _WORST = {"kl": kl_worst_case, "l1": l1_worst_case, "hoeffding": hoeffding_worst_case}
@@ -235,39 +263,56 @@ class PessimisticResult:
     """Pessimistic (robust) values over a rectangular confidence set.
 
     Attributes:
-        V: ``(S,)`` lower value bound ``V_low``; Q: ``(S, A)`` lower Q bound ``r + γ σ(V_low)``.
-        policy: ``(S, A)`` the evaluated policy, or the pessimistic greedy policy (``control=True``).
+        V: ``(S,)`` lower value bound ``V_low`` (certified: the fixed-point residual bound
+            ``‖TV − V‖/(1 − γ)`` is subtracted). Q: ``(S, A)`` lower Q bound ``σ_z(R_z + γ V_low)``.
+        policy: ``(S, A)`` the evaluated policy, or the pessimistic greedy policy (``pi_eval=None``).
+        kernel: ``(S, A, S)`` the worst-case kernel found (a member of the set).
         eps: ``(S, A)`` radii used (``inf`` = unvisited pair, whole simplex).
         vacuous: ``(S,)`` bool, ``V_low`` equals the trivial bound ``r_min / (1 − γ)`` (no information).
-        iterations: robust Bellman sweeps.
+        iterations: outer iterations (adversary policy iteration / robust policy iteration).
     """
 
     V: np.ndarray
     Q: np.ndarray
     policy: np.ndarray
+    kernel: np.ndarray
     eps: np.ndarray
     vacuous: np.ndarray
     iterations: int
 
 
+def _reward_table(r, S, A, r_range):
+    r = np.asarray(r, dtype=float)
+    if r.shape == (S, A, S):
+        validate_rewards(r.reshape(S, A * S), S, A * S, r_range)
+        return r
+    return validate_rewards(r, S, A, r_range)[:, :, None] * np.ones((1, 1, S))
+
+
 def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval: np.ndarray | None = None,
                        delta: float = 0.05, kind: str = "kl", radius: str = "pair_types",
                        support: np.ndarray | None = None, r_range: tuple[float, float] = (0.0, 1.0),
-                       eps: np.ndarray | None = None, tol: float = 1e-9, max_iter: int = 100_000,
+                       eps: np.ndarray | None = None, tol: float = 1e-9, max_iter: int = 1000,
                        method: str = "dual") -> PessimisticResult:
     """Pessimistic value and Q bounds from transition counts (offline RL, brief §2 "KL set and pessimism").
 
+    Evaluation (``pi_eval`` given) runs policy iteration for the adversary: worst-case rows
+    ``p_z`` from the per-(s,a) dual at the current ``V``, then ``V = V^{π_e}(p)`` exactly, until
+    ``‖TV − V‖ < tol (1 − γ)`` (Newton-like; far fewer sweeps than value iteration at ``γ → 1``).
+    Control (``pi_eval=None``) runs robust policy iteration (Iyengar 2005): greedy in ``Q_low``,
+    then robust evaluation, until the policy is stable.
+
     Args:
         counts: ``(S, A, S)`` logged transition counts.
-        r: ``(S, A)`` expected rewards in ``r_range``; gamma in ``[0, 1)``.
-        pi_eval: ``(S, A)`` policy to evaluate; ``None`` = control: return the pessimistic greedy
-            policy ``argmax_a Q_low`` and its robust value.
+        r: ``(S, A)`` expected rewards or ``(S, A, S)`` rewards ``R(s, a, s')``, in ``r_range``.
+        gamma: discount in ``[0, 1)``.
+        pi_eval: ``(S, A)`` policy to evaluate; ``None`` = control.
         delta: error probability of the confidence set.
         kind: ``"kl"`` (the method), ``"l1"`` or ``"hoeffding"`` (baselines).
         radius: KL radius rule, see :func:`set_radii`.
         support: ``(S, A, S)`` allowed next states (structural zeros known a priori), default all.
         eps: explicit ``(S, A)`` radii (overrides ``delta``/``radius``; used for calibration).
-        method: ``"dual"`` (per-(s,a) dual + value iteration) or ``"convex"`` (joint cvxpy
+        method: ``"dual"`` (per-(s,a) dual + iteration) or ``"convex"`` (one joint cvxpy
             program; evaluation only, ``kind="kl"``).
 
     Returns:
@@ -276,19 +321,21 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
     Raises:
         ValueError: ``gamma ∉ [0, 1)``, rewards outside ``r_range``, bad shapes, counts outside
             the declared support (infinite divergence), unknown ``kind``/``method``.
-        RuntimeError: if value iteration does not converge in ``max_iter`` sweeps.
+        RuntimeError: if the iteration does not converge in ``max_iter`` rounds.
     """
     gamma = validate_gamma(gamma)
     N = np.asarray(counts)
     if N.ndim != 3 or N.shape[0] != N.shape[2]:
         raise ValueError(f"counts must have shape (S, A, S); got {N.shape}")
     S, A, _ = N.shape
-    r = validate_rewards(r, S, A, r_range)
+    R = _reward_table(r, S, A, r_range)
     if kind not in _WORST:
         raise ValueError(f"kind = {kind!r}; allowed: {', '.join(SETS)}")
     supp = np.ones(N.shape, bool) if support is None else np.asarray(support, bool)
     if supp.shape != N.shape:
         raise ValueError(f"support must have shape {N.shape}; got {supp.shape}")
+    if np.any(supp.sum(axis=2) == 0):
+        raise ValueError("every (s, a) needs at least one allowed next state in support")
     if np.any((N > 0) & ~supp):
         s, a, s2 = np.argwhere((N > 0) & ~supp)[0]
         raise ValueError(f"counts[{s}, {a}, {s2}] = {N[s, a, s2]} > 0 where the support forbids the "
@@ -296,33 +343,58 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
     T_hat, visited = plug_in_kernel(N)
     T_hat = np.where(visited[:, :, None], T_hat, 0.0)
     eps = set_radii(N, delta, kind, radius, supp) if eps is None else np.asarray(eps, float)
+    if eps.shape != (S, A):
+        raise ValueError(f"eps must have shape {(S, A)}; got {eps.shape}")
     if pi_eval is not None:
         pi_eval = validate_policy(pi_eval, S, A, "pi_eval")
+    worst = _WORST[kind]
+    qf, ef, sf, Rf = T_hat.reshape(S * A, S), eps.reshape(-1), supp.reshape(S * A, S), R.reshape(S * A, S)
+
+    def backup(V):
+        sig, p = worst(qf, Rf + gamma * V[None, :], ef, sf)
+        return sig.reshape(S, A), p.reshape(S, A, S)
+
+    def evaluate(pi, V):
+        for it in range(1, max_iter + 1):
+            Qv, p = backup(V)
+            TV = (pi * Qv).sum(axis=1)
+            if np.max(np.abs(TV - V)) < tol * (1 - gamma) and it > 1:
+                return V, it
+            P_pi = np.einsum("sa,sat->st", pi, p)
+            r_pi = np.einsum("sa,sat,sat->s", pi, p, R)
+            V = np.linalg.solve(np.eye(S) - gamma * P_pi, r_pi)
+        raise RuntimeError(f"robust evaluation did not converge in {max_iter} rounds")
+
     if method == "convex":
         if pi_eval is None or kind != "kl":
             raise ValueError("method='convex' evaluates a given pi_eval with kind='kl' only")
-        V = _robust_eval_convex(T_hat, r, gamma, pi_eval, eps.reshape(-1), supp)
-        it = 0
+        V, it = _robust_eval_convex(T_hat, R, gamma, pi_eval, ef, supp), 1
+        policy = pi_eval
     elif method == "dual":
-        worst = _WORST[kind]
-        qf, ef, sf = T_hat.reshape(S * A, S), eps.reshape(-1), supp.reshape(S * A, S)
-        V = np.full(S, r_range[0] / (1 - gamma))
-        for it in range(1, max_iter + 1):
-            Qv = r + gamma * worst(qf, V, ef, sf).reshape(S, A)
-            V_new = Qv.max(axis=1) if pi_eval is None else (pi_eval * Qv).sum(axis=1)
-            if np.max(np.abs(V_new - V)) < tol * (1 - gamma):
-                V = V_new
-                break
-            V = V_new
+        V0 = np.full(S, r_range[0] / (1 - gamma))
+        if pi_eval is not None:
+            policy = pi_eval
+            V, it = evaluate(pi_eval, V0)
         else:
-            raise RuntimeError(f"robust value iteration did not converge in {max_iter} sweeps")
+            policy = _greedy(backup(V0)[0])
+            V, it = evaluate(policy, V0)
+            for _ in range(max_iter):
+                new = _greedy(backup(V)[0])
+                Qv = backup(V)[0]
+                if np.all((Qv * new).sum(axis=1) <= (Qv * policy).sum(axis=1) + 1e-12):
+                    break
+                policy = new
+                V, k = evaluate(policy, V)
+                it += k
     else:
         raise ValueError(f"method = {method!r}; allowed: 'dual', 'convex'")
-    Qv = r + gamma * _WORST[kind](T_hat.reshape(S * A, S), V, eps.reshape(-1), supp.reshape(S * A, S)).reshape(S, A)
-    policy = pi_eval if pi_eval is not None else _greedy(Qv)
+    Qv, p = backup(V)
+    TV = (policy * Qv).sum(axis=1)
+    V = V - np.max(np.abs(TV - V)) / (1 - gamma) if method == "dual" else V
+    Qv, p = backup(V)
     trivial = r_range[0] / (1 - gamma)
-    return PessimisticResult(V=V, Q=Qv, policy=policy, eps=eps, vacuous=V <= trivial + 1e-9 * max(1, abs(trivial)),
-                             iterations=it)
+    return PessimisticResult(V=V, Q=Qv, policy=policy, kernel=p, eps=eps,
+                             vacuous=V <= trivial + 1e-7 * max(1.0, abs(trivial)), iterations=it)
 
 
 def _greedy(Q):
@@ -331,8 +403,12 @@ def _greedy(Q):
     return pi
 
 
-def _robust_eval_convex(T_hat, r, gamma, pi_eval, eps, supp, solver=None):
-    """Joint convex program for the rectangular robust evaluation (see module docstring)."""
+def _robust_eval_convex(T_hat, R, gamma, pi_eval, eps, supp, solver=None):
+    """Joint convex program for the rectangular robust evaluation (see module docstring).
+
+    ``y_z`` bounds ``σ_z(R_z + γV)``; the inner minimum is replaced by its dual, which is jointly
+    concave in ``(V, μ, λ)``; maximising ``Σ V`` returns the greatest fixed point.
+    """
     import cvxpy as cp
     import scipy.sparse as sp
 
@@ -342,11 +418,12 @@ def _robust_eval_convex(T_hat, r, gamma, pi_eval, eps, supp, solver=None):
     sf = supp.reshape(K, S)
     V = cp.Variable(S)
     y = cp.Variable(K)
-    cons = [V <= cp.sum(cp.multiply(pi_eval, r + gamma * cp.reshape(y, (S, A), order="C")), axis=1)]
+    Rf = R.reshape(K, S)
+    cons = [V <= cp.sum(cp.multiply(pi_eval, cp.reshape(y, (S, A), order="C")), axis=1)]
     vis = np.isfinite(eps) & (q.sum(axis=1) > 0)
     uz, ui = np.nonzero(sf & ~vis[:, None])
     if len(uz):
-        cons.append(y[uz] <= V[ui])
+        cons.append(y[uz] <= Rf[uz, ui] + gamma * V[ui])
     zv = np.flatnonzero(vis)
     if len(zv):
         idx = -np.ones(K, dtype=int)
@@ -356,10 +433,10 @@ def _robust_eval_convex(T_hat, r, gamma, pi_eval, eps, supp, solver=None):
         ez, ei = np.nonzero((q > 0) & vis[:, None])
         w = q[ez, ei]
         agg = sp.csr_matrix((w, (idx[ez], np.arange(len(ez)))), shape=(len(zv), len(ez)))
-        term = agg @ cp.rel_entr(lam[idx[ez]], V[ei] - mu[idx[ez]])
+        term = agg @ cp.rel_entr(lam[idx[ez]], Rf[ez, ei] + gamma * V[ei] - mu[idx[ez]])
         cons.append(y[zv] <= mu + cp.multiply(lam, 1 - eps[zv]) - term)
         sz, si = np.nonzero(sf & vis[:, None])
-        cons.append(mu[idx[sz]] <= V[si])
+        cons.append(mu[idx[sz]] <= Rf[sz, si] + gamma * V[si])
     prob = cp.Problem(cp.Maximize(cp.sum(V)), cons)
     try:
         prob.solve(solver=solver or cp.CLARABEL)
@@ -425,7 +502,7 @@ def kl_test(counts: np.ndarray, T0: np.ndarray, delta: float = 0.05) -> KLTest:
 
 def bootstrap_lower_bound(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval: np.ndarray,
                           delta: float, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Parametric-bootstrap lower bound ``(S,)``: the ``δ``-quantile of plug-in values ``V̂*`` with
+    """Parametric-bootstrap lower bound ``(S,)`` (``r``: ``(S, A)`` or ``(S, A, S)``): the ``δ``-quantile of plug-in values ``V̂*`` with
     rows resampled as ``N*_z ~ Multinomial(N_z, T̂_z)`` (the OPE toolkits' baseline; no finite-sample
     guarantee). Unvisited pairs keep the plug-in's uniform row.
 
@@ -441,6 +518,10 @@ def bootstrap_lower_bound(counts: np.ndarray, r: np.ndarray, gamma: float, pi_ev
     draws = rng.multinomial(n_z[None].repeat(n_boot, 0), T_hat[None].repeat(n_boot, 0))
     Tb = np.where(visited[None, :, :, None], draws / np.maximum(n_z, 1)[None, :, :, None], T_hat[None])
     P_pi = np.einsum("sa,bsat->bst", pi_eval, Tb)
-    r_pi = (pi_eval * r).sum(axis=1)
-    Vb = np.linalg.solve(np.eye(S)[None] - gamma * P_pi, np.broadcast_to(r_pi, (n_boot, S))[..., None])[..., 0]
+    r = np.asarray(r, float)
+    if r.ndim == 3:
+        r_pi = np.einsum("sa,bsat,sat->bs", pi_eval, Tb, r)
+    else:
+        r_pi = np.broadcast_to((pi_eval * r).sum(axis=1), (n_boot, S))
+    Vb = np.linalg.solve(np.eye(S)[None] - gamma * P_pi, r_pi[..., None])[..., 0]
     return np.quantile(Vb, delta, axis=0)
