@@ -15,7 +15,8 @@ rows give the k-critical grades {(ρ_σ(f_(i)), f_(i))} of σ (r strictly decrea
 increasing). Exact mode uses every point (chunked so that memory stays under a guard); the
 masked mode (upstream default) uses for each simplex only the points within ``near_radius``·R of
 the centre c of the minimum enclosing ball B(c, R) of each of its top cofaces, plus the points
-that are critical for its vertices' grades. Masked grades are ≥ exact ones, and equal wherever
+that are critical for the grades of those cofaces' vertices (so a face's candidate set contains
+each coface's and faces stay dominated). Masked grades are ≥ exact ones, and equal wherever
 ρ_σ(t) ≤ (near_radius − 1)·R (the nearest point of any y ∈ B(c, R) then lies in the mask).
 
 References:
@@ -232,7 +233,10 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
         centres, radii = minimum_enclosing_balls(vertices, top)
         tree = cKDTree(xs)
         balls = tree.query_ball_point(centres, near_radius * radii)
-        balls = [np.asarray(b, dtype=np.int64) for b in balls]
+        # mask of a top cell: its dilated MEB ball plus the critical rows of its vertices, so that
+        # a face's mask (union over its top cofaces) contains every coface's mask
+        balls = [np.unique(np.concatenate([np.asarray(b, dtype=np.int64)] + [vrows[v] for v in cell]))
+                 for b, cell in zip(balls, top)]
         stats["mask_mean_points"] = float(np.mean([len(b) for b in balls])) if len(balls) else 0.0
     for k in range(1, d + 1):
         samples = simplex_samples(vertices, cx.simplices[k], points_per_edge)
@@ -241,7 +245,7 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
         else:
             cand = []
             for simp, cof in zip(cx.simplices[k], cx.cofacets[k]):
-                parts = [balls[c] for c in cof] + [vrows[v] for v in simp]
+                parts = [balls[c] for c in cof] + [vrows[v] for v in simp]  # vertices matter when cof is empty
                 cand.append(np.unique(np.concatenate(parts)))
             g = _masked_grades(xs, fs, samples, cand)
         grades.append(g)
