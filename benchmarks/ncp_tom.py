@@ -1,0 +1,127 @@
+"""Benchmark of NCP-ExploreToM: tracker throughput and oracle search time, as ratios against
+baselines run in the same process.
+
+* Tracker: ``apply_action`` on random actions (actions/s) vs. ``copy.deepcopy`` of a dict-of-
+  dicts state per action — the least a naive mutable tracker pays before doing any update.
+* Oracle: time to find shortest plans for the 600 generated instances with the library's BFS
+  (hashed states, goal-object moves only) vs. (a) the same BFS over all actions and (b) an
+  iterative-deepening tree search without a visited set (on the instances of length <= 3).
+
+Run: ``.venv/bin/python benchmarks/ncp_tom.py`` (about a minute on one core).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+
+from neurips26.ncp_tom import all_actions, apply_action, generate_instances, goals_hold, shortest_plan
+from neurips26.ncp_tom.goals import BeliefGoal
+from neurips26.ncp_tom.world import Scene, WorldState
+
+
+def tracker_rate(instances, n_actions: int = 100_000) -> float:
+    rng = np.random.default_rng(0)
+    per = n_actions // len(instances)
+    t0, done = time.perf_counter(), 0
+    for inst in instances:
+        acts = all_actions(inst.scene)
+        state = inst.initial
+        for k in rng.integers(0, len(acts), per):
+            state = apply_action(inst.scene, state, acts[k]).state
+            done += 1
+    return done / (time.perf_counter() - t0)
+
+
+def deepcopy_rate(instances, n_actions: int = 20_000) -> float:
+    per = n_actions // len(instances)
+    t0, done = time.perf_counter(), 0
+    for inst in instances:
+        s = inst.initial
+        d = {"loc": dict(zip(inst.scene.objects, s.object_location)),
+             "first": {c: dict(zip(inst.scene.objects, r)) for c, r in zip(inst.scene.characters, s.first_order)},
+             "second": {a: {b: dict(zip(inst.scene.objects, r)) for b, r in zip(inst.scene.characters, m)}
+                        for a, m in zip(inst.scene.characters, s.second_order)}}
+        for _ in range(per):
+            d = copy.deepcopy(d)
+            done += 1
+    return done / (time.perf_counter() - t0)
+
+
+def bfs_all_actions(scene: Scene, start: WorldState, goals: tuple[BeliefGoal, ...], max_depth: int) -> int | None:
+    """Baseline: hashed BFS over every action (no goal-object restriction)."""
+    acts = all_actions(scene)
+    seen, frontier = {start}, [start]
+    for depth in range(1, max_depth + 1):
+        nxt = []
+        for s in frontier:
+            for a in acts:
+                st = apply_action(scene, s, a)
+                if st.ok and st.state not in seen:
+                    if goals_hold(scene, st.state, goals):
+                        return depth
+                    seen.add(st.state)
+                    nxt.append(st.state)
+        frontier = nxt
+    return None
+
+
+def iddfs(scene: Scene, start: WorldState, goals: tuple[BeliefGoal, ...], max_depth: int) -> int | None:
+    """Baseline: iterative deepening tree search, no visited set, every action."""
+    acts = all_actions(scene)
+
+    def dfs(s, depth):
+        if goals_hold(scene, s, goals):
+            return True
+        if depth == 0:
+            return False
+        return any(dfs(st.state, depth - 1) for a in acts if (st := apply_action(scene, s, a)).ok)
+
+    for d in range(max_depth + 1):
+        if dfs(start, d):
+            return d
+    return None
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    instances, rejected = generate_instances(600, seed=0)
+    t_gen = time.perf_counter() - t0
+    print(f"generate 600 instances (incl. oracle search and {sum(rejected.values())} rejected draws): {t_gen:.2f} s")
+
+    sample = instances[:100]
+    rt, rb = tracker_rate(sample), deepcopy_rate(sample)
+    print(f"tracker: {rt:,.0f} actions/s; deepcopy-per-action baseline: {rb:,.0f} /s; ratio {rt / rb:.2f}x")
+
+    t0 = time.perf_counter()
+    lengths = [len(shortest_plan(i.scene, i.initial, i.goals, max_depth=6).plan) for i in instances]
+    t_bfs = time.perf_counter() - t0
+    print(f"oracle BFS (hashed, goal-object moves): 600 instances in {t_bfs:.2f} s "
+          f"({1e3 * t_bfs / 600:.2f} ms/instance)")
+
+    sub = instances[:60]
+    t0 = time.perf_counter()
+    assert [shortest_plan(i.scene, i.initial, i.goals, max_depth=6).plan.__len__() for i in sub] == lengths[:60]
+    t_lib = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    assert [bfs_all_actions(i.scene, i.initial, i.goals, 6) for i in sub] == lengths[:60]
+    t_all = time.perf_counter() - t0
+    print(f"  vs hashed BFS over all actions (60 instances): {t_all:.2f} s; speed-up {t_all / t_lib:.2f}x")
+
+    short = [(i, n) for i, n in zip(instances, lengths) if n <= 3][:60]
+    t0 = time.perf_counter()
+    for i, n in short:
+        assert len(shortest_plan(i.scene, i.initial, i.goals, max_depth=6).plan) == n
+    t_lib = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for i, n in short:
+        assert iddfs(i.scene, i.initial, i.goals, 3) == n
+    t_id = time.perf_counter() - t0
+    print(f"  vs tree search without hashing ({len(short)} instances of length <= 3): {t_id:.2f} s; "
+          f"speed-up {t_id / t_lib:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
