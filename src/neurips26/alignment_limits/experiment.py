@@ -139,9 +139,9 @@ def bon_and_frontier(pi0: np.ndarray, r: np.ndarray, ns: list[int]) -> dict:
             "frontier_gain": frontier_gain, "efficiency": eff}
 
 
-def _frontier_curve(pi0, r, n=80):
+def _frontier_curve(pi0, r, n=160):
     kl_max = max_attainable_kl(pi0, r)
-    betas = np.logspace(np.log10(1e-3 * np.ptp(r)), np.log10(50 * np.std(r)), n)
+    betas = np.logspace(np.log10(1e-6 * np.ptp(r)), np.log10(50 * np.std(r)), n)
     fp = tilted_frontier(pi0, r, betas)
     keep = fp.kl < kl_max
     return fp.kl[keep], fp.gain[keep]
@@ -450,6 +450,8 @@ def run(config: Config, ctx: RunContext) -> Outcome:
 
 def _figures(ctx, plt, config, pi0, r, bon, traces, est, eb, dpi0, dr, bon_d, dest, db,
              gaps, gb, pb, dgaps, dgb, dpb):
+    import matplotlib.ticker  # noqa: F401  (for the log-axis formatter below)
+
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
     for ax, (title, p_, r_, b_, e_, betas_) in zip(axes, [
             ("synthetic (K = %d)" % pi0.size, pi0, r, bon, est, eb),
@@ -484,6 +486,7 @@ def _figures(ctx, plt, config, pi0, r, bon, traces, est, eb, dpi0, dr, bon_d, de
         for b in cb:
             ax.axvline(b, color="grey", ls=":", lw=0.8)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("beta (KL penalty)")
         ax.set_ylabel("gap E_{pi_beta}[r] - E_{hat pi_beta}[r]")
         ax.set_title(title)

@@ -88,32 +88,30 @@ class BudgetSolution:
 
 
 def _support(pi0: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """(log pi0, r - rbar) on the support of pi0, and rbar = E_pi0[r]."""
+    """(log pi0, r - rbar) on the support of pi0, and rbar = E_pi0[r] (exact zeros if r is constant)."""
     keep = pi0 > 0
     p, rr = pi0[keep], r[keep]
     rbar = float(np.dot(p, rr))
-    return np.log(p), rr - rbar, rbar
-
-
-def _log_partition(log_p: np.ndarray, x: np.ndarray) -> np.ndarray:
-    r""":math:`\log \mathbb{E}_{\pi_0}[e^{x}]` per row of ``x`` (shape (B, K)) — log space, no overflow.
-
-    Uses ``log1p(sum p expm1(x))`` on rows where ``|x| < 0.5`` everywhere (full relative
-    precision when the tilt is tiny), ``logsumexp`` elsewhere.
-    """
-    out = special.logsumexp(log_p[None, :] + x, axis=1)
-    small = np.max(np.abs(x), axis=1) < 0.5
-    if small.any():
-        out[small] = np.log1p(np.expm1(x[small]) @ np.exp(log_p))
-    return out
+    rc = rr - rbar if np.ptp(rr) > 0 else np.zeros_like(rr)
+    return np.log(p), rc, rbar
 
 
 def _tilt_block(log_p: np.ndarray, rc: np.ndarray, beta: np.ndarray):
-    """log pi_beta, pi_beta, x = rc/beta and log Z for a block of betas (shapes (B, K), (B,))."""
+    r"""log(pi_beta / pi0) and pi_beta for a block of betas (shapes (B, K)).
+
+    With :math:`x = (r - \bar r)/\beta`: rows whose tilt is tiny (all :math:`|x| < 0.5`) use
+    :math:`\log Z = \mathrm{log1p}(\sum \pi_0\,\mathrm{expm1}(x))` (full relative precision);
+    the others shift :math:`x` by its maximum first, so the log-ratios of the likely outcomes are
+    O(1) numbers even when :math:`x` is huge (no cancellation, no overflow).
+    """
     x = rc[None, :] / beta[:, None]
-    log_z = _log_partition(log_p, x)
-    log_pb = log_p[None, :] + x - log_z[:, None]
-    return log_pb, np.exp(log_pb), x, log_z
+    small = np.max(np.abs(x), axis=1) < 0.5
+    xs = x - np.where(small, 0.0, x.max(axis=1))[:, None]
+    log_z = special.logsumexp(log_p[None, :] + xs, axis=1)
+    if small.any():
+        log_z[small] = np.log1p(np.expm1(x[small]) @ np.exp(log_p))
+    log_ratio = xs - log_z[:, None]
+    return log_ratio, np.exp(log_p[None, :] + log_ratio)
 
 
 def _blocks(n_beta: int, k: int):
@@ -207,11 +205,10 @@ def tilted_frontier(pi0, r, beta) -> FrontierPoints:
         return FrontierPoints(betas, kl, gain, jeff)
     p = np.exp(log_p)
     for sl in _blocks(betas.size, log_p.size):
-        log_pb, pb, x, log_z = _tilt_block(log_p, rc, betas[sl])
-        ex = np.sum(pb * x, axis=1)                       # E_{pi_beta}[x]
-        kl[sl] = np.maximum(ex - log_z, 0.0)              # kappa(beta) = E_pb[x] - log Z
-        gain[sl] = betas[sl] * ex                         # Delta = E_pb[r] - E_p0[r]
-        jeff[sl] = np.sum((pb - p[None, :]) * (log_pb - log_p[None, :]), axis=1)  # J, directly
+        log_ratio, pb = _tilt_block(log_p, rc, betas[sl])
+        kl[sl] = np.maximum(np.sum(pb * log_ratio, axis=1), 0.0)          # KL(pi_beta || pi0)
+        gain[sl] = pb @ rc                                                # E_pb[r] - E_p0[r]
+        jeff[sl] = np.maximum(np.sum((pb - p[None, :]) * log_ratio, axis=1), 0.0)  # J, directly
     return FrontierPoints(betas, kl, gain, jeff)
 
 
@@ -228,7 +225,7 @@ def max_attainable_kl(pi0, r) -> float:
     pi0, r = policy_and_rewards(pi0, r)
     keep = pi0 > 0
     top = r[keep].max()
-    return float(-np.log(pi0[keep][r[keep] == top].sum()))
+    return max(float(-np.log(pi0[keep][r[keep] == top].sum())), 0.0)
 
 
 def max_attainable_gain(pi0, r) -> float:

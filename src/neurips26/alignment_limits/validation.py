@@ -36,7 +36,7 @@ def as_rewards(r, name: str = "r", *, min_len: int = 1) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i]!r} "
+        raise ValueError(f"{name} must be finite; {name}[{i}] = {float(arr[i])!r} "
                          f"({int(bad.sum())} non-finite value(s) in total)")
     return arr
 
@@ -56,7 +56,7 @@ def as_policy(pi0, name: str = "pi0") -> np.ndarray:
         raise ValueError(f"{name} must be finite; it holds {int((~np.isfinite(p)).sum())} NaN/inf value(s)")
     if np.any(p < 0):
         i = int(np.flatnonzero(p < 0)[0])
-        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {p[i]!r}")
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {float(p[i])!r}")
     s = float(p.sum())
     if abs(s - 1.0) > PROBABILITY_SUM_TOL:
         raise ValueError(f"{name} must sum to 1 (within {PROBABILITY_SUM_TOL:g}), got sum {s!r}")
@@ -90,7 +90,7 @@ def as_betas(beta, name: str = "beta") -> tuple[np.ndarray, bool]:
     bad = ~(np.isfinite(b) & (b > 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite and > 0 (the KL penalty factor); got {b[i]!r}")
+        raise ValueError(f"{name} must be finite and > 0 (the KL penalty factor); got {float(b[i])!r}")
     return b, scalar
 
 
