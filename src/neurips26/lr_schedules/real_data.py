@@ -461,7 +461,7 @@ def sgd_loss_curves(
     bad = ~np.isfinite(eta) | (eta < 0)
     if bad.any():
         t_bad = int(np.argmax(bad))
-        raise ValueError(f"eta must be finite and >= 0; eta[{t_bad}] = {eta[t_bad]!r}")
+        raise ValueError(f"eta must be finite and >= 0; eta[{t_bad}] = {float(eta[t_bad])!r}")
     m = _check_int("batch_size", batch_size, lo=1)
     R = _check_int("n_repeats", n_repeats, lo=1)
     steps = eval_steps(eta.size, eval_every)

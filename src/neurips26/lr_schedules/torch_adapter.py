@@ -186,7 +186,7 @@ def _check_values(eta: np.ndarray, name: str) -> None:
     bad = ~np.isfinite(eta) | (eta < 0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{name} values must be finite and >= 0; {name}[{i}] = {eta[i]!r}")
+        raise ValueError(f"{name} values must be finite and >= 0; {name}[{i}] = {float(eta[i])!r}")
 
 
 # --------------------------------------------------------------------------------------------
