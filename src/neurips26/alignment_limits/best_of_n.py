@@ -107,6 +107,7 @@ def _levels(pi0: np.ndarray, r: np.ndarray):
     keep = pi0 > 0
     values, inv = np.unique(r[keep], return_inverse=True)
     mass = np.bincount(inv, weights=pi0[keep], minlength=values.size)
+    mass /= mass.sum()                                                # exact 1 for a single level
     upper = np.concatenate([np.cumsum(mass[::-1])[::-1][1:], [0.0]])   # S_l, exact at the top
     return values, mass, upper, inv, keep
 
