@@ -83,8 +83,10 @@ def transition_counts(triples: np.ndarray, S: int, A: int) -> np.ndarray:
 
 
 def counts_from_pair_counts(N: np.ndarray, S: int, A: int) -> np.ndarray:
-    """Collapse pair counts ``(Z, Z)`` to transition counts ``N(s, a, s') = Σ_{a'} N((s,a),(s',a'))``."""
-    return np.asarray(N).reshape(S, A, S, A).sum(axis=3)
+    """Collapse pair counts ``(..., Z, Z)`` to transition counts ``N(s, a, s') = Σ_{a'} N((s,a),(s',a'))``
+    of shape ``(..., S, A, S)``."""
+    N = np.asarray(N)
+    return N.reshape(N.shape[:-2] + (S, A, S, A)).sum(axis=-1)
 
 
 def plug_in_kernel(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
