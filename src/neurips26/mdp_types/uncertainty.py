@@ -267,7 +267,8 @@ class PessimisticResult:
         policy: ``(S, A)`` the evaluated policy, or the pessimistic greedy policy (``pi_eval=None``).
         kernel: ``(S, A, S)`` the worst-case kernel found (a member of the set).
         eps: ``(S, A)`` radii used (``inf`` = unvisited pair, whole simplex).
-        vacuous: ``(S,)`` bool, ``V_low`` equals the trivial bound ``r_min / (1 − γ)`` (no information).
+        vacuous: ``(S,)`` bool, ``V_low`` is within 0.1% of the value range ``(r_max − r_min)/(1 − γ)``
+            of the trivial bound ``r_min / (1 − γ)`` (the data say next to nothing).
         iterations: outer iterations (adversary policy iteration / robust policy iteration).
     """
 
@@ -393,7 +394,7 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
     Qv, p = backup(V)
     trivial = r_range[0] / (1 - gamma)
     return PessimisticResult(V=V, Q=Qv, policy=policy, kernel=p, eps=eps,
-                             vacuous=V <= trivial + 1e-7 * max(1.0, abs(trivial)), iterations=it)
+                             vacuous=V - trivial <= 1e-3 * (r_range[1] - r_range[0]) / (1 - gamma), iterations=it)
 
 
 def _greedy(Q):
