@@ -30,6 +30,10 @@ def start():
 
 
 def test_sally_anne_false_belief_first_and_second_order():
+    # both watch a move: each knows the other saw it (second order updated for co-witnesses)
+    seen = run(start(), "MOVE marble TO box")
+    assert seen.second_order[S][A][MARBLE] == seen.second_order[A][S][MARBLE] == "box"
+    assert seen.second_order[CARL][S][MARBLE] == "basket"  # Carl, in the hall, saw nothing
     # Sally leaves; Anne moves the marble (our unseen agent does, with Anne watching)
     st_ = run(start(), "SEND Sally TO hall", "MOVE marble TO box")
     assert st_.first_order[A][MARBLE] == "box"
