@@ -56,7 +56,7 @@ class SublevelFlood:
             (radius r, function threshold t); rows have t strictly increasing and r strictly
             decreasing. σ ∈ SLF_{r,t} iff some row (r_g, t_g) has r_g ≤ r and t_g ≤ t.
         exact: whether the exact (all points) or masked mode produced the grades.
-        points_per_edge: grid subdivisions n.
+        points_per_edge: grid points per edge (n + 1 for n subdivisions).
         stats: timings (s), chunk counts and sizes.
     """
 
@@ -177,7 +177,8 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
         points: (N, d) float array, d in {2, 3}, finite.
         f: (N,) finite float array, the sublevel function (e.g. a co-density; any scale).
         n_landmarks: L >= d + 1 landmarks by farthest-point sampling; L > N is clamped to N.
-        points_per_edge: grid subdivisions n >= 1 (C(n + k, k) samples per k-simplex).
+        points_per_edge: grid points per edge, >= 2 (as in flooder: n = points_per_edge − 1
+            subdivisions, C(n + k, k) samples per k-simplex).
         exact: ``True``: every point enters every staircase (chunked under the memory guard);
             ``False`` (upstream default): the masked approximation described in the module
             docstring (vertex grades are always exact).
@@ -200,7 +201,7 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
     x = check_points(points)
     n, d = x.shape
     fv = check_function(f, n)
-    points_per_edge = check_positive_int(points_per_edge, "points_per_edge")
+    points_per_edge = check_positive_int(points_per_edge, "points_per_edge", minimum=2)
     near_radius = check_positive_float(near_radius, "near_radius")
     if near_radius <= 1.0:
         raise ValueError(f"near_radius must be > 1 (the mask must contain the enclosing ball); got {near_radius}")
@@ -333,7 +334,7 @@ def flood_complex_values(points, landmark_indices, points_per_edge: int = 20) ->
     directly by nearest-neighbour queries (a k-d tree), independently of the staircase code.
 
     Args:
-        points: (N, d) float array; landmark_indices: (L,) distinct ints; points_per_edge: n.
+        points: (N, d) float array; landmark_indices: (L,) distinct ints; points_per_edge: >= 2.
 
     Returns:
         list by dimension k of (n_k,) float64 values, aligned with

@@ -4,8 +4,9 @@ The Flood complex of X with landmarks L is filtered on Del(L): a simplex σ ente
 
     ρ(σ) = max_{y ∈ conv σ} min_{x ∈ X} ‖y − x‖                                   (Flood)
 
-and the max over conv σ is taken over the barycentric grid with ``n = points_per_edge``
-subdivisions, i.e. the C(n + k, k) points y = Σ_j (a_j / n) v_j, a_j ∈ ℕ, Σ_j a_j = n, of a
+and the max over conv σ is taken over the barycentric grid with ``points_per_edge`` points on
+each edge, i.e. n = points_per_edge − 1 subdivisions and the C(n + k, k) points
+y = Σ_j (a_j / n) v_j, a_j ∈ ℕ, Σ_j a_j = n, of a
 k-simplex [v_0, …, v_k]. The grid of a face is the sub-grid of its cofaces' grids (a_j = 0 on
 the missing vertices); we compute every sample with the same floating-point expression (sum in
 increasing vertex order, zero terms adding exactly 0.0) so that shared samples are bitwise
@@ -108,12 +109,12 @@ def delaunay_complex(landmarks) -> DelaunayComplex:
     return DelaunayComplex(simplices=simplices, cofacets=cofacets)
 
 
-def barycentric_grid(k: int, points_per_edge: int) -> np.ndarray:
+def barycentric_grid(k: int, subdivisions: int) -> np.ndarray:
     """Integer barycentric weights of the sample grid on a k-simplex.
 
     Args:
         k: simplex dimension, >= 0.
-        points_per_edge: n >= 1 subdivisions per edge.
+        subdivisions: n >= 1 subdivisions per edge (n + 1 points per edge).
 
     Returns:
         (C(n + k, k), k + 1) int64 array of weights a with Σ_j a_j = n (divide by n for
@@ -122,11 +123,11 @@ def barycentric_grid(k: int, points_per_edge: int) -> np.ndarray:
     Raises:
         ValueError: if k < 0 or n < 1.
 
-    Source: flooder's grid (C(n + k, k) points per k-simplex).
+    Source: flooder's ``generate_grid`` (its ``points_per_edge`` is n + 1).
     """
     if k < 0:
         raise ValueError(f"simplex dimension k must be >= 0; got {k}")
-    n = check_positive_int(points_per_edge, "points_per_edge")
+    n = check_positive_int(subdivisions, "subdivisions")
     if k == 0:
         return np.array([[n]], dtype=np.int64)
     rows = []
@@ -148,7 +149,7 @@ def simplex_samples(vertices: np.ndarray, simplices: np.ndarray, points_per_edge
     Args:
         vertices: (L, d) float64 landmark coordinates.
         simplices: (m, k + 1) int array of sorted vertex indices.
-        points_per_edge: n >= 1.
+        points_per_edge: points on each edge, >= 2 (n = points_per_edge − 1 subdivisions).
 
     Returns:
         (m, S, d) float64 array, S = C(n + k, k). Shared face samples are bitwise identical
@@ -158,7 +159,8 @@ def simplex_samples(vertices: np.ndarray, simplices: np.ndarray, points_per_edge
     """
     simplices = np.asarray(simplices, dtype=np.int64)
     k = simplices.shape[1] - 1
-    w = barycentric_grid(k, points_per_edge).astype(np.float64) / float(points_per_edge)  # (S, k+1)
+    n = check_positive_int(points_per_edge, "points_per_edge", minimum=2) - 1
+    w = barycentric_grid(k, n).astype(np.float64) / float(n)  # (S, k+1)
     out = np.zeros((len(simplices), len(w), vertices.shape[1]))
     for j in range(k + 1):  # increasing vertex order, exactly like every face's own grid
         out += w[None, :, j, None] * vertices[simplices[:, j]][:, None, :]

@@ -1,0 +1,41 @@
+"""End-to-end run of the experiment on a tiny configuration: the Outcome is well-formed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("multipers")
+pytest.importorskip("aeon")
+
+from neurips26.harness import RunContext  # noqa: E402
+from neurips26.harness.claims import Claim, Outcome, Verdict  # noqa: E402
+from neurips26.flood_bifiltration.experiment import Config, run  # noqa: E402
+
+
+def test_tiny_run_produces_well_formed_claims(tmp_path):
+    cfg = Config(n_points_invariants=300, n_landmarks_invariants=12, points_per_edge=4, n_circle=120,
+                 n_outliers=120, n_density_repeats=1, n_per_class=6, n_signal=40, n_noise=60, n_landmarks_clf=12,
+                 cv_folds=2, ucr_datasets=["ItalyPowerDemand"], ucr_max_test=20, scaling_sizes=[300, 600],
+                 scaling_landmarks=12)
+    out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    assert isinstance(out, Outcome)
+    ids = [c.id for c in out.claims]
+    assert len(ids) == len(set(ids)) >= 15
+    for c in out.claims:
+        assert isinstance(c, Claim) and isinstance(c.verdict, Verdict)
+        assert c.statement and c.reason and c.tolerance
+        json.dumps(c.to_dict(), default=str)
+    # the exact structural invariants must hold even at this size (a failure is a bug, not noise)
+    must = {"grades_monotone", "faces_dominated", "slice_equals_flood", "constant_f_one_critical",
+            "masked_geq_exact", "point_order_invariance"}
+    assert all(c.verdict is Verdict.HOLDS for c in out.claims if c.id in must)
+    assert {"bifiltration_slices.png", "hilbert_functions.png", "accuracy_table.png"} <= \
+        {p.name for p in (tmp_path / "figures").iterdir()}
+
+
+def test_configs_validate():
+    assert Config.full().n_per_class == 100
+    with pytest.raises(ValueError):
+        Config(points_per_edge=1)
