@@ -87,17 +87,36 @@ def cvxpy_max_gain(pi0: np.ndarray, r: np.ndarray, epsilon: float) -> float:
 
     Written in the likelihood ratio u = pi/pi0 (max sum pi0 (r - rbar) u s.t. sum pi0 u = 1,
     sum pi0 u log u <= epsilon), which keeps Clarabel well scaled when pi0 spans orders of
-    magnitude; the ``rel_entr(x, pi0)`` form makes Clarabel fail on some instances.
+    magnitude; if Clarabel still fails, the ``kl_div`` form and then SCS (at tight tolerances)
+    are tried.
+
+    Raises:
+        RuntimeError: if every formulation fails.
     """
     import cvxpy as cp
 
     rc = r - pi0 @ r
     u = cp.Variable(pi0.size)
-    prob = cp.Problem(cp.Maximize((pi0 * rc) @ u), [pi0 @ u == 1, pi0 @ (-cp.entr(u)) <= epsilon])
-    prob.solve(solver=cp.CLARABEL)
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"cvxpy failed at epsilon={epsilon}: {prob.status}")
-    return float((pi0 * rc) @ u.value)
+    x = cp.Variable(pi0.size)
+    attempts = [
+        (cp.Problem(cp.Maximize((pi0 * rc) @ u), [pi0 @ u == 1, pi0 @ (-cp.entr(u)) <= epsilon]),
+         lambda: (pi0 * rc) @ u.value, dict(solver=cp.CLARABEL)),
+        (cp.Problem(cp.Maximize(rc @ x), [cp.sum(x) == 1, cp.sum(cp.kl_div(x, pi0)) <= epsilon]),
+         lambda: rc @ x.value, dict(solver=cp.CLARABEL)),
+        (cp.Problem(cp.Maximize((pi0 * rc) @ u), [pi0 @ u == 1, pi0 @ (-cp.entr(u)) <= epsilon]),
+         lambda: (pi0 * rc) @ u.value, dict(solver=cp.SCS, eps=1e-10, max_iters=200_000)),
+    ]
+    errors = []
+    for prob, value, kw in attempts:
+        try:
+            prob.solve(**kw)
+        except cp.error.SolverError as exc:
+            errors.append(str(exc))
+            continue
+        if prob.status in ("optimal", "optimal_inaccurate"):
+            return float(value())
+        errors.append(prob.status)
+    raise RuntimeError(f"cvxpy failed at epsilon={epsilon}: {errors}")
 
 
 def random_feasible_gains(pi0: np.ndarray, r: np.ndarray, epsilon: float, n: int,
