@@ -81,6 +81,10 @@ def test_importance_weights_correct_for_a_different_sampling_policy():
     gain = np.array([e.gain for e in est])
     se = np.array([e.gain_se for e in est]).mean(0)
     assert np.all(np.abs(gain.mean(0) - exact.gain) <= 4 * se / np.sqrt(20))   # as above
+    # the weighted standard error has the right size: 20 repeats know the std to ~16%, so
+    # [0.55, 1.6] is ~3 sigma (a coarse check; the unweighted test above is the sharp one)
+    ratio = gain.std(0, ddof=1) / se
+    assert np.all((ratio > 0.55) & (ratio < 1.6)), ratio
     # without the weights the estimate is biased (samples are not from pi0): > 4 SE of the mean
     raw_gain = np.array([e.gain for e in raw])
     raw_se = np.array([e.gain_se for e in raw]).mean(0)
