@@ -240,8 +240,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
             tolerance="95% bootstrap CI of TB − FB lies above 0",
             reason=f"{summaries[name]['n']} episodes on {n} instances; bootstrap over instances "
                    "(repeats of one instance averaged first)",
-            note="A gap for an agent with no theory of mind shows that part of a TB > FB gap comes from the "
-                 "task itself (FB goals need longer plans), not from reasoning about minds."))
+            note="This agent has no theory of mind, so any gap it shows comes from the task's structure "
+                 "(FB goals need longer plans; the set of satisfying states differs), not from reasoning about "
+                 "minds; compare the equal-length claim below."))
     g = gaps["random"]
     claims.append(C.check(
         "tb_gt_fb_equal_length_random",
@@ -253,7 +254,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         tolerance="95% bootstrap CI of the length-matched TB − FB gap lies above 0",
         reason=f"stratified bootstrap over instances within length × TB/FB cells ({summaries['random']['n']} "
                "random episodes)",
-        note="If this does not hold, the random agent's overall gap is explained by plan length alone."))
+        note="A gap <= 0 here means that, at equal minimal plan length, FB goals are no harder than TB goals "
+             "for an agent without ToM (a short FB goal is met by many action sequences: any move of the object "
+             "the believer does not see), so a TB > FB gap in an agent's overall rate does not by itself show "
+             "a ToM asymmetry; the paper's comparison should be read against plan length."))
 
     llm_keys = [k for k in per_agent if k.startswith("llm_")]
     full_scale = ("set backend=openai, base_url and model (key from OPENAI_API_KEY); the full configuration "
