@@ -12,6 +12,7 @@ import torch
 from neurips26.lr_schedules.torch_adapter import (
     ScheduleLR,
     cosine_schedule,
+    digits_cnn_task,
     digits_mlp_task,
     fitted_schedule,
     horizon_sweep,
@@ -290,3 +291,19 @@ def test_horizon_sweep_on_digits_mlp_smoke():
     assert torch.equal(torch.random.get_rng_state(), state)
     assert np.all(np.isfinite(r.final_loss)) and r.best_loss[1] < 1.5 < math.log(10)
     assert r.best_loss[1] < r.best_loss[0]
+
+
+def test_digits_tasks_train_and_validate():
+    # Both tasks: at init the test cross-entropy is near chance ln 10 = 2.30 (|Δ| < 0.3 with
+    # default init); bad sizes raise.
+    for make in (lambda: digits_mlp_task(hidden=8), lambda: digits_cnn_task(channels=4)):
+        task = make()
+        torch.manual_seed(0)
+        model = task.make_model()
+        assert abs(task.eval_loss(model) - math.log(10)) < 0.3
+        loss = task.train_loss(model, 0, torch.Generator().manual_seed(0))
+        assert loss.ndim == 0 and loss.requires_grad
+    with pytest.raises(ValueError, match="n_train"):
+        digits_mlp_task(n_train=1790)
+    with pytest.raises(ValueError, match="channels"):
+        digits_cnn_task(channels=0)

@@ -13,7 +13,8 @@
   and a grid of base LRs; report the best base LR per ``T``.  The paper's signature of the two
   phases for real networks: in the *easy* phase the best base LR falls with ``T``
   (``∝ T^{−ξ}``, GPT-2-style LMs), in the *hard* phase it is ``T``-independent under enough
-  annealing (ResNet on CIFAR-5M).  :func:`digits_mlp_task` is a small offline demonstration.
+  annealing (ResNet on CIFAR-5M).  :func:`digits_mlp_task` and :func:`digits_cnn_task` are small
+  offline demonstrations.
 
 References:
     Bordelon & Mori, arXiv:2602.04774 (2026): abstract (easy-phase form, WSD-like hard phase,
@@ -42,6 +43,7 @@ __all__ = [
     "horizon_sweep",
     "TorchTask",
     "digits_mlp_task",
+    "digits_cnn_task",
 ]
 
 _MODES = ("absolute", "multiplier")
@@ -590,6 +592,38 @@ class TorchTask:
     description: str
 
 
+def _digits_tensors(n_train: int, split_seed: int, device: torch.device):
+    """Digits pixels / 16 centred with the training mean, fixed shuffle; float32 / long tensors."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    n_train = _int("n_train", n_train, 10)
+    if n_train > X.shape[0] - 10:
+        raise ValueError(f"n_train must be in [10, {X.shape[0] - 10}], got {n_train}")
+    perm = np.random.default_rng(split_seed).permutation(X.shape[0])
+    X, y = X[perm] / 16.0, y[perm]
+    X = X - X[:n_train].mean(axis=0)
+    f = lambda a, dt: torch.tensor(a, dtype=dt, device=device)  # noqa: E731
+    return (f(X[:n_train], torch.float32), f(y[:n_train], torch.long),
+            f(X[n_train:], torch.float32), f(y[n_train:], torch.long))
+
+
+def _classification_task(make_model, data, batch_size: int, description: str) -> TorchTask:
+    Xtr, ytr, Xte, yte = data
+    ce = torch.nn.functional.cross_entropy
+    n_train = Xtr.shape[0]
+
+    def train_loss(model: torch.nn.Module, t: int, gen: torch.Generator) -> torch.Tensor:
+        idx = torch.randint(0, n_train, (batch_size,), generator=gen).to(Xtr.device)
+        return ce(model(Xtr[idx]), ytr[idx])
+
+    def eval_loss(model: torch.nn.Module) -> float:
+        with torch.no_grad():
+            return float(ce(model(Xte), yte))
+
+    return TorchTask(make_model, train_loss, eval_loss, description)
+
+
 def digits_mlp_task(
     hidden: int = 64,
     batch_size: int = 32,
@@ -610,41 +644,56 @@ def digits_mlp_task(
     Raises:
         ValueError: ``hidden``, ``batch_size``, ``depth`` < 1 or ``n_train`` outside ``[10, 1787]``.
     """
-    from sklearn.datasets import load_digits
-
     hidden, batch_size, depth = _int("hidden", hidden, 1), _int("batch_size", batch_size, 1), _int("depth", depth, 1)
-    n_train = _int("n_train", n_train, 10)
-    X, y = load_digits(return_X_y=True)
-    if n_train > X.shape[0] - 10:
-        raise ValueError(f"n_train must be in [10, {X.shape[0] - 10}], got {n_train}")
-    perm = np.random.default_rng(split_seed).permutation(X.shape[0])
-    X, y = X[perm] / 16.0, y[perm]
-    X = X - X[:n_train].mean(axis=0)
     dev = torch.device(device)
-    Xtr = torch.tensor(X[:n_train], dtype=torch.float32, device=dev)
-    ytr = torch.tensor(y[:n_train], dtype=torch.long, device=dev)
-    Xte = torch.tensor(X[n_train:], dtype=torch.float32, device=dev)
-    yte = torch.tensor(y[n_train:], dtype=torch.long, device=dev)
-    ce = torch.nn.functional.cross_entropy
+    data = _digits_tensors(n_train, split_seed, dev)
 
     def make_model() -> torch.nn.Module:
         layers: list[torch.nn.Module] = []
-        width = X.shape[1]
+        width = 64
         for _ in range(depth):
             layers += [torch.nn.Linear(width, hidden), torch.nn.ReLU()]
             width = hidden
         layers.append(torch.nn.Linear(width, 10))
         return torch.nn.Sequential(*layers).to(dev)
 
-    def train_loss(model: torch.nn.Module, t: int, gen: torch.Generator) -> torch.Tensor:
-        idx = torch.randint(0, n_train, (batch_size,), generator=gen).to(dev)
-        return ce(model(Xtr[idx]), ytr[idx])
-
-    def eval_loss(model: torch.nn.Module) -> float:
-        return float(ce(model(Xte), yte))
-
-    return TorchTask(
-        make_model, train_loss, eval_loss,
+    return _classification_task(
+        make_model, data, batch_size,
         f"digits MLP 64→{'→'.join([str(hidden)] * depth)}→10, batch {batch_size}, "
-        f"{n_train} train / {X.shape[0] - n_train} test, test cross-entropy",
+        f"{n_train} train / {1797 - n_train} test, test cross-entropy",
+    )
+
+
+def digits_cnn_task(
+    channels: int = 16,
+    batch_size: int = 32,
+    *,
+    n_train: int = 1437,
+    split_seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> TorchTask:
+    """A small CNN on the 8×8 digits (the full configuration's "small CNN" horizon sweep).
+
+    ``conv3×3(1→c) → ReLU → conv3×3(c→2c, stride 2) → ReLU → global average pool → linear(2c→10)``,
+    same data, split, minibatches and test cross-entropy as :func:`digits_mlp_task`.
+
+    Raises:
+        ValueError: ``channels`` or ``batch_size`` < 1, or ``n_train`` outside ``[10, 1787]``.
+    """
+    c, batch_size = _int("channels", channels, 1), _int("batch_size", batch_size, 1)
+    dev = torch.device(device)
+    data = _digits_tensors(n_train, split_seed, dev)
+
+    def make_model() -> torch.nn.Module:
+        return torch.nn.Sequential(
+            torch.nn.Unflatten(1, (1, 8, 8)),
+            torch.nn.Conv2d(1, c, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(c, 2 * c, 3, stride=2, padding=1), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2 * c, 10),
+        ).to(dev)
+
+    return _classification_task(
+        make_model, data, batch_size,
+        f"digits CNN (conv {c}, conv {2 * c} stride 2, avg-pool, linear), batch {batch_size}, "
+        f"{n_train} train / {1797 - n_train} test, test cross-entropy",
     )
