@@ -272,10 +272,11 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     axs[0].set_xlabel("√r_n")
     axs[0].set_title(f"pessimism gap (slope {slope:.2f})")
     axs[0].legend(fontsize=7)
-    names = list(baseline["width_equal_coverage"])
+    names = list(baseline["width_nominal"])
     xs_ = np.arange(len(names))
     axs[1].bar(xs_ - 0.2, [baseline["width_nominal"][k] for k in names], 0.4, label="nominal radius")
-    axs[1].bar(xs_ + 0.2, [baseline["width_equal_coverage"][k] for k in names], 0.4, label="equal (95%) coverage")
+    axs[1].bar(xs_ + 0.2, [baseline["width_equal_coverage"].get(k, np.nan) for k in names], 0.4,
+               label="equal (95%) set coverage")
     axs[1].set_xticks(xs_, names, rotation=20, fontsize=7)
     axs[1].set_ylabel("mean V̂ − V_low")
     axs[1].set_title(f"interval widths, m={cfg.pess_m[0]}")
@@ -318,7 +319,18 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     t0 = time.perf_counter()
     fl = _offline_section("FrozenLake-v1", {"map_name": "8x8"}, cfg.frozenlake_steps, cfg.frozenlake_datasets,
                           cfg.frozenlake_gamma, cfg.delta, ctx)
+    maps = fl.pop("maps")
     metrics["frozenlake"] = fl
+    fig, axs = plt.subplots(1, 2, figsize=(8, 3.6))
+    vmax = float(np.max(maps["V_true"]))
+    for ax, key, title in ((axs[0], "V_true", "true V of π* (γ=%.2f)" % cfg.frozenlake_gamma),
+                           (axs[1], "V_low", "pessimistic V_low, first log")):
+        im = ax.imshow(np.asarray(maps[key]).reshape(8, 8), vmin=0, vmax=vmax, cmap="viridis")
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(im, ax=axs, shrink=0.8)
+    ctx.save_figure("frozenlake_values", fig)
     claims.append(C.at_least(
         "frozenlake_pessimism_valid", "Offline RL on FrozenLake 8×8 logged data: the pessimistic value of the "
         "evaluated policy at the start state lies below its true value", measured=fl["fraction_below"], bound=1.0,
@@ -334,8 +346,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         note=f"true V* = {fl['V_star']:.4f}; pessimistic {fl['true_value_pessimistic_policy']}; plug-in "
              f"{fl['true_value_plugin_policy']}"))
     if cfg.include_taxi:
-        metrics["taxi"] = _offline_section("Taxi-v4", {}, cfg.frozenlake_steps, cfg.frozenlake_datasets,
+        metrics["taxi"] = taxi = _offline_section("Taxi-v4", {}, cfg.frozenlake_steps, cfg.frozenlake_datasets,
                                            cfg.frozenlake_gamma, cfg.delta, ctx)
+        taxi.pop("maps")
     timings["offline"] = time.perf_counter() - t0
     metrics["timings_s"] = timings
 
@@ -408,6 +421,7 @@ def _offline_section(env_id, make_kwargs, n_steps, n_sets, gamma, delta, ctx) ->
         vac.append(bool(pessimistic_values(N, mdp.R, gamma, pi_star, delta, radius="pair_types", support=support,
                                            r_range=mdp.r_range).vacuous[s0]))
         if k == 0:
+            maps = {"V_true": V_true.tolist(), "V_low": res.V.tolist()}
             # rate of the observed estimate under the truth, with the logging chain made ergodic by resets
             T_log = mdp.T.copy()
             T_log[mdp.terminal] = mdp.initial
@@ -418,4 +432,4 @@ def _offline_section(env_id, make_kwargs, n_steps, n_sets, gamma, delta, ctx) ->
             "fraction_below": float(np.mean(np.array(lows) <= V_true[s0] + 1e-12)),
             "true_value_pessimistic_policy": pess_true, "true_value_plugin_policy": plug_true,
             "pair_types_vacuous": vac, "n_pairs": S * A, "rate_of_observed_kernel": rate_hat,
-            "n_steps": n_steps}
+            "n_steps": n_steps, "maps": maps}
