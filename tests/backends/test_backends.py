@@ -65,6 +65,13 @@ def test_openai_backend_reply_usage_and_cache(tmp_path):
         assert len(server.requests) == 2  # other params: a new call
 
 
+def test_openai_backend_reasoning_models_get_max_completion_tokens():
+    with StubOpenAIServer(reply="ok") as server:
+        OpenAIBackend("gpt-5", base_url=server.url, reasoning=True).chat(MSGS, ChatParams(max_tokens=99))
+        body = server.requests[0]
+    assert body["max_completion_tokens"] == 99 and "max_tokens" not in body and "temperature" not in body
+
+
 def test_openai_backend_retries_429_and_5xx_with_backoff():
     waits: list[float] = []
     with StubOpenAIServer(reply="ok", failures=[429, 500, 503]) as server:

@@ -46,7 +46,7 @@ def test_config_validation_messages():
     with pytest.raises(ConfigError, match="'settings'"):
         apply_overrides(Config.quick(), {"settings": ["chatty"]}, "ncp_tom")
     full = Config.full()
-    assert full.backend == "openai" and full.model == "gpt-5" and full.n_instances == 600
+    assert full.backend == "openai" and full.model == "gpt-5" and full.n_instances == 600 and full.reasoning_model
 
 
 def test_documented_command_against_stub_server(tmp_path, monkeypatch):
@@ -67,8 +67,14 @@ def test_documented_command_against_stub_server(tmp_path, monkeypatch):
             args += ["--set", f"{k}={v}"]
         res = CliRunner().invoke(app, args)
         n_requests = len(server.requests)
+        rerun = CliRunner().invoke(app, args + ["--force"])  # same run folder: replies come from the cache
+        assert rerun.exit_code == 0, rerun.output
+        assert len(server.requests) == n_requests  # the rerun was free
     assert res.exit_code == 0, res.output
-    result = json.loads(next(tmp_path.glob("ncp_tom/*/result.json")).read_text())
+    run_dir = next(tmp_path.glob("ncp_tom/*/result.json")).parent
+    result = json.loads((run_dir / "result.json").read_text())
+    episodes = [json.loads(x) for x in (run_dir / "llm_episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 6 and {e["setting"] for e in episodes} == {"agentic", "one_shot"}
     claims = {c["id"]: c for c in result["claims"]}
     assert claims["gpt5_agentic_success"]["verdict"] == "not_checkable"
     assert "stub-model" in claims["gpt5_agentic_success"]["reason"]
@@ -78,4 +84,6 @@ def test_documented_command_against_stub_server(tmp_path, monkeypatch):
     usage = result["metrics"]["llm"]["usage"]
     # agentic: 2 calls per instance (act, then DONE); one-shot: 1 call per instance
     assert usage["calls"] == 9 == n_requests and usage["prompt_tokens"] > 0 and usage["errors"] == 0
+    assert usage["cache_hits"] == 9  # the result on disk is the rerun's: every reply cached, same outcome
+    assert llm["prompt_tokens"] > 0
     assert "api_key" not in result["config"]

@@ -35,11 +35,11 @@ BACKEND_KINDS = ("openai", "transformers")
 
 def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str = "", model_path: str = "",
                  cache_dir: str | Path | None = None, device: str = "cpu", timeout_s: float = 60.0,
-                 max_retries: int = 4) -> ChatBackend:
+                 max_retries: int = 4, reasoning: bool = False) -> ChatBackend:
     """Build a backend from plain config values.
 
     Args:
-        kind: ``openai`` (uses ``model``, ``base_url``, ``api_key``) or ``transformers``
+        kind: ``openai`` (uses ``model``, ``base_url``, ``api_key``, ``reasoning``) or ``transformers``
             (uses ``model_path``, ``device``).
         cache_dir: folder for a :class:`ReplyCache` (``None``: no cache).
 
@@ -49,7 +49,7 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
     cache = ReplyCache(cache_dir) if cache_dir else None
     if kind == "openai":
         return OpenAIBackend(model, base_url=base_url or None, api_key=api_key or None, cache=cache,
-                             timeout_s=timeout_s, max_retries=max_retries)
+                             timeout_s=timeout_s, max_retries=max_retries, reasoning=reasoning)
     if kind == "transformers":
         if not model_path:
             raise ValueError("backend 'transformers' needs model_path (a folder written by save_pretrained)")

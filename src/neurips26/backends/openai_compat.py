@@ -8,6 +8,10 @@ Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backo
 (``backoff_s · 2^k`` seconds before retry ``k+1``, capped at ``max_backoff_s``); other HTTP
 errors (400, 401, 404 …) fail at once. After ``max_retries`` retries a :class:`BackendError` is
 raised. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
+
+OpenAI's reasoning models (o-series, GPT-5) reject ``max_tokens`` and any non-default
+temperature: with ``reasoning=True`` the limit is sent as ``max_completion_tokens`` (it then
+includes hidden reasoning tokens) and no temperature is sent.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class OpenAIBackend:
         backoff_s: first backoff in seconds (>= 0); doubles per retry.
         max_backoff_s: backoff cap in seconds.
         cache: a :class:`ReplyCache`, or ``None`` for no caching.
+        reasoning: send ``max_completion_tokens`` and no temperature (reasoning models).
         sleep: the sleep function (tests pass a no-op).
 
     Raises:
@@ -40,7 +45,7 @@ class OpenAIBackend:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout_s: float = 60.0, max_retries: int = 4, backoff_s: float = 1.0,
-                 max_backoff_s: float = 30.0, cache: ReplyCache | None = None,
+                 max_backoff_s: float = 30.0, cache: ReplyCache | None = None, reasoning: bool = False,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         import openai
 
@@ -58,13 +63,13 @@ class OpenAIBackend:
         self.base_url = base_url or "https://api.openai.com/v1"
         self.name = f"openai:{model}"
         self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
-        self.cache, self._sleep = cache, sleep
+        self.cache, self._sleep, self.reasoning = cache, sleep, reasoning
         self._openai = openai
         self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
 
     def identity(self) -> dict:
         """What distinguishes this backend's replies in the cache key (URL and model)."""
-        return {"kind": "openai", "base_url": self.base_url, "model": self.model}
+        return {"kind": "openai", "base_url": self.base_url, "model": self.model, "reasoning": self.reasoning}
 
     def _retryable(self, exc: Exception) -> bool:
         o = self._openai
@@ -82,8 +87,11 @@ class OpenAIBackend:
         key = ReplyCache.key(self.identity(), msgs, params) if self.cache else ""
         if self.cache and (hit := self.cache.get(key)) is not None:
             return hit
-        kwargs = {"model": self.model, "messages": [m.to_dict() for m in msgs],
-                  "temperature": params.temperature, "max_tokens": params.max_tokens}
+        kwargs = {"model": self.model, "messages": [m.to_dict() for m in msgs]}
+        if self.reasoning:
+            kwargs["max_completion_tokens"] = params.max_tokens
+        else:
+            kwargs.update(temperature=params.temperature, max_tokens=params.max_tokens)
         if params.seed is not None:
             kwargs["seed"] = params.seed
         t0, attempt = time.perf_counter(), 0

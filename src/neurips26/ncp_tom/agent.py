@@ -147,6 +147,7 @@ def _reask(error: ParseError) -> str:
 def _call(backend: ChatBackend, msgs: list[Message], params: ChatParams, ep: EpisodeResult) -> ChatReply:
     reply = backend.chat(msgs, params)
     ep.calls += 1
+    ep.cache_hits += reply.cached
     ep.prompt_tokens += reply.prompt_tokens
     ep.completion_tokens += reply.completion_tokens
     ep.latency_s += reply.latency_s

@@ -42,7 +42,8 @@ class EpisodeResult:
         stopped_early: the agent said ``DONE`` before the cap.
         over_cap: a one-shot plan longer than the step cap (scored as failure).
         actions: the parsed actions as strings, in order.
-        prompt_tokens, completion_tokens, latency_s, calls: backend usage (0 for baselines).
+        prompt_tokens, completion_tokens, latency_s, calls, cache_hits: backend usage (0 for
+            baselines); ``cache_hits`` counts replies served from the reply cache.
         error: the backend error message when ``status == "error"``.
     """
 
@@ -65,6 +66,7 @@ class EpisodeResult:
     completion_tokens: int = 0
     latency_s: float = 0.0
     calls: int = 0
+    cache_hits: int = 0
     error: str = ""
 
     @property

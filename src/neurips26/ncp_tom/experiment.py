@@ -60,6 +60,8 @@ class Config(ExperimentConfig):
     timeout_s: float = Field(60.0, gt=0, description="per-request timeout in seconds")
     max_retries: int = Field(4, ge=0, le=10, description="retries on timeouts, 429 and 5xx")
     cache_dir: str = Field("", description="reply cache folder ('' = <run folder>/reply_cache)")
+    reasoning_model: bool = Field(False, description="OpenAI reasoning model (o-series, GPT-5): send "
+                                                     "max_completion_tokens=max_tokens and no temperature")
 
     @model_validator(mode="after")
     def _backend_needs(self) -> "Config":
@@ -77,7 +79,8 @@ class Config(ExperimentConfig):
     @classmethod
     def full(cls) -> "Config":
         """Paper scale: 600 instances, GPT-5 through the OpenAI API, agentic and one-shot."""
-        return cls(backend="openai", model="gpt-5", llm_instances=600, settings=["agentic", "one_shot"])
+        return cls(backend="openai", model="gpt-5", reasoning_model=True, max_tokens=8192, llm_instances=600,
+                   settings=["agentic", "one_shot"])
 
 
 def _plot(per_agent: dict[str, list[EpisodeResult]], gaps: dict[str, dict], lengths_by_type: dict, ctx: RunContext,
@@ -173,7 +176,8 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
         backend = make_backend(config.backend, model=config.model, base_url=config.base_url,
                                model_path=config.model_path, cache_dir=cache, device=ctx.device,
-                               timeout_s=config.timeout_s, max_retries=config.max_retries)
+                               timeout_s=config.timeout_s, max_retries=config.max_retries,
+                               reasoning=config.reasoning_model)
         llm_name = backend.name
         params = ChatParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=ctx.seed)
         for setting in config.settings:
@@ -182,8 +186,12 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                 eps.append(run_llm_episode(inst, backend, setting, cap=step_cap(inst, config.extra_steps),
                                            params=params, agent=f"{llm_name} ({setting})"))
             per_agent[f"llm_{setting}"] = eps
+        with open(out_dir / "llm_episodes.jsonl", "w") as fh:  # every LLM episode, for auditing
+            for k in (k for k in per_agent if k.startswith("llm_")):
+                fh.writelines(json.dumps(e.to_dict(), sort_keys=True) + "\n" for e in per_agent[k])
         for eps in (v for k, v in per_agent.items() if k.startswith("llm_")):
             usage.calls += sum(e.calls for e in eps)
+            usage.cache_hits += sum(e.cache_hits for e in eps)
             usage.prompt_tokens += sum(e.prompt_tokens for e in eps)
             usage.completion_tokens += sum(e.completion_tokens for e in eps)
             usage.latency_s += sum(e.latency_s for e in eps)
