@@ -1,0 +1,422 @@
+"""Reproduction of paper 13 (Lanczos Gaussian sampler) at laptop scale.
+
+Parts (research brief §4):
+
+A. Exact path KL vs T on a 2-D anisotropic Gaussian mixture for β I, trace-matched isotropic,
+   exact diagonal and full covariance (exact mean; paired Monte Carlo, :mod:`.path_kl`).
+B. Lanczos accuracy: relative error ‖ξ_k − Σ^{1/2}z‖/‖Σ^{1/2}z‖ vs k for several κ, and
+   exactness at k = d.
+C. Digits (64-D): a full-covariance GaussianMixture fitted on scikit-learn digits is the data
+   law (closed-form denoiser, exact Σ*); DDPM with β I, trace, diagonal, LGS k ∈ {1,3,5} and
+   dense Σ* at T ∈ {10,20,50}: NLL gap to exact samples, sliced W2, path KL (Gaussian kernels).
+   Then a small ε-MLP trained on the digits exercises the learned, non-symmetric Jacobian.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from neurips26.harness import claims as C
+from neurips26.harness.claims import Outcome
+from neurips26.harness.config import ExperimentConfig
+from neurips26.harness.context import RunContext
+
+from .gmm import (gaussian_mixture_law, gmm_covariance_oracle, gmm_denoiser, gmm_logpdf, gmm_sample)
+from .lanczos import dense_sqrt_apply, lanczos_sqrt, lanczos_tridiagonal
+from .path_kl import path_kl_gaussian_mixture
+from .sampler import ddpm_sample
+from .schedule import spaced_timesteps, vp_alphas_cumprod
+
+
+class Config(ExperimentConfig):
+    """Configuration of the lanczos-ddpm reproduction (quick = laptop, full = GPU/cluster)."""
+
+    path_kl_T: list[int] = Field(default_factory=lambda: [16, 32, 64, 128], min_length=3,
+                                 description="numbers of steps T for path KL vs T (2-D mixture)")
+    path_kl_samples: int = Field(20000, ge=1000, description="Monte Carlo samples per step (brief: >= 20k)")
+    lanczos_dim: int = Field(1000, ge=50, description="dimension d of the Lanczos accuracy test")
+    lanczos_rank: int = Field(100, ge=1, description="number of non-unit eigenvalues of the test operator")
+    lanczos_kappas: list[float] = Field(default_factory=lambda: [11.0, 101.0, 1001.0], min_length=1,
+                                        description="condition numbers of the test operators")
+    lanczos_max_k: int = Field(10, ge=3, description="largest number of Lanczos steps")
+    digits_T: list[int] = Field(default_factory=lambda: [10, 20, 50], min_length=1,
+                                description="numbers of reverse steps on digits")
+    digits_k: list[int] = Field(default_factory=lambda: [1, 3, 5], min_length=1, description="Lanczos k on digits")
+    digits_samples: int = Field(500, ge=50, description="samples per method on digits")
+    digits_path_kl_samples: int = Field(1000, ge=100, description="Monte Carlo samples per step, digits path KL")
+    gmm_components: int = Field(10, ge=1, description="components of the digits GaussianMixture")
+    gmm_reg: float = Field(1e-2, gt=0, description="reg_covar of the digits GaussianMixture ([-1,1] pixels)")
+    train_steps: int = Field(3000, ge=10, description="Adam steps of the digits epsilon-MLP")
+    net_T: list[int] = Field(default_factory=lambda: [10, 20], min_length=1,
+                             description="numbers of reverse steps with the trained epsilon-MLP")
+    num_train_steps: int = Field(1000, ge=10, description="training grid N of the digits DDPM")
+
+    @classmethod
+    def quick(cls) -> "Config":
+        """About 2 minutes on 2 CPU cores."""
+        return cls()
+
+    @classmethod
+    def full(cls) -> "Config":
+        """Larger Monte Carlo, the brief's d = 3072 Lanczos test, more steps and samples."""
+        return cls(path_kl_T=[16, 32, 64, 128, 256, 512], path_kl_samples=100000, lanczos_dim=3072,
+                   lanczos_rank=200, lanczos_kappas=[11.0, 101.0, 1001.0, 10001.0], lanczos_max_k=16,
+                   digits_T=[10, 20, 50, 100], digits_k=[1, 3, 5, 10], digits_samples=5000,
+                   digits_path_kl_samples=10000, gmm_components=20, train_steps=30000, net_T=[10, 20, 50])
+
+
+# --------------------------------------------------------------------------------------------
+# A. path KL vs T on a 2-D mixture
+
+
+def _mixture_2d() -> tuple:
+    def rot(th):
+        return np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+
+    covs = [rot(th) @ np.diag(v) @ rot(th).T for th, v in [(0.3, [1.0, 0.01]), (1.2, [0.5, 0.02]), (-0.7, [0.2, 0.05])]]
+    return [0.5, 0.3, 0.2], [[-1.5, 0.5], [1.5, 1.0], [0.0, -1.5]], covs
+
+
+def _slope(Ts, values) -> float:
+    return float(np.polyfit(np.log(Ts), np.log(values), 1)[0])
+
+
+def _part_a(config: Config, ctx: RunContext, plt):
+    law = gaussian_mixture_law(*_mixture_2d())
+    g = ctx.torch_generator(1)
+    names = ("beta", "trace", "diagonal", "full")
+    totals = {c: [] for c in names}
+    stderr = {c: [] for c in names}
+    for T in ctx.track(config.path_kl_T, "path KL vs T (2-D mixture)"):
+        pk = path_kl_gaussian_mixture(law, vp_alphas_cumprod(T), np.arange(T - 1, -1, -1), names,
+                                      num_samples=config.path_kl_samples, generator=g)
+        for c in names:
+            totals[c].append(pk.total(c))
+            stderr[c].append(pk.stderr[c])
+    Ts = np.array(config.path_kl_T, dtype=float)
+    last3 = slice(len(Ts) - 3, len(Ts))
+    slopes = {c: _slope(Ts[last3], np.array(totals[c])[last3]) for c in names}
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for c, lab in zip(names, ("β I", "trace-matched isotropic", "exact diagonal", "full Σ*")):
+        ax.errorbar(Ts, totals[c], yerr=2 * np.array(stderr[c]), marker="o", label=f"{lab} (slope {slopes[c]:.2f})")
+    ax.plot(Ts, totals["trace"][0] * (Ts[0] / Ts), "k:", lw=1, label="∝ 1/T")
+    ax.plot(Ts, totals["full"][0] * (Ts[0] / Ts) ** 2, "k--", lw=1, label="∝ 1/T²")
+    ax.set(xscale="log", yscale="log", xlabel="T (reverse steps)", ylabel="path KL (nats)",
+           title="Path KL vs T, 2-D Gaussian mixture")
+    ax.legend(fontsize=7)
+    ctx.save_figure("path_kl_vs_T", fig)
+    ratio = totals["trace"][-1] / totals["full"][-1]
+    ratio_beta = totals["beta"][-1] / totals["full"][-1]
+    metrics = {"path_kl_T": config.path_kl_T, "path_kl": totals, "path_kl_stderr": stderr,
+               "path_kl_slopes_last3": slopes, "path_kl_ratio_trace_over_full": ratio,
+               "path_kl_ratio_beta_over_full": ratio_beta}
+    slope_reason = (f"least-squares slope of log KL vs log T over the last three T {config.path_kl_T[-3:]}; "
+                    f"Monte Carlo with {config.path_kl_samples} paired samples per step (2·stderr bars in the "
+                    "figure); tolerance from the research brief §4A")
+    claims = [
+        C.within("path_kl_isotropic_order", "Isotropic reverse covariances have path KL Ω(1/T) "
+                 "(abstract; trace-matched isotropic, the best isotropic choice per x_t)",
+                 measured=slopes["trace"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
+                 reason=slope_reason),
+        C.within("path_kl_beta_order", "Isotropic β_t I (DDPM fixed_large) also decays only as 1/T",
+                 measured=slopes["beta"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
+                 reason=slope_reason, note="β̃_t I is excluded: β̃_1 = 0 makes its last-step KL infinite."),
+        C.at_most("path_kl_full_order", "Matching the full posterior covariance reduces path KL to O(1/T²) (abstract)",
+                  measured=slopes["full"], bound=-1.5, paper_value="slope -2 (O(1/T²))",
+                  reason=slope_reason + "; -1.5 leaves room for the pre-asymptotic regime at T ≤ 128",
+                  note=f"Diagonal slope for reference: {slopes['diagonal']:.2f}."),
+        C.at_least("path_kl_ratio", f"Order-wise gap: isotropic/full path KL at T = {config.path_kl_T[-1]}",
+                   measured=ratio, bound=4.0, paper_value="grows ∝ T",
+                   reason="research brief §4A threshold; the brief's own run gives ≈ 8 at T = 128"),
+    ]
+    return metrics, claims
+
+
+# --------------------------------------------------------------------------------------------
+# B. Lanczos accuracy
+
+
+def _part_b(config: Config, ctx: RunContext, plt):
+    g = ctx.torch_generator(2)
+    d, r, K = config.lanczos_dim, min(config.lanczos_rank, config.lanczos_dim), config.lanczos_max_k
+    ks = np.arange(1, K + 1)
+    errors, rates, bounds = {}, {}, {}
+    for kappa in config.lanczos_kappas:
+        Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+        lam = torch.ones(d, dtype=torch.float64)
+        lam[:r] = torch.logspace(0, math.log10(kappa), r, dtype=torch.float64)
+        S = (Q * lam) @ Q.T
+        z = torch.randn(16, d, generator=g, dtype=torch.float64)
+        ref, _ = dense_sqrt_apply(S.expand(16, d, d), z)
+        dec = lanczos_tridiagonal(lambda v: v @ S, z, K)
+        err = [float(((lanczos_sqrt(dec, int(k))[0] - ref).norm(dim=1) / ref.norm(dim=1)).mean()) for k in ks]
+        errors[str(kappa)] = err
+        rates[str(kappa)] = float(np.exp(np.polyfit(ks, np.log(err), 1)[0]))
+        bounds[str(kappa)] = (math.sqrt(kappa) - 1) / (math.sqrt(kappa) + 1)
+    # exactness at k = d on a small random SPD operator
+    d_small = 12
+    A = torch.randn(d_small, d_small, generator=g, dtype=torch.float64)
+    S_small = A @ A.T + 0.1 * torch.eye(d_small, dtype=torch.float64)
+    z = torch.randn(32, d_small, generator=g, dtype=torch.float64)
+    ref, _ = dense_sqrt_apply(S_small.expand(32, d_small, d_small), z)
+    xi = lanczos_sqrt(lanczos_tridiagonal(lambda v: v @ S_small, z, d_small + 5))[0]
+    exact_err = float(((xi - ref).norm(dim=1) / ref.norm(dim=1)).max())
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for kappa in config.lanczos_kappas:
+        ax.semilogy(ks, errors[str(kappa)], "o-", label=f"κ = {kappa:g} (rate {rates[str(kappa)]:.2f}, "
+                                                       f"ρ = {bounds[str(kappa)]:.2f})")
+    ax.set(xlabel="Lanczos steps k (= JVPs)", ylabel="relative error ‖ξ_k − Σ^{1/2}z‖/‖Σ^{1/2}z‖",
+           title=f"Lanczos sampler accuracy, d = {d}")
+    ax.legend(fontsize=7)
+    ctx.save_figure("lanczos_error_vs_k", fig)
+    monotone = all(bool(np.all(np.diff(e) < 0)) for e in errors.values())
+    within_rate = all(rates[c] <= bounds[c] for c in rates)
+    metrics = {"lanczos_errors": errors, "lanczos_k": ks.tolist(), "lanczos_fitted_rate": rates,
+               "lanczos_chow_saad_rate": bounds, "lanczos_exact_k_eq_d_max_rel_error": exact_err}
+    claims = [
+        C.check("lanczos_exponential_decay",
+                "The Lanczos sampler's error decays exponentially in the number of Lanczos steps k (abstract)",
+                measured={"fitted_rate": rates, "rho_kappa": bounds}, holds=monotone and within_rate,
+                tolerance="error strictly decreasing in k for every κ, and fitted geometric rate "
+                          "exp(slope of log error vs k) ≤ ρ(κ) = (√κ−1)/(√κ+1)",
+                paper_value="exponential decay in k",
+                reason="ρ(κ) is the Chow–Saad/Chebyshev rate for the square root (inferred from the brief, "
+                       "which cites it as the governing rate); averaged over 16 draws of z, float64"),
+        C.at_most("lanczos_exact_at_k_eq_d", "Lanczos with k = d (capped from k = d + 5) reproduces Σ^{1/2}z exactly",
+                  measured=exact_err, bound=1e-8, paper_value="exact",
+                  reason="float64 round-off on a d = 12 operator with κ ≈ 10³ stays below 1e-8"),
+    ]
+    return metrics, claims
+
+
+# --------------------------------------------------------------------------------------------
+# C. digits
+
+
+def _digits(config: Config, ctx: RunContext):
+    from sklearn.datasets import load_digits
+    from sklearn.mixture import GaussianMixture
+
+    X = load_digits().data / 8.0 - 1.0                               # pixels in [-1, 1]
+    perm = ctx.child_rng(3).permutation(len(X))
+    n_test = len(X) // 5
+    Xte, Xtr = X[perm[:n_test]], X[perm[n_test:]]
+    gm = GaussianMixture(config.gmm_components, covariance_type="full", reg_covar=config.gmm_reg,
+                         random_state=ctx.seed).fit(Xtr)
+    return Xtr, Xte, gm
+
+
+def _sliced_w2(a: np.ndarray, b: np.ndarray, seed: int) -> float:
+    import ot
+
+    return float(ot.sliced_wasserstein_distance(a, b, n_projections=500, seed=seed))
+
+
+def _grid(ax, samples: np.ndarray, title: str) -> None:
+    imgs = samples[:16].reshape(4, 4, 8, 8).transpose(0, 2, 1, 3).reshape(32, 32)
+    ax.imshow(imgs, cmap="gray_r", vmin=-1, vmax=1)
+    ax.set_title(title, fontsize=8)
+    ax.axis("off")
+
+
+def _methods(ks: list[int]) -> list[tuple[str, str, int]]:
+    return ([("beta", "beta", 1), ("trace", "trace", 1), ("diagonal", "diagonal", 1)]
+            + [(f"lanczos{k}", "lanczos", k) for k in ks] + [("dense", "dense", 1)])
+
+
+def _part_c(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
+    law = gaussian_mixture_law(gm.weights_ / gm.weights_.sum(), gm.means_, gm.covariances_, dtype=torch.float32)
+    law64 = gaussian_mixture_law(gm.weights_ / gm.weights_.sum(), gm.means_, gm.covariances_)
+    N = config.num_train_steps
+    ac = vp_alphas_cumprod(N)
+    model, oracle = gmm_denoiser(law, ac), gmm_covariance_oracle(law, ac)
+    B = config.digits_samples
+    exact = gmm_sample(law, 4 * B, ctx.torch_generator(4))
+    ref_nll = -float(gmm_logpdf(law, gmm_sample(law, 4 * B, ctx.torch_generator(5))).mean())
+    methods = _methods(config.digits_k)
+    nll_gap = {m: [] for m, _, _ in methods}
+    sw = {m: [] for m, _, _ in methods}
+    sw_test = {m: [] for m, _, _ in methods}
+    jvps = {m: [] for m, _, _ in methods}
+    pkl = {c: [] for c in ("beta", "trace", "diagonal", "full")}
+    grids = {}
+    for T in ctx.track(config.digits_T, "digits: GMM denoiser"):
+        ts = spaced_timesteps(N, T)
+        for name, cov, k in methods:
+            x, st = ddpm_sample(model, (B, 64), ac, ts, prediction_type="sample", covariance=cov, k=k,
+                                generator=ctx.torch_generator(100 + T), denoise_last=False,
+                                posterior_covariance=oracle)             # paired noise across methods
+            nll_gap[name].append(-float(gmm_logpdf(law, x).mean()) - ref_nll)
+            sw[name].append(_sliced_w2(x.numpy(), exact.numpy(), ctx.seed))
+            sw_test[name].append(_sliced_w2(x.numpy(), Xte, ctx.seed))
+            jvps[name].append(st.jvp)
+            if T == config.digits_T[0]:
+                grids[name] = x.numpy()
+        pk = path_kl_gaussian_mixture(law64, ac, ts, tuple(pkl), num_samples=config.digits_path_kl_samples,
+                                      generator=ctx.torch_generator(200 + T), chunk=500)
+        for c in pkl:
+            pkl[c].append(pk.total(c))
+    show = ["beta", "diagonal", "lanczos1", "lanczos3", "dense"]
+    show = [s for s in show if s in grids]
+    fig, axes = plt.subplots(1, len(show) + 1, figsize=(2.2 * (len(show) + 1), 2.6))
+    _grid(axes[0], exact.numpy(), "exact GMM")
+    for ax, s in zip(axes[1:], show):
+        _grid(ax, grids[s], f"{s}, T={config.digits_T[0]}")
+    ctx.save_figure("digits_gmm_samples", fig)
+    metrics = {"digits_T": config.digits_T, "digits_nll_gap": nll_gap, "digits_sw_to_exact": sw,
+               "digits_sw_to_test": sw_test, "digits_jvps": jvps, "digits_path_kl_gaussian": pkl,
+               "digits_ref_nll": ref_nll, "digits_gmm_test_loglik": float(gm.score(Xte))}
+    claims = []
+    if "lanczos3" in nll_gap:
+        l3, dg, dn = (np.array(nll_gap[m]) for m in ("lanczos3", "diagonal", "dense"))
+        beats = bool(np.all(l3 < dg))
+        frac = (dg - l3) / np.maximum(dg - dn, 1e-12)
+        claims += [
+            C.check("digits_k3_beats_diagonal",
+                    "With k = 3 Lanczos steps, samples beat the (optimal) diagonal covariance (abstract; "
+                    "here 64-D digits GMM with exact denoiser)",
+                    measured={"T": config.digits_T, "nll_gap_lanczos3": l3.tolist(), "nll_gap_diagonal": dg.tolist()},
+                    holds=beats, tolerance="NLL gap (sample NLL − exact-sample NLL under the data GMM) of LGS-3 "
+                                           "below the diagonal oracle's at every T",
+                    paper_value="k = 3 beats OCM-DDPM on image benchmarks",
+                    reason=f"{B} samples per method with paired noise; the NLL gap is 0 for exact samples "
+                           "and every method runs the full chain (no mean-only last step)",
+                    note="The diagonal here is the exact diagonal of Σ* — an upper bound on what OCM-DDPM learns."),
+            C.at_least("digits_k3_close_to_dense",
+                       "k = 3 is already close to the dense full-covariance sampler",
+                       measured=float(frac.min()), bound=0.75, paper_value="k = 3 suffices",
+                       reason="fraction of the dense-over-diagonal NLL-gap improvement recovered by LGS-3, "
+                              "worst T; 0.75 = 'most of the benefit' (our choice, fixed before the run)"),
+        ]
+    return metrics, claims, law
+
+
+# --------------------------------------------------------------------------------------------
+# C'. a trained epsilon-MLP
+
+
+def _time_features(t: torch.Tensor, N: int) -> torch.Tensor:
+    freqs = torch.arange(1, 9, dtype=torch.float32)
+    s = (t.float() / N)[:, None] * math.pi * freqs[None]
+    return torch.cat([torch.sin(s), torch.cos(s)], dim=1)
+
+
+def _train_epsilon_mlp(Xtr: np.ndarray, ac: np.ndarray, steps: int, seed: int, progress):
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    N = len(ac)
+    net = torch.nn.Sequential(torch.nn.Linear(64 + 16, 256), torch.nn.SiLU(), torch.nn.Linear(256, 256),
+                              torch.nn.SiLU(), torch.nn.Linear(256, 64))
+    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    X = torch.as_tensor(Xtr, dtype=torch.float32)
+    a = torch.as_tensor(ac, dtype=torch.float32)
+    losses = []
+    for _ in progress(range(steps)):
+        idx = torch.randint(len(X), (256,), generator=g)
+        t = torch.randint(N, (256,), generator=g)
+        eps = torch.randn(256, 64, generator=g)
+        xt = a[t, None].sqrt() * X[idx] + (1 - a[t, None]).sqrt() * eps
+        loss = ((net(torch.cat([xt, _time_features(t, N)], 1)) - eps) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(float(loss))
+    net.eval()
+
+    def model(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return net(torch.cat([x, _time_features(t, N)], 1))
+
+    return model, float(np.mean(losses[-100:]))
+
+
+def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
+    N = config.num_train_steps
+    ac = vp_alphas_cumprod(N)
+    t0 = time.time()
+    model, loss = _train_epsilon_mlp(Xtr, ac, config.train_steps, ctx.seed,
+                                     lambda it: ctx.track(it, "digits: train epsilon-MLP"))
+    train_s = time.time() - t0
+    B = config.digits_samples
+    methods = [("beta", "beta", 1), ("diagonal", "diagonal", 1), ("lanczos3", "lanczos", 3),
+               ("lanczos3_sym", "lanczos", 3), ("dense", "dense", 1)]
+    nll, sw_test, clipped = ({m: [] for m, _, _ in methods} for _ in range(3))
+    grids = {}
+    for T in ctx.track(config.net_T, "digits: epsilon-MLP sampling"):
+        ts = spaced_timesteps(N, T)
+        for name, cov, k in methods:
+            x, st = ddpm_sample(model, (B, 64), ac, ts, prediction_type="epsilon", covariance=cov, k=k,
+                                symmetrize=name.endswith("_sym"), generator=ctx.torch_generator(300 + T),
+                                denoise_last=False)
+            nll[name].append(-float(gmm_logpdf(law, x.detach()).mean()))
+            sw_test[name].append(_sliced_w2(x.detach().numpy(), Xte, ctx.seed))
+            clipped[name].append(st.clipped)
+            if T == config.net_T[0]:
+                grids[name] = x.detach().numpy()
+    fig, axes = plt.subplots(1, len(methods), figsize=(2.2 * len(methods), 2.6))
+    for ax, (name, _, _) in zip(axes, methods):
+        _grid(ax, grids[name], f"ε-MLP {name}, T={config.net_T[0]}")
+    ctx.save_figure("digits_mlp_samples", fig)
+    test_nll = -float(gmm_logpdf(law, torch.as_tensor(Xte, dtype=torch.float32)).mean())
+    metrics = {"mlp_T": config.net_T, "mlp_train_loss": loss, "mlp_train_seconds": train_s,
+               "mlp_nll_under_gmm": nll, "mlp_sw_to_test": sw_test, "mlp_clipped_ritz": clipped,
+               "mlp_test_data_nll_under_gmm": test_nll}
+    l3, dg = np.array(nll["lanczos3"]), np.array(nll["diagonal"])
+    claims = [C.check("mlp_k3_beats_diagonal",
+                      "With a learned ε-network (non-symmetric Jacobian), LGS k = 3 beats the diagonal covariance",
+                      measured={"T": config.net_T, "nll_lanczos3": l3.tolist(), "nll_diagonal": dg.tolist(),
+                                "nll_test_digits": test_nll},
+                      holds=bool(np.all(l3 < dg)),
+                      tolerance="NLL under the digits GMM (a density model of digits) of LGS-3 samples below "
+                                "the diagonal's at every T",
+                      paper_value="k = 3 beats diagonal baselines",
+                      reason=f"{B} samples per method, paired noise; the GMM is a proxy density for real digits "
+                             "(held-out digits score the value in 'nll_test_digits')",
+                      note=f"MLP trained {config.train_steps} Adam steps (final loss {loss:.3f}); the diagonal is "
+                           "the exact diagonal of the network's Σ* (d JVPs per step, an OCM oracle).")]
+    return metrics, claims
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def run(config: Config, ctx: RunContext) -> Outcome:
+    """Run parts A–D and return the metrics and claims (see the module docstring)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics, claims = {}, []
+    for part in (_part_a, _part_b):
+        m, c = part(config, ctx, plt)
+        metrics.update(m)
+        claims += c
+    Xtr, Xte, gm = _digits(config, ctx)
+    m, c, law = _part_c(config, ctx, plt, Xtr, Xte, gm)
+    metrics.update(m)
+    claims += c
+    m, c = _part_d(config, ctx, plt, Xtr, Xte, law)
+    metrics.update(m)
+    claims += c
+    claims.append(C.not_checkable(
+        "image_benchmarks_fid", "Three Lanczos steps improve FID over OCM-DDPM across standard image benchmarks "
+        "(abstract; datasets and values not visible in the brief)",
+        paper_value="better FID than OCM-DDPM (values unknown)",
+        reason="no CIFAR-10/CelebA/ImageNet data and no Inception weights offline; no pretrained OCM-DDPM",
+        full_scale="the full configuration runs parts A–D at larger scale; an image-benchmark run (small UNet "
+                   "via the diffusers adapter, KID with a self-trained feature network) is NOT implemented yet"))
+    notes = ("Path KL uses the exact mean and splits each step into a Monte Carlo non-Gaussianity term shared by "
+             "every covariance plus a closed-form Gaussian covariance-mismatch term (paired by construction). "
+             "The Lanczos sampler's noise is not Gaussian in z-space terms of a fixed covariance, so its path KL "
+             "is not computed; on digits it is judged by the NLL gap and sliced W2 of its samples. "
+             "Digits samples run the full chain (the last step adds noise too), so that no method is helped by "
+             "a mean-only final step. Oracles 'trace'/'diagonal'/'dense' use the closed-form GMM covariance; "
+             "LGS uses JVPs through the closed-form denoiser.")
+    return Outcome(metrics=metrics, claims=claims, notes=notes)
