@@ -87,3 +87,31 @@ def test_documented_command_against_stub_server(tmp_path, monkeypatch):
     assert usage["cache_hits"] == 9  # the result on disk is the rerun's: every reply cached, same outcome
     assert llm["prompt_tokens"] > 0
     assert "api_key" not in result["config"]
+
+
+def test_local_transformers_backend_end_to_end(tmp_path):
+    """A tiny random GPT-2 (saved to tmp, no download) as the agent: its replies are gibberish, so
+    every turn is re-asked once, then counted as an invalid action; nothing crashes or succeeds."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    words = ["[UNK]", "[EOS]", "MOVE", "SEND", "TO", "DONE", "the", "box"]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", eos_token="[EOS]", pad_token="[EOS]")
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(words), n_positions=4096, n_embd=16, n_layer=1, n_head=2,
+                                       eos_token_id=1, bos_token_id=1))
+    model.save_pretrained(tmp_path / "m")
+    fast.save_pretrained(tmp_path / "m")
+    cfg = Config(**TINY, backend="transformers", model_path=str(tmp_path / "m"), llm_instances=2,
+                 settings=["agentic"], max_tokens=4)
+    out = run(cfg, RunContext(seed=0, out_dir=tmp_path / "run"))
+    claims = _well_formed(out)
+    s = out.metrics["summaries"]["llm_agentic"]
+    assert s["n"] + s["errors"] == 2
+    # each step: a malformed reply is re-asked once, then is one invalid action, unless the random model
+    # happens to emit a grammatical line; either way every step is accounted for
+    assert s["reasks"] >= s["malformed"] and s["invalid_action_rate"] >= 0.0
+    assert "tb_gt_fb_llm_agentic" in claims and out.metrics["llm"]["usage"]["calls"] > 0

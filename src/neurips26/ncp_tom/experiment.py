@@ -196,6 +196,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
             usage.completion_tokens += sum(e.completion_tokens for e in eps)
             usage.latency_s += sum(e.latency_s for e in eps)
             usage.errors += sum(e.status == "error" for e in eps)
+        usage.by_model = {llm_name: usage.calls}
 
     summaries = {k: summary(v) for k, v in per_agent.items()}
     gaps = {k: tb_fb_gap(v, ctx.child_rng(2 + j), config.n_boot) for j, (k, v) in enumerate(per_agent.items())
