@@ -67,6 +67,7 @@ class Config(ExperimentConfig):
     real_T: int = Field(1000, ge=10, description="SGD steps on digits")
     real_batch: int = Field(1, ge=1, description="batch size on digits")
     real_repeats: int = Field(40, ge=2, description="independent real SGD runs averaged per schedule")
+    make_figures: bool = Field(True, description="draw the report's figures (off only to save time in tests)")
 
     @field_validator("horizons", "momentum_horizons")
     @classmethod
@@ -102,7 +103,7 @@ def _phase_sweep(spectrum: Spectrum, cfg: Config, ctx: RunContext, name: str) ->
     """Optimal schedule and tuned baselines at each horizon, plus the fitted exponents."""
     out: dict = {"T": list(cfg.horizons), "opt": [], "base": {f: [] for f in BASELINES}, "shape": []}
     for T in ctx.track(cfg.horizons, f"{name} phase horizons"):
-        base = {f: tune_family(spectrum, T, f) for f in BASELINES}
+        base = {f: tune_family(spectrum, T, f, max_iter=cfg.max_iter) for f in BASELINES}
         start = min(base.values(), key=lambda b: b.loss).eta  # best baseline as the starting schedule
         opt = optimal_schedule(spectrum, T, n_knots=cfg.n_knots, max_iter=cfg.max_iter,
                                eta_init=np.clip(start, 1e-6 * base["constant"].eta_max, 0.98 * base["constant"].eta_max))
@@ -180,7 +181,7 @@ def _real_data_part(cfg: Config, ctx: RunContext) -> dict | None:
     scheds = {"optimal": optimal_schedule(sp, T, m=m, n_knots=min(cfg.n_knots, T), max_iter=cfg.max_iter,
                                           eta_init=0.2 * stability_bound(sp.lambdas, m)).eta}
     for f in ("constant", "cosine", "wsd"):
-        scheds[f] = tune_family(sp, T, f, m=m).eta
+        scheds[f] = tune_family(sp, T, f, m=m, max_iter=cfg.max_iter).eta
     every = max(1, T // 100)
     steps = rd.eval_steps(T, every)
     pred, meas, meas_se = {}, {}, {}
@@ -336,7 +337,8 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     timings["real_data_s"] = time.perf_counter() - t0
 
     claims = _claims(cfg, easy, hard, mom, batch, mc, real, real_error, pont_ratio)
-    _figures(ctx, easy, hard, mom, batch, mc, real, pont, cfg)
+    if cfg.make_figures:
+        _figures(ctx, easy, hard, mom, batch, mc, real, pont, cfg)
     metrics = _metrics(cfg, easy, hard, mom, batch, mc, real, pont, pont_ratio, timings)
     notes = (
         "Dynamics: exact second-moment recursion for Gaussian features (diagonal closure, brief §2, inferred); "
