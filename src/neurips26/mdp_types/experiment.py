@@ -22,7 +22,7 @@ from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
 
 from .coding import coding_error_exponent
-from .large_deviations import kernel_rate, kernel_tail_rate, tail_probability_is
+from .large_deviations import kernel_rate, kernel_tail_rate, tail_probability_is, value_rate, value_tail_probability_is
 from .mdp import (
     greedy_policy,
     log_episodes,
@@ -189,13 +189,46 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         tolerance="relative errors strictly decreasing over the m grid",
         reason="brief §4(b); IS standard errors (≤ a few %) are far below the differences between grid points",
         note=f"m grid {cfg.ldp_m}"))
+    # plug-in value estimator: I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v}, level v with I_V ≈ target
+    r_toy = ctx.child_rng(5).random((S, A))
+    pi_e = ctx.child_rng(6).dirichlet(np.ones(A), size=S)
+    V_toy = policy_evaluation(T, r_toy, pi_e, cfg.gamma)[0]
+    d1 = 0.05 * (r_toy.max() - r_toy.min()) / (1 - cfg.gamma)
+    I1 = value_rate(V_toy[0] + d1, T, pi, r_toy, cfg.gamma, pi_e, 0)[0]
+    dv = d1 * np.sqrt(cfg.ldp_target_rate / I1)   # quadratic growth of I_V near V: one secant step
+    I_v, T_star = value_rate(V_toy[0] + dv, T, pi, r_toy, cfg.gamma, pi_e, 0)
+    est_v, se_v = [], []
+    for mm in ctx.track(cfg.ldp_m, "value LDP importance sampling"):
+        lp, se = value_tail_probability_is(V_toy[0] + dv, T, pi, r_toy, cfg.gamma, pi_e, 0, mm, cfg.ldp_paths,
+                                           rng, T_star=T_star)
+        est_v.append(-lp / mm)
+        se_v.append(se)
+    est_v = np.array(est_v)
+    err_v = np.abs(est_v - I_v) / I_v
+    metrics.update(value_ldp_level=float(V_toy[0] + dv), value_ldp_V=float(V_toy[0]), value_ldp_rate=I_v,
+                   value_ldp_estimates=est_v.tolist(), value_ldp_rel_error=err_v.tolist(), value_ldp_is_rel_se=se_v)
+    claims.append(C.at_most(
+        "ldp_value_rate_largest_m", "Variational rate function of the plug-in value estimator: −(1/m) log "
+        "P(V̂(s0) ≥ v) → I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v} (abstract; brief §2)",
+        measured=float(err_v[-1]), bound=0.2, paper_value="rate = variational formula",
+        reason="same rule as the kernel LDP (brief §4(b)): within 20% at the largest m",
+        note=f"m={cfg.ldp_m[-1]}, V={V_toy[0]:.4f}, level v={V_toy[0] + dv:.4f}, I_V={I_v:.4f}, estimate "
+             f"{est_v[-1]:.4f} (IS relative s.e. {se_v[-1]:.3f}); I_V found by a local solve (SLSQP), so a "
+             "non-global minimum would show up here as an estimate below I_V"))
+    claims.append(C.check(
+        "ldp_value_error_shrinks", "The value estimator's finite-m exponent approaches I_V as m grows",
+        measured=[round(float(e), 4) for e in err_v], holds=bool(np.all(np.diff(err_v) < 0)),
+        tolerance="relative errors strictly decreasing over the m grid",
+        reason="LDP convergence; IS standard errors are a few % of the estimate"))
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(cfg.ldp_m, est, "o-", label="−(1/m) log P̂ (importance sampling)")
-    ax.axhline(tail.rate, color="r", ls="--", label="rate function J")
+    ax.plot(cfg.ldp_m, est, "o-", label=f"kernel: T̂({s1}|s0,a0) ≥ {x:.2f}")
+    ax.axhline(tail.rate, color="C0", ls="--", label="J (kernel rate)")
+    ax.plot(cfg.ldp_m, est_v, "s-", color="C1", label=f"value: V̂(s0) ≥ {V_toy[0] + dv:.2f}")
+    ax.axhline(I_v, color="C1", ls=":", label="I_V (variational rate)")
     ax.set_xscale("log")
     ax.set_xlabel("m")
-    ax.set_ylabel("exponent (nats)")
-    ax.set_title(f"LDP of T̂({s1}|s0,a0) ≥ {x:.2f}")
+    ax.set_ylabel("−(1/m) log P̂ (importance sampling)")
+    ax.set_title("Large deviations of learned dynamics and values")
     ax.legend(fontsize=7)
     ctx.save_figure("ldp_kernel", fig)
     timings["ldp"] = time.perf_counter() - t0

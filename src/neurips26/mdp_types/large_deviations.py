@@ -299,3 +299,55 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
     if best is None:
         raise RuntimeError(f"no kernel on the support of T reaches the level v = {v}: the rate is +inf")
     return float(best.fun), unpack(best.x)
+
+
+def value_tail_probability_is(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: float,
+                              pi_eval: np.ndarray, s0: int, m: int, n_paths: int, rng: np.random.Generator,
+                              T_star: np.ndarray | None = None, mix: float = 0.02,
+                              chunk: int = 2000) -> tuple[float, float]:
+    """Importance-sampling estimate of ``log P(V̂(s_0) ≥ v)`` for the plug-in value after ``m`` transitions.
+
+    The proposal is the pair chain of the minimiser of :func:`value_rate`: kernel ``T*`` with the
+    optimal action law ``ρ*`` from the Bellman solution of ``J(T*)`` (the exponential tilt that
+    attains the rate), mixed with ``P`` (weight ``mix``) for absolute continuity. ``V̂`` uses the
+    plug-in kernel of each path (unvisited rows uniform, as :func:`plug_in_kernel`).
+
+    Returns:
+        ``(log_p, rel_se)``.
+
+    Raises:
+        ValueError: if ``m < 1`` or ``n_paths < 2``.
+    """
+    from .mdp import sample_pair_chain
+
+    if m < 1 or n_paths < 2:
+        raise ValueError(f"need m >= 1 and n_paths >= 2; got m={m}, n_paths={n_paths}")
+    S, A, _ = T.shape
+    if T_star is None:
+        T_star = value_rate(v, T, pi, r, gamma, pi_eval, s0)[1]
+    _, _, rho = _rate_bellman(T_star, T, pi)
+    P = pair_kernel(T, pi)
+    mu = stationary_distribution(P)
+    Pq = (1 - mix) * pair_kernel(T_star, rho) + mix * P
+    muq = stationary_distribution(Pq, require_irreducible=False)
+    with np.errstate(divide="ignore"):
+        logLR = np.where(P > 0, np.log(P) - np.log(np.where(Pq > 0, Pq, 1.0)), -np.inf)
+    r_pi = (pi_eval * r).sum(axis=1)
+    out = []
+    for start in range(0, n_paths, chunk):
+        k = min(chunk, n_paths - start)
+        path = sample_pair_chain(Pq, m + 1, rng, n_chains=k, mu0=muq)
+        lw = np.log(mu[path[:, 0]]) - np.log(muq[path[:, 0]]) + logLR[path[:, :-1], path[:, 1:]].sum(axis=1)
+        flat = (np.arange(k)[:, None] * (S * A * S) + path[:, :-1] * S + path[:, 1:] // A).ravel()
+        N = np.bincount(flat, minlength=k * S * A * S).reshape(k, S, A, S).astype(float)
+        n_z = N.sum(axis=3, keepdims=True)
+        T_hat = np.where(n_z > 0, N / np.maximum(n_z, 1), 1.0 / S)
+        P_pi = np.einsum("sa,ksat->kst", pi_eval, T_hat)
+        V = np.linalg.solve(np.eye(S)[None] - gamma * P_pi, np.broadcast_to(r_pi, (k, S))[..., None])[..., 0]
+        out.append(np.where(V[:, s0] >= v, lw, -np.inf))
+    lw = np.concatenate(out)
+    peak = np.max(lw)
+    if not np.isfinite(peak):
+        return float("-inf"), float("inf")
+    w = np.exp(lw - peak)
+    return float(peak + np.log(w.mean())), float(w.std(ddof=1) / np.sqrt(len(w)) / w.mean())
