@@ -41,9 +41,12 @@ class SystemSpec:
 
 
 def code_version(system: str) -> str:
-    """A hash of the system's and the spine's ``.py`` sources (changes when the code does)."""
+    """A hash of the system's, the spine's and the model backends' ``.py`` sources.
+
+    It changes whenever the code a run depends on does, so such runs are redone.
+    """
     h = hashlib.sha256()
-    for folder in (_PKG_ROOT / "harness", _PKG_ROOT / system):
+    for folder in (_PKG_ROOT / "harness", _PKG_ROOT / "backends", _PKG_ROOT / system):
         if folder.is_dir():
             for path in sorted(folder.rglob("*.py")):
                 h.update(path.relative_to(_PKG_ROOT).as_posix().encode())
