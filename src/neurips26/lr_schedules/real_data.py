@@ -126,13 +126,14 @@ class PowerLawFit:
 
     @property
     def noise_floor(self) -> float:
-        """``σ0² / n``: the per-mode target power that pure residual noise would show.
+        """``σ̂² / n`` with ``σ̂² = n σ0² / (n − N)``: the per-mode target power pure noise shows.
 
         Modes whose measured ``λ_k w*_k²`` is near this level carry no resolvable signal, so
-        the automatic target fit range stops before them (inferred; standard least-squares
-        noise in the eigenbasis has ``E v_k² / λ_k = σ0² / n``).
+        the automatic target fit range stops before them (inferred; least-squares noise of
+        variance ``σ²`` in the eigenbasis has ``E v_k² / λ_k = σ² / n``, and the training
+        residual ``σ0²`` underestimates ``σ²`` by the factor ``1 − N/n``).
         """
-        return self.sigma0_sq / self.n_samples
+        return self.sigma0_sq / max(self.n_samples - self.lambdas.size, 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -268,11 +269,11 @@ def estimate_power_law(
       data-set specific (mean direction, stroke clusters) and the bottom half is distorted by
       finite ``n`` and the end of the spectrum).
     * ``a = αβ + 1``: per-mode powers fluctuate like a χ²₁ variable, so they are averaged in
-      log-spaced bins (``bins_per_decade``), the noise floor ``σ0² / n`` (the mean of
-      ``v_k² / λ_k`` for pure residual noise) is subtracted from each bin mean, and ``log`` of
+      log-spaced bins (``bins_per_decade``), the noise floor ``σ0² / (n − N)`` (the mean of
+      ``v_k² / λ_k`` for pure residual noise, see :attr:`PowerLawFit.noise_floor`) is subtracted from each bin mean, and ``log`` of
       the result is regressed on ``log`` of the bins' geometric centre.  Default range: from ``k = 5`` up to the last bin
-      before the binned power first drops below ``floor_factor · σ0² / n`` (the residual-noise
-      floor), capped at ``N_eff``.
+      before the floor-subtracted binned power first drops below ``(floor_factor − 1)`` times
+      the noise floor, capped at ``N_eff``.
     * ``β = (a − 1) / α``; ``se(β)² = (se(a)/α)² + ((a − 1) se(α) / α²)²``.
 
     Args:
@@ -340,7 +341,7 @@ def estimate_power_law(
     alpha, alpha_se = -slope, slope_se
 
     # ---- a = αβ + 1: λ_k w*_k² ∝ k^{-a}, log-binned ------------------------------------------
-    floor = sigma0_sq / n
+    floor = sigma0_sq / max(n - N, 1)  # = σ̂²/n with the unbiased noise estimate σ̂² = n σ0²/(n − N)
     auto = k_range_target is None
     kt = (5, n_eff) if auto else _check_range("k_range_target", k_range_target, N)
     if auto and kt[1] - kt[0] < 2:
