@@ -15,7 +15,8 @@ The pair type ``Q_n`` satisfies an LDP with rate ``D(Q ‖ Q_1⊗P)`` on balance
   ``D`` by joint convexity), so ``J(T')`` is the optimal average cost of choosing ``ρ`` with
   stage cost ``c(s,a) + log ρ(a|s)/π(a|s)``, ``c(s,a) = KL(T'(·|s,a) ‖ T(·|s,a))``. Its Bellman
   equation is ``J + h(s) = −log Σ_a π(a|s) exp(−c(s,a) − Σ_{s'} T'(s'|s,a) h(s'))``, solved by
-  damped relative value iteration (the damping is the aperiodicity transform; exact).
+  soft policy iteration (fallback: damped relative value iteration; the damping is the
+  aperiodicity transform, so it is exact).
 * ``method="convex"``: the joint convex program over ``Q`` on the support of ``P`` (cvxpy,
   ``rel_entr`` is jointly convex and ``Q_1`` is linear in ``Q``), for cross-checks.
 
@@ -68,13 +69,15 @@ def kernel_rate(T_prime: np.ndarray, T: np.ndarray, pi: np.ndarray, method: str 
 
     Args:
         T_prime: ``(S, A, S)`` candidate kernel; T: true kernel; pi: logging policy ``(S, A)``.
-        method: ``"bellman"`` (per-state soft Bellman equation, fast) or ``"convex"`` (joint cvxpy).
+        method: ``"bellman"`` (per-state soft Bellman equation: soft policy iteration, falling back
+            to damped relative value iteration) or ``"convex"`` (joint cvxpy program).
         tau: damping of the relative value iteration (aperiodicity transform), in ``[0, 1)``.
         tol, max_iter: stopping rule of the iteration (span of the Bellman residual ``< tol``).
 
     Returns:
         ``J(T') >= 0``; ``inf`` if every recurrent behaviour needs a transition ``T'`` has but
-        ``T`` forbids.
+        ``T`` forbids. ``method="bellman"`` also returns ``inf`` when some state has no action of
+        finite cost (it cannot tell whether that state is avoidable); use ``"convex"`` there.
 
     Raises:
         ValueError: bad shapes/kernels or an unknown ``method``.
@@ -94,32 +97,57 @@ def kernel_rate(T_prime: np.ndarray, T: np.ndarray, pi: np.ndarray, method: str 
 
 
 def _rate_bellman(T_prime, T, pi, tau=0.5, tol=1e-10, max_iter=200_000):
-    """Damped relative value iteration of ``J + h = F(h)``; returns ``(J, h, rho)``."""
+    """Solve ``J + h = F(h)``; returns ``(J, h, rho)``.
+
+    Soft policy iteration first (evaluate ``ρ`` exactly by a linear solve, then
+    ``ρ ∝ π exp(−c − T'h)``; superlinear), damped relative value iteration as the fallback when
+    the evaluation system is singular (several recurrent classes).
+    """
     if not 0 <= tau < 1:
         raise ValueError(f"tau = {tau}: need 0 <= tau < 1")
     with np.errstate(divide="ignore"):
         c = np.sum(rel_entr(T_prime, T), axis=2)  # (S, A), inf where T' leaves the support of T
         log_pi = np.log(pi)
     S = T.shape[0]
-    h = np.zeros(S)
 
-    def F(h):
+    def soft(h):
         x = log_pi - c - T_prime @ h
         mx = np.max(x, axis=1)
         with np.errstate(invalid="ignore"):
-            return -(mx + np.log(np.sum(np.exp(x - mx[:, None]), axis=1)))
+            F = -(mx + np.log(np.sum(np.exp(x - mx[:, None]), axis=1)))
+            rho = np.exp(x - mx[:, None])
+        return F, rho / rho.sum(axis=1, keepdims=True)
 
-    for _ in range(max_iter):
-        Fh = F(h)
-        if not np.all(np.isfinite(Fh)):
-            return np.inf, h, None
-        resid = Fh - h
+    if np.any(np.all(~np.isfinite(log_pi - c), axis=1)):
+        return np.inf, np.zeros(S), None   # a state with no finite-cost action (see kernel_rate)
+    h = np.zeros(S)
+    F, rho = soft(h)
+    for _ in range(200):
+        P_rho = np.einsum("sa,sat->st", rho, T_prime)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.sum(np.where(rho > 0, rho * (c + np.log(rho) - log_pi), 0.0), axis=1)
+        M = np.eye(S) - P_rho
+        M[:, 0] = 1.0
+        try:
+            x = np.linalg.solve(M, g)
+        except np.linalg.LinAlgError:
+            break
+        h = np.r_[0.0, x[1:]]
+        F, rho = soft(h)
+        resid = F - h
+        if not np.all(np.isfinite(resid)):
+            break
         if resid.max() - resid.min() < tol:
-            x = log_pi - c - T_prime @ h
-            rho = np.exp(x - x.max(axis=1, keepdims=True))
-            rho /= rho.sum(axis=1, keepdims=True)
             return float(max(np.mean(resid), 0.0)), h, rho
-        h = tau * h + (1 - tau) * Fh
+    h = np.zeros(S)
+    for _ in range(max_iter):
+        F, rho = soft(h)
+        if not np.all(np.isfinite(F)):
+            return np.inf, h, None
+        resid = F - h
+        if resid.max() - resid.min() < tol:
+            return float(max(np.mean(resid), 0.0)), h, rho
+        h = tau * h + (1 - tau) * F
         h = h - h[0]
     raise RuntimeError(f"relative value iteration did not converge in {max_iter} sweeps; "
                        "use method='convex'")
