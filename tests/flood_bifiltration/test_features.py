@@ -146,3 +146,13 @@ def test_slice_matches_flooder_package():
     assert set(theirs) == set(mine)
     # flooder computes in float32: 1e-5 relative on radii of order 1
     assert max(abs(theirs[s] - mine[s]) for s in mine) < 1e-5
+
+
+def test_multipers_accepts_it_for_module_approximation_and_rank(circle_bif):
+    import multipers as mp
+
+    st = to_simplextree_multi(circle_bif)
+    module = mp.module_approximation(st)
+    assert len(module) > 0  # H0 alone has at least one summand
+    sm = mp.signed_measure(st.grid_squeeze(resolution=10, strategy="regular"), degree=1, invariant="rank")
+    assert len(sm) == 1

@@ -14,7 +14,15 @@ Public API:
     farthest_point_sampling, delaunay_complex, sublevel_flood_bifiltration, SublevelFlood,
     slice_values, slice_simplex_tree, flood_filtration, to_simplextree_multi,
     flood_complex_values, codensity, hilbert_signed_measure, convolved_signed_measure,
-    delay_embedding, SublevelFloodFeatures.
+    delay_embedding, DelayEmbedding, SublevelFloodFeatures; baselines
+    delaunay_lowerstar_bifiltration, rips_codensity_bifiltration.
+
+Example::
+
+    from neurips26.flood_bifiltration import codensity, sublevel_flood_bifiltration, to_simplextree_multi
+    f = codensity(X, "kde", bandwidth=0.1)                   # (N,) in [0, 1]
+    slf = sublevel_flood_bifiltration(X, f, n_landmarks=64)  # masked mode; exact=True for exact grades
+    st = to_simplextree_multi(slf)                           # k-critical multipers.SimplexTreeMulti
 """
 
 from .bifiltration import (
@@ -26,12 +34,19 @@ from .bifiltration import (
     sublevel_flood_bifiltration,
     to_simplextree_multi,
 )
+from .baselines import delaunay_lowerstar_bifiltration, rips_codensity_bifiltration
+from .data import circle_with_outliers, loop_vs_disk_dataset
 from .delaunay import DelaunayComplex, barycentric_grid, delaunay_complex, minimum_enclosing_balls
+from .features import (DelayEmbedding, SublevelFloodFeatures, codensity, convolved_signed_measure,
+                       delay_embedding, hilbert_signed_measure)
 from .landmarks import farthest_point_sampling
 
 __all__ = [
     "SublevelFlood", "sublevel_flood_bifiltration", "slice_values", "slice_simplex_tree",
     "flood_filtration", "to_simplextree_multi", "flood_complex_values",
     "DelaunayComplex", "delaunay_complex", "barycentric_grid", "minimum_enclosing_balls",
-    "farthest_point_sampling",
+    "farthest_point_sampling", "codensity", "hilbert_signed_measure", "convolved_signed_measure",
+    "delay_embedding", "DelayEmbedding", "SublevelFloodFeatures",
+    "delaunay_lowerstar_bifiltration", "rips_codensity_bifiltration",
+    "circle_with_outliers", "loop_vs_disk_dataset",
 ]

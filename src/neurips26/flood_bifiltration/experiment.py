@@ -339,10 +339,10 @@ def _figures(ctx: RunContext, figs: dict, table: dict, config: Config) -> None:
 
     x, f, bif = figs["density"]
     lm = bif.points[bif.landmark_indices]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
-    for ax, t in zip(axes, (0.3, math.inf)):
+    fig, axes = plt.subplots(2, 2, figsize=(11, 10))
+    for (row, r), (col, t) in ((a, b) for a in enumerate((0.25, 0.45)) for b in enumerate((0.4, math.inf))):
+        ax = axes[row, col]
         vals = slice_values(bif, t)
-        r = 0.25
         keep = f <= t
         ax.scatter(x[~keep, 0], x[~keep, 1], s=4, c="lightgrey")
         ax.scatter(x[keep, 0], x[keep, 1], s=4, c=f[keep], cmap="viridis", vmin=0, vmax=1)
@@ -352,7 +352,7 @@ def _figures(ctx: RunContext, figs: dict, table: dict, config: Config) -> None:
         for e, v in zip(bif.simplices[1], vals[1]):
             if v <= r:
                 ax.plot(lm[e, 0], lm[e, 1], color="tab:red", lw=0.6)
-        ax.set_title(f"SLF slice r = {r}, t = {'max f' if math.isinf(t) else t}")
+        ax.set_title(f"SLF_(r, t): r = {r}, t = {'max f' if math.isinf(t) else t} (grey: f > t)")
         ax.set_aspect("equal")
     ctx.save_figure("bifiltration_slices", fig)
 
