@@ -95,26 +95,26 @@ def single_posterior_moments(model: MixtureModel, x: np.ndarray) -> tuple[np.nda
 
 
 def diffused_mixture_score(weights, means, covs, alpha: float):
-    """Score of the VP-diffused mixture Σ_k w_k N(√α μ_k, αΣ_k + (1 − α)I) as torch tensors.
+    """Score of VP-diffused mixtures Σ_k w_jk N(√α μ_jk, αΣ_jk + (1 − α)I), one per row j.
 
-    Args: weights ``(..., K)``, means ``(..., K, d)``, covs ``(..., K, d, d)`` (torch, float64);
-        the leading ``...`` (e.g. n observations) broadcast against θ ``(b, ..., d)``.
+    Args: weights ``(J, K)``, means ``(J, K, d)``, covs ``(J, K, d, d)`` (torch float64);
+        alpha: α_t ∈ (0, 1].
 
     Returns:
-        callable θ ``(b, ..., d)`` → score ``(b, ..., d)``.
+        callable θ ``(b, J, d)`` → score ``(b, J, d)`` (row j of θ scored under mixture j).
     """
     d = means.shape[-1]
     c = alpha * covs + (1 - alpha) * torch.eye(d, dtype=covs.dtype)
-    prec = torch.linalg.inv(c)
-    logdet = torch.linalg.slogdet(c)[1]
-    mu = np.sqrt(alpha) * means
+    prec = torch.linalg.inv(c)                                          # (J, K, d, d)
+    logdet = torch.linalg.slogdet(c)[1]                                 # (J, K)
+    mu = float(np.sqrt(alpha)) * means                                  # (J, K, d)
     logw = torch.log(weights)
 
     def score(theta: torch.Tensor) -> torch.Tensor:
-        diff = theta.unsqueeze(-2) - mu                                # (b, ..., K, d)
-        pd = torch.einsum("...kij,b...kj->b...ki", prec, diff)
-        logp = logw - 0.5 * (diff * pd).sum(-1) - 0.5 * logdet         # (b, ..., K)
-        r = torch.softmax(logp, dim=-1)
+        diff = theta[:, :, None, :] - mu[None]                          # (b, J, K, d)
+        pd = torch.einsum("jkil,bjkl->bjki", prec, diff)
+        logp = logw[None] - 0.5 * (diff * pd).sum(-1) - 0.5 * logdet[None]
+        r = torch.softmax(logp, dim=-1)                                 # (b, J, K)
         return -(r.unsqueeze(-1) * pd).sum(-2)
 
     return score

@@ -219,7 +219,8 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
                               np.array([b.m for b in bs]), np.array([b.M for b in bs]), kind, float(epsilon))
 
 
-DEFAULT_LEVEL_CANDIDATES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 65, 80, 100, 130, 160, 200)
+DEFAULT_LEVEL_CANDIDATES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 65, 80, 100, 130, 160, 200,
+                            250, 320, 400, 500, 650, 800, 1000)
 LEVEL_RULES = ("max_gap", "min_total")
 
 
@@ -253,6 +254,10 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
         InfeasibleAccuracyError: no candidate L gives a guarantee (or meets ``max_gap``).
         NonNormalisableBridgeError: as :func:`tune_for_levels`.
     """
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if kind not in BRIDGES:
+        raise ValueError(f"kind must be one of {BRIDGES}, got {kind!r}")
     if level_rule not in LEVEL_RULES:
         raise ValueError(f"level_rule must be one of {LEVEL_RULES}, got {level_rule!r}")
     if not level_candidates or any(int(c) != c or c < 1 for c in level_candidates):

@@ -1,0 +1,99 @@
+"""The W2 bounds and the decision rule, checked with the exact W2 of the sampler's output law."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neurips26.annealed_langevin import (GaussianFit, InfeasibleAccuracyError, NonNormalisableBridgeError,
+                                         VPSchedule, ald_output, bridge, level_bound, max_step_profile,
+                                         max_step_size, tune, tune_for_levels, w2_gaussian)
+
+from .conftest import make_fit
+
+SCH = VPSchedule()
+
+
+@settings(max_examples=25, deadline=None)
+@given(d=st.integers(1, 4), n=st.integers(2, 60), seed=st.integers(0, 10_000),
+       scale=st.floats(0.05, 20.0), lik=st.floats(0.1, 10.0))
+def test_linhart_admits_larger_steps_than_geffner(d, n, seed, scale, lik):
+    # Paper's theorem (Gaussian setting): h^L_max(t) >= h^G_max(t) at every t, any prior/likelihood.
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    s0 = scale * q @ np.diag(np.exp(rng.standard_normal(d))) @ q.T
+    x = rng.standard_normal((n, d))
+    fit = GaussianFit.linear_gaussian(np.ones(d), s0, lik * np.eye(d), x)
+    ts = np.linspace(1.0, 1e-3, 40)
+    hg, hl = max_step_profile("geffner", ts, SCH, fit), max_step_profile("linhart", ts, SCH, fit)
+    assert np.all(hl >= hg * (1 - 1e-9))   # 1e-9: float64 eigenvalue round-off
+
+
+@pytest.mark.parametrize("d,n", [(2, 3), (2, 30), (4, 10)])
+@pytest.mark.parametrize("kind", ["geffner", "linhart"])
+def test_tuned_rule_meets_epsilon_exactly(d, n, kind):
+    # Exact W2 of the output law (no Monte Carlo), so the guarantee W2 <= ε is checked with no slack.
+    fit = make_fit(d, n, seed=d * 100 + n)
+    mn, sn = fit.tall_posterior()
+    for eps, delta, bias_term in [(0.1, 0.0, "lipschitz"), (0.05, 0.0, "hessian_lipschitz"),
+                                  (0.1, 0.02, "hessian_lipschitz")]:
+        hp = tune(kind, SCH, fit, eps, delta=delta, bias_term=bias_term)
+        assert hp.bound <= eps
+        bs = [bridge(kind, float(t), SCH, fit) for t in hp.times]
+        u = np.ones(d) / np.sqrt(d)
+        m, c = ald_output(np.zeros(d), np.eye(d), bs, hp.step_sizes, hp.n_steps, delta * u)
+        assert w2_gaussian(m, c, bs[-1].mean, bs[-1].cov) <= hp.bound
+        assert w2_gaussian(m, c, mn, sn) <= eps
+        assert np.all(hp.step_sizes <= 2 / (hp.m + hp.M) + 1e-15)
+
+
+def test_single_level_bound_holds_over_h_and_k_sweep():
+    # DK19 bound vs exact W2 over a grid of (h, K) and a constant score error.
+    fit = make_fit(2, 10, seed=5)
+    b = bridge("geffner", 0.01, SCH, fit)
+    w0 = w2_gaussian(np.zeros(2), np.eye(2), b.mean, b.cov)
+    for h in np.linspace(0.05, 1.0, 6) * max_step_size(b.m, b.M):
+        for k in (1, 5, 50, 500):
+            for delta in (0.0, 0.3):
+                m, c = ald_output(np.zeros(2), np.eye(2), [b], [h], [k], delta * np.array([1.0, 0.0]))
+                assert w2_gaussian(m, c, b.mean, b.cov) <= level_bound(w0, h, k, b.m, b.M, 2, delta) + 1e-12
+
+
+def test_rule_respects_the_stability_bound_and_rejects_large_steps():
+    with pytest.raises(ValueError, match=r"stability bound 2/\(m\+M\)=0\.6667"):
+        level_bound(1.0, 0.7, 3, 1.0, 2.0, 2)
+    fit = make_fit(2, 5, seed=0)
+    b = bridge("linhart", 0.01, SCH, fit)
+    with pytest.raises(ValueError, match="diverges"):
+        ald_output(np.zeros(2), np.eye(2), [b], [2.5 / b.M], [3])
+
+
+def test_undiffused_geffner_is_refused_for_a_narrow_prior():
+    # sbi's fnpe form with a narrow prior has an indefinite bridging precision (brief: min eig < 0).
+    fit = make_fit(2, 10, seed=1, prior_scale=0.05)
+    ms = [bridge("geffner_undiffused", float(t), SCH, fit).m for t in SCH.levels(20)]
+    assert min(ms) < 0
+    with pytest.raises(NonNormalisableBridgeError, match="not normalisable"):
+        tune("geffner_undiffused", SCH, fit, 0.1)
+    assert tune("geffner", SCH, fit, 0.1, bias_term="hessian_lipschitz").bound <= 0.1   # diffused prior is fine
+
+
+def test_infeasible_accuracy_and_bad_arguments():
+    fit = make_fit(2, 3, seed=2)
+    with pytest.raises(InfeasibleAccuracyError, match="delta/m_t"):
+        tune_for_levels("linhart", SCH.levels(5), SCH, fit, 0.01, delta=1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        tune("linhart", SCH, fit, -1.0)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        tune("song", SCH, fit, 0.1)
+    with pytest.raises(ValueError, match="strictly decreasing"):
+        tune_for_levels("linhart", [0.1, 0.5], SCH, fit, 0.1)
+    with pytest.raises(ValueError, match="bias_fraction"):
+        tune("linhart", SCH, fit, 0.1, bias_fraction=1.5)
+
+
+def test_min_total_rule_is_never_costlier_than_max_gap():
+    fit = make_fit(2, 10, seed=3)
+    a = tune("linhart", SCH, fit, 0.1, level_rule="min_total", bias_term="hessian_lipschitz")
+    b = tune("linhart", SCH, fit, 0.1, level_rule="max_gap", bias_term="hessian_lipschitz")
+    assert a.total_steps <= b.total_steps and a.bound <= 0.1
