@@ -23,3 +23,12 @@ def test_zero_below_entropy_rate_positive_above_and_inf_beyond_log_z(toy):
     E = coding_error_exponent(P, [0.5 * H, H, H + 0.1, H + 0.2, np.log(4) + 0.1])
     assert np.all(np.abs(E[:2]) < 1e-6)
     assert 0 < E[2] < E[3] and E[4] == np.inf
+
+
+def test_exact_error_probability_decreases_with_rate(toy):
+    from neurips26.mdp_types import coding_error_probability_exact, stationary_distribution
+
+    P = pair_kernel(*toy)
+    mu = stationary_distribution(P)
+    p = [coding_error_probability_exact(P, mu, 6, R) for R in (0.0, 0.3, 0.6, 5.0)]
+    assert 0 < p[0] <= 1 and np.all(np.diff(p) <= 0) and p[-1] == 0.0

@@ -83,3 +83,11 @@ def test_value_rate_zero_below_and_increasing_above(toy):
     for d, Tstar, rate in zip((0.05, 0.15), Ts, rates):
         assert policy_evaluation(Tstar, r, pi, 0.8)[0][0] >= V[0] + d - 1e-6
         assert abs(kernel_rate(Tstar, T, pi) - rate) < 1e-6
+
+
+def test_q_rate_reaches_the_level(toy):
+    T, pi = toy
+    r = np.array([[0.2, 0.8], [0.5, 0.1]])
+    Q = policy_evaluation(T, r, pi, 0.8)[1]
+    rate, Tstar = value_rate(Q[0, 1] + 0.1, T, pi, r, 0.8, pi, 0, a0=1)
+    assert rate > 0 and policy_evaluation(Tstar, r, pi, 0.8)[1][0, 1] >= Q[0, 1] + 0.1 - 1e-6

@@ -5,6 +5,8 @@ import itertools
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neurips26.mdp_types import (
     bootstrap_lower_bound,
@@ -149,3 +151,15 @@ def test_bootstrap_is_below_plug_in(toy):
     lb = bootstrap_lower_bound(N, r, 0.9, pi, 0.05, 400, np.random.default_rng(0))
     V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi, 0.9)[0]
     assert np.all(lb < V_hat)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 100_000), st.floats(1e-4, 3.0))
+def test_kl_worst_case_is_between_min_and_nominal_and_in_the_ball(seed, eps):
+    rng = np.random.default_rng(seed)
+    q = rng.dirichlet(np.full(5, 0.7))
+    v = rng.normal(size=5)
+    sigma, p = kl_worst_case(q[None], v, np.array([eps]))
+    assert v.min() - 1e-9 <= sigma[0] <= q @ v + 1e-12
+    kl = np.sum(np.where(q > 0, q * np.log(q / np.maximum(p[0], 1e-300)), 0.0))
+    assert kl <= eps * (1 + 1e-6) + 1e-9             # the worst-case row lies in the ball

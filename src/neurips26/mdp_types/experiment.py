@@ -396,7 +396,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         "convex program is the cross-check. The LDP threshold x is chosen so that J(x) ≈ ldp_target_rate "
         "(the event, not the tolerance). Bad inputs: unvisited pairs get the whole simplex on their support; "
         "data outside a kernel's support give infinite divergence (reported / rejected); γ ≥ 1 and rewards "
-        "outside the declared range raise; non-irreducible logging chains raise or warn.")
+        "outside the declared range raise; non-irreducible logging chains raise or warn. Offline sections use the "
+        "known support of the shipped tables (which next states are possible, not their probabilities); on Taxi "
+        "(full scale) that support is a single next state, so its pessimistic value equals the true value.")
     return Outcome(metrics=metrics, claims=claims, notes=notes)
 
 
