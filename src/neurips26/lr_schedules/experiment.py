@@ -67,6 +67,9 @@ class Config(ExperimentConfig):
     real_T: int = Field(1000, ge=10, description="SGD steps on digits")
     real_batch: int = Field(1, ge=1, description="batch size on digits")
     real_repeats: int = Field(40, ge=2, description="independent real SGD runs averaged per schedule")
+    sweep_horizons: list[int] = Field([], description="horizons of the digits-MLP horizon sweep (empty: skip)")
+    sweep_base_lrs: list[float] = Field([0.01, 0.03, 0.1, 0.3, 1.0], min_length=2,
+                                        description="base LRs tried per horizon in the sweep")
     make_figures: bool = Field(True, description="draw the report's figures (off only to save time in tests)")
 
     @field_validator("horizons", "momentum_horizons")
@@ -94,7 +97,9 @@ class Config(ExperimentConfig):
                    momentum_N=5000, momentum_horizons=[1000, 2000, 4000, 8000, 16000], momentum_knots=16,
                    momentum_max_iter=400, batch_sizes=[1, 2, 4, 8, 16], batch_budget=16000, mc_N=1000,
                    mc_T=10_000, mc_seeds=2000, pontryagin_grid=2000, pontryagin_sweeps=2000,
-                   real_features=1024, real_T=10_000, real_repeats=200)
+                   real_features=1024, real_T=10_000, real_repeats=200,
+                   sweep_horizons=[250, 500, 1000, 2000, 4000, 8000],
+                   sweep_base_lrs=[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0])
 
 
 # ------------------------------------------------------------------------------------- parts
@@ -193,6 +198,20 @@ def _real_data_part(cfg: Config, ctx: RunContext) -> dict | None:
         meas_se[name] = runs.std(axis=0, ddof=1) / math.sqrt(runs.shape[0])
     return {"fit": fit, "spectrum": sp, "schedules": scheds, "steps": steps, "pred": pred, "meas": meas,
             "meas_se": meas_se}
+
+
+def _horizon_sweep_part(cfg: Config, ctx: RunContext) -> dict | None:
+    """Issue item 8 demonstration: best WSD base LR per horizon for a small MLP on digits (full scale)."""
+    if not cfg.sweep_horizons:
+        return None
+    from . import torch_adapter as ta
+
+    task = ta.digits_mlp_task(device=ctx.device)
+    res = ta.horizon_sweep(task.make_model, task.train_loss, task.eval_loss, cfg.sweep_horizons, cfg.sweep_base_lrs,
+                           "wsd", seed=ctx.seed, track=ctx.track)
+    return {"horizons": list(cfg.sweep_horizons), "best_base_lr": np.asarray(res.best_base_lr_interp).tolist(),
+            "lr_exponent": float(res.lr_exponent), "lr_exponent_se": float(res.lr_exponent_se),
+            "task": task.description}
 
 
 # ------------------------------------------------------------------------------------- figures
@@ -336,10 +355,21 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         real, real_error = None, f"{type(exc).__name__}: {exc}"
     timings["real_data_s"] = time.perf_counter() - t0
 
+    t0 = time.perf_counter()
+    sweep = _horizon_sweep_part(cfg, ctx)
+    timings["horizon_sweep_s"] = time.perf_counter() - t0
+
     claims = _claims(cfg, easy, hard, mom, batch, mc, real, real_error, pont_ratio)
+    if sweep is not None:
+        for c in claims:
+            if c.id in ("resnet_cifar5m_hard_phase", "gpt2_easy_phase"):
+                c.note += (f" Digits-MLP WSD sweep here: best base LR ∝ T^{sweep['lr_exponent']:.3f}"
+                           f"±{sweep['lr_exponent_se']:.3f} over T={sweep['horizons']}.")
     if cfg.make_figures:
         _figures(ctx, easy, hard, mom, batch, mc, real, pont, cfg)
     metrics = _metrics(cfg, easy, hard, mom, batch, mc, real, pont, pont_ratio, timings)
+    if sweep is not None:
+        metrics["horizon_sweep"] = sweep
     notes = (
         "Dynamics: exact second-moment recursion for Gaussian features (diagonal closure, brief §2, inferred); "
         "optimal schedules: 24-knot logit parametrisation dense near T, L-BFGS-B on log L_T with the adjoint "
@@ -486,14 +516,16 @@ def _claims(cfg, easy, hard, mom, batch, mc, real, real_error, pont_ratio) -> li
         "annealing (abstract).",
         paper_value="hard phase (no number retrieved)", reason="CIFAR-5M and ResNet training are not available offline "
         "on 2 CPU cores",
-        full_scale="run torch_adapter.horizon_sweep (WSD annealing) on a small network with the data the user "
-                   "supplies; on digits the MLP sweep is the demonstration"))
+        full_scale="runs torch_adapter.horizon_sweep (WSD annealing, 6 horizons 250–8000, 8 base LRs) on a small "
+                   "MLP on digits and reports the best-base-LR exponent (≈ 0: hard-phase transfer); CIFAR-5M "
+                   "itself must be supplied by the user"))
     cl.append(C.not_checkable(
         "gpt2_easy_phase",
         "GPT-2 style transformers show easy-phase behaviour: the optimal LR shifts with T even under annealing "
         "(abstract).",
         paper_value="easy phase (no number retrieved)", reason="no language-model corpus or GPU here",
-        full_scale="run torch_adapter.horizon_sweep on a small transformer with a user-supplied corpus"))
+        full_scale="runs the same digits-MLP horizon sweep (best base LR ∝ T^{-ξ}, ξ > 0: easy-phase shift); a "
+                   "transformer needs a user-supplied corpus, passed to torch_adapter.horizon_sweep"))
     return cl
 
 
@@ -511,6 +543,8 @@ def _real_claims(cfg, real, real_error) -> list:
     s0 = real["spectrum"].sigma0_sq
     rel = {n: float((real["meas"][n][-1] - s0) / (real["pred"][n][-1] - s0) - 1) for n in real["pred"]}
     worst = max(abs(v) for v in rel.values())
+    curve_dev = max(float(np.max(np.abs((real["meas"][n][1:] - s0) / (real["pred"][n][1:] - s0) - 1)))
+                    for n in real["pred"])
     pred_order = sorted(real["pred"], key=lambda n: real["pred"][n][-1])
     meas_order = sorted(real["meas"], key=lambda n: real["meas"][n][-1])
     fit = real["fit"]
@@ -523,7 +557,9 @@ def _real_claims(cfg, real, real_error) -> list:
                   paper_value="theory predicts real SGD (issue item 7; the paper uses CIFAR-5M/GPT-2)",
                   note=f"per schedule {({k: round(v, 3) for k, v in rel.items()})}; fitted α={fit.alpha:.3f}±"
                        f"{fit.alpha_se:.3f}, β={fit.beta:.3f}±{fit.beta_se:.3f}, σ0²={fit.sigma0_sq:.4f}; "
-                       "excess = train MSE − σ0²"),
+                       "excess = train MSE − σ0²; during training (not claimed) the worst deviation along the "
+                       f"curves is {curve_dev:.2f} — the Gaussian closure overstates the SGD noise of these "
+                       "bounded features at large η"),
         C.check("real_data_ordering", st_order, measured={"predicted": pred_order, "measured": meas_order},
                 holds=pred_order == meas_order, tolerance="identical ordering of final train MSE",
                 reason="exact match of the ranking is the claim",
