@@ -91,3 +91,24 @@ def test_q_rate_reaches_the_level(toy):
     Q = policy_evaluation(T, r, pi, 0.8)[1]
     rate, Tstar = value_rate(Q[0, 1] + 0.1, T, pi, r, 0.8, pi, 0, a0=1)
     assert rate > 0 and policy_evaluation(Tstar, r, pi, 0.8)[1][0, 1] >= Q[0, 1] + 0.1 - 1e-6
+
+
+def test_value_importance_sampling_agrees_with_plain_monte_carlo(toy):
+    """P(V̂(s0) ≥ v) at m = 40 by IS (tilted by the minimiser of I_V) and by 40k plain paths."""
+    from neurips26.mdp_types import value_tail_probability_is
+
+    T, pi = toy
+    r = np.array([[0.2, 0.8], [0.5, 0.1]])
+    V = policy_evaluation(T, r, pi, 0.8)[0]
+    v, m = V[0] + 0.08, 40
+    lp, rel = value_tail_probability_is(v, T, pi, r, 0.8, pi, 0, m, 4000, np.random.default_rng(0))
+    paths = sample_pair_chain(pair_kernel(T, pi), m + 1, np.random.default_rng(1), n_chains=40_000)
+    N = pair_counts(paths, 4).reshape(-1, 2, 2, 2, 2).sum(axis=4).astype(float)
+    n_z = N.sum(axis=3, keepdims=True)
+    T_hat = np.where(n_z > 0, N / np.maximum(n_z, 1), 0.5)
+    P_pi = np.einsum("sa,ksat->kst", pi, T_hat)
+    V_hat = np.linalg.solve(np.eye(2)[None] - 0.8 * P_pi, np.broadcast_to((pi * r).sum(1), (40_000, 2))[..., None])[..., 0]
+    p_mc = np.mean(V_hat[:, 0] >= v)
+    se_mc = np.sqrt(p_mc * (1 - p_mc) / 40_000)
+    assert p_mc > 1e-3
+    assert abs(np.exp(lp) - p_mc) < 4 * np.hypot(se_mc, rel * np.exp(lp))

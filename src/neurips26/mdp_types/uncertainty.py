@@ -147,7 +147,9 @@ def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.nda
 
     Returns:
         ``(sigma, p)``: ``(K,)`` worst-case expectations and ``(K, S)`` the worst-case rows
-        ``p_i = λ q_i / (v_i − μ*)`` (+ leftover mass on the lowest supported value).
+        ``p_i = λ q_i / (v_i − μ*)`` (+ leftover mass on the lowest supported value). Each
+        ``σ`` is a dual value at the bisection point, so by weak duality it never exceeds the
+        true minimum (safe for pessimism); it is within ``~2^-iters`` of the bracket of it.
 
     Raises:
         ValueError: negative radii, or ``q`` with mass outside its support (the set is empty:
