@@ -275,7 +275,8 @@ def pontryagin_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, eta_max: 
         eta_init: starting constant (default η_max/4).
 
     Raises:
-        ValueError: on T < n_grid is fine; on damping ∉ (0, 1], m ≤ 0 or n_grid < 2.
+        ValueError: if T < 1, damping ∉ (0, 1], m ≤ 0 or n_grid < 2 (T may be smaller than n_grid: the
+            grid is in continuous time).
 
     Source: brief §2 (Hamiltonian, inferred); paper §4.
     """
@@ -283,6 +284,10 @@ def pontryagin_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, eta_max: 
         raise ValueError(f"damping must be in (0, 1], got {damping!r}")
     if n_grid < 2:
         raise ValueError(f"n_grid must be >= 2, got {n_grid!r}")
+    if int(T) != T or T < 1:
+        raise ValueError(f"horizon T must be an integer >= 1, got {T!r}")
+    if not (np.isfinite(m) and m > 0):
+        raise ValueError(f"batch size m must be finite and > 0, got {m!r}")
     if eta_max is None:
         eta_max = stability_bound(spectrum.lambdas, m)
     lam, s0, R = spectrum.lambdas, spectrum.sigma0_sq, spectrum.residual
