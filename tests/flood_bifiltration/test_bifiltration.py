@@ -241,3 +241,23 @@ def test_warnings_are_not_errors_for_small_clouds():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sublevel_flood_bifiltration(x, f, 12, points_per_edge=2)
+
+
+def test_stability_in_f_and_in_points():
+    from neurips26.flood_bifiltration.invariants import interleaving_excess
+
+    x, f = _cloud(400, 2, seed=21)
+    rng = np.random.default_rng(1)
+    a = sublevel_flood_bifiltration(x, f, 15, points_per_edge=5, exact=True)
+    eps = 0.05
+    g = f + eps * rng.uniform(-1, 1, len(f))
+    b = sublevel_flood_bifiltration(x, g, points_per_edge=5, exact=True, landmark_indices=a.landmark_indices)
+    assert interleaving_excess(a, b, eps) <= 1e-12  # exact set inclusion; 1e-12 only for rounding
+    # a shift larger than ε is not an ε-interleaving: the check must be able to fail
+    c = sublevel_flood_bifiltration(x, f + 0.3, points_per_edge=5, exact=True, landmark_indices=a.landmark_indices)
+    assert interleaving_excess(a, c, eps) > 0
+    moved = x + 0.02 * rng.uniform(-1, 1, x.shape)
+    moved[a.landmark_indices] = x[a.landmark_indices]
+    m = sublevel_flood_bifiltration(moved, f, points_per_edge=5, exact=True, landmark_indices=a.landmark_indices)
+    lo, hi = staircase_difference(m, a)
+    assert max(-lo, hi) <= 0.02 * math.sqrt(2) + 1e-12  # 1-Lipschitz in the points (sup-norm shift ≤ 0.02·√2)
