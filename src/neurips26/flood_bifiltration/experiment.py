@@ -287,8 +287,13 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
                              "clouds (loop vs disk in outliers) accurately (abstract; brief §4: ≥ 0.85).",
                              measured=acc["bifiltration"], bound=0.85, reason="brief's calibration target",
                              paper_value="high (no number found)"))
-    claims.append(C.at_least("synthetic_beats_single_parameter", "They beat the same-run single-parameter "
-                             "baselines (best of Flood, Alpha) on that task (abstract; brief: by ≥ 0.1).",
+    margin = acc["bifiltration"] - max(acc["flood"], acc["alpha"])
+    claims.append(C.check("synthetic_beats_single_parameter", "They beat the same-run single-parameter baselines "
+                          "(best of Flood, Alpha) on that task (abstract; the issue's claim).", measured=margin,
+                          holds=margin > 0, tolerance="accuracy margin > 0",
+                          reason="the issue's claim is 'beats'; the stricter brief margin is the next claim",
+                          paper_value="better (no number found)"))
+    claims.append(C.at_least("synthetic_margin_brief", "… by at least 0.1 accuracy (the brief's calibration target).",
                              measured=acc["bifiltration"] - max(acc["flood"], acc["alpha"]), bound=0.1,
                              reason=f"{config.cv_folds}-fold CV on {2 * config.n_per_class} clouds; a 0.1 gap is "
                              "≈ 2.5 standard errors of a CV accuracy at this size",
@@ -314,11 +319,12 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
                                  "series (delay embedding, KDE co-density) well above the majority class "
                                  "(abstract; brief: ≥ majority + 0.15).", measured=acc["bifiltration"] - majority,
                                  bound=0.15, reason="brief's calibration target", paper_value="competitive"))
-        claims.append(C.at_least(f"ucr_{name}_beats_single_parameter", f"{name}: bifiltration features beat the "
-                                 "same-run single-parameter baselines (best of Flood, Alpha) on the test split.",
-                                 measured=acc["bifiltration"] - max(acc["flood"], acc["alpha"]), bound=0.0,
-                                 reason="the issue's claim is 'beats' (any positive margin on the same split)",
-                                 paper_value="better (no number found)"))
+        margin = acc["bifiltration"] - max(acc["flood"], acc["alpha"])
+        claims.append(C.check(f"ucr_{name}_beats_single_parameter", f"{name}: bifiltration features beat the "
+                              "same-run single-parameter baselines (best of Flood, Alpha) on the test split.",
+                              measured=margin, holds=margin > 0, tolerance="accuracy margin > 0",
+                              reason="the issue's claim is 'beats' (any positive margin on the same split)",
+                              paper_value="better (no number found)"))
     metrics["accuracy"] = table
     return claims, table
 
