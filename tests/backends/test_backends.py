@@ -157,3 +157,33 @@ def test_make_backend(tmp_path):
         make_backend("transformers", model_path=str(tmp_path))
     be = make_backend("openai", model="m", base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path)
     assert isinstance(be, OpenAIBackend) and be.cache is not None
+
+
+def test_openai_backend_malformed_replies_are_backend_errors():
+    """A server answering 200 with garbage gets a one-line BackendError at once (no retries, no raw
+    JSON/attribute error); a refused reply (content null) is an empty text for the agent to count."""
+    garbage = ["<html>oops</html>", "{not json", "[1, 2]", {}, {"choices": None}, {"choices": "x"},
+               {"choices": [{}]}, {"choices": [{"message": {"role": "assistant", "content": 5}}]}]
+    with StubOpenAIServer(failures=garbage) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=3, sleep=NO_SLEEP)
+        for item in garbage:
+            with pytest.raises(BackendError, match="openai:m: "):
+                be.chat(MSGS)
+        assert len(server.requests) == len(garbage)
+    odd = [{"choices": [{"message": {"role": "assistant", "content": None, "refusal": "no"}}]},
+           {"choices": [{"message": {"role": "assistant", "content": "DONE"}}], "model": 7,
+            "usage": {"prompt_tokens": "abc", "completion_tokens": -3}}]
+    with StubOpenAIServer(failures=odd) as server:
+        be = OpenAIBackend("m", base_url=server.url, sleep=NO_SLEEP)
+        assert be.chat(MSGS).text == ""
+        r = be.chat(MSGS)
+        assert (r.text, r.prompt_tokens, r.completion_tokens, r.model) == ("DONE", 0, 0, "m")
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://host/v1", "http://[::1", "http://host:99999/v1", " http://h/v1",
+                                 "http:///v1"])
+def test_openai_backend_rejects_malformed_base_url(url):
+    with pytest.raises(ValueError, match="bad base_url"):
+        OpenAIBackend("m", base_url=url)
+    with pytest.raises(ValueError, match="bad base_url"):
+        make_backend("openai", model="m", base_url=url)

@@ -7,7 +7,9 @@ key, so ``"EMPTY"`` is used when a ``base_url`` is given without one) and ``mode
 Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backoff
 (``backoff_s · 2^k`` seconds before retry ``k+1``, capped at ``max_backoff_s``); other HTTP
 errors (400, 401, 404 …) fail at once. After ``max_retries`` retries a :class:`BackendError` is
-raised. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
+raised. A reply the client cannot decode (not JSON, no ``choices``, non-text content, a body that
+is not a chat completion) also raises :class:`BackendError` at once, never a raw parsing error;
+an empty or refused reply (``content: null``) is returned as ``""`` for the caller to count. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
 
 OpenAI's reasoning models (o-series, GPT-5) reject ``max_tokens`` and any non-default
 temperature: with ``reasoning=True`` the limit is sent as ``max_completion_tokens`` (it then
@@ -19,9 +21,33 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
 
 from .base import BackendError, ChatParams, ChatReply, Message, as_messages
 from .cache import ReplyCache
+
+
+def check_base_url(url: str) -> str:
+    """Return ``url`` if it is an ``http(s)://host[:port]/…`` URL.
+
+    Raises:
+        ValueError: naming the bad URL and the expected form.
+    """
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError on a bad port
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and url == url.strip()
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"bad base_url {url!r}; expected http(s)://host[:port]/v1 "
+                         "(e.g. http://localhost:8000/v1)")
+    return url
+
+
+def _count(value: object) -> int:
+    """A token count from a server's ``usage`` (0 when missing or not a non-negative int)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 class OpenAIBackend:
@@ -40,7 +66,8 @@ class OpenAIBackend:
         sleep: the sleep function (tests pass a no-op).
 
     Raises:
-        ValueError: on an empty model, bad numbers, or no API key for OpenAI's own endpoint.
+        ValueError: on an empty model, a malformed ``base_url``, bad numbers, or no API key for
+            OpenAI's own endpoint.
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -56,6 +83,8 @@ class OpenAIBackend:
         if max_retries < 0 or backoff_s < 0:
             raise ValueError(f"max_retries and backoff_s must be >= 0, got {max_retries}, {backoff_s}")
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if base_url is not None:
+            check_base_url(base_url)
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or ("EMPTY" if base_url else None)
         if api_key is None:
             raise ValueError("no API key: set OPENAI_API_KEY, or give base_url for a local server")
@@ -81,7 +110,8 @@ class OpenAIBackend:
         """One chat completion (from the cache when possible).
 
         Raises:
-            BackendError: retries exhausted, a non-retryable HTTP error, or an empty choice list.
+            BackendError: retries exhausted, a non-retryable HTTP error, or a malformed reply
+                (undecodable body, no choices, non-text content).
         """
         msgs = as_messages(messages)
         key = ReplyCache.key(self.identity(), msgs, params) if self.cache else ""
@@ -107,14 +137,27 @@ class OpenAIBackend:
                     raise BackendError(f"{self.name}: gave up after {attempt} attempts: "
                                        f"{type(exc).__name__}: {exc}") from exc
                 self._sleep(min(self.backoff_s * 2 ** (attempt - 1), self.max_backoff_s))
-        if not resp.choices:
-            raise BackendError(f"{self.name}: the server returned no choices")
-        usage = resp.usage
-        reply = ChatReply(text=resp.choices[0].message.content or "",
-                          prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            except (ValueError, TypeError, AttributeError) as exc:  # e.g. JSONDecodeError on a garbled body
+                raise BackendError(f"{self.name}: malformed reply from {self.base_url}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+        choices = getattr(resp, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise BackendError(f"{self.name}: the server returned no choices "
+                               f"(got {type(resp).__name__}: {str(resp)[:80]!r})")
+        message = getattr(choices[0], "message", None)
+        if message is None:
+            raise BackendError(f"{self.name}: the server's first choice has no message")
+        text = getattr(message, "content", None)
+        if text is None:  # refusal or empty reply: an empty text the agent counts as malformed
+            text = ""
+        if not isinstance(text, str):
+            raise BackendError(f"{self.name}: reply content is {type(text).__name__}, not text")
+        usage = getattr(resp, "usage", None)
+        model = getattr(resp, "model", None)
+        reply = ChatReply(text=text, prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+                          completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
                           latency_s=time.perf_counter() - t0, attempts=attempt,
-                          model=resp.model or self.model)
+                          model=model if isinstance(model, str) and model else self.model)
         if self.cache:
             self.cache.put(key, reply)
         return reply

@@ -4,7 +4,8 @@
 ``127.0.0.1`` (an ephemeral port; ``server.url`` ends in ``/v1``) from a background thread. It
 records every request body in ``server.requests``. ``failures`` scripts the first requests: an
 ``int`` answers with that HTTP status (e.g. 429, 500), a ``float`` sleeps that many seconds
-before answering normally (to trigger client timeouts). After ``max_requests`` requests it
+before answering normally (to trigger client timeouts), a ``str`` is sent verbatim as an HTTP 200
+JSON body and a ``dict`` as that JSON object (malformed or garbage replies). After ``max_requests`` requests it
 answers 503, so a misbehaving client can never loop unboundedly. Usage is counted in words.
 """
 
@@ -22,7 +23,8 @@ class StubOpenAIServer:
 
     Args:
         reply: fixed reply text, or ``body -> text`` where ``body`` is the request JSON.
-        failures: per-request script consumed in order (``int`` status or ``float`` delay in s).
+        failures: per-request script consumed in order (``int`` status, ``float`` delay in s,
+            ``str`` raw 200 body, ``dict`` 200 JSON body).
         max_requests: requests served before every further one gets HTTP 503.
 
     Attributes:
@@ -30,7 +32,7 @@ class StubOpenAIServer:
         requests: request bodies received, in order (failed ones included).
     """
 
-    def __init__(self, reply: str | Callable[[dict], str] = "DONE", failures: Sequence[int | float] = (),
+    def __init__(self, reply: str | Callable[[dict], str] = "DONE", failures: Sequence[int | float | str | dict] = (),
                  max_requests: int = 1000) -> None:
         self.reply, self.failures, self.max_requests = reply, list(failures), max_requests
         self.requests: list[dict] = []
@@ -49,8 +51,12 @@ class StubOpenAIServer:
             return self._send(handler, 503, {"error": {"message": "stub request limit reached"}})
         if handler.path.rstrip("/") != "/v1/chat/completions":
             return self._send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
+        if isinstance(action, bool):
+            raise TypeError(f"failures item {action!r}: use an int status, float delay, str body or dict body")
         if isinstance(action, int):
             return self._send(handler, action, {"error": {"message": f"scripted status {action}"}})
+        if isinstance(action, (str, dict)):
+            return self._send(handler, 200, action)
         if isinstance(action, float):
             time.sleep(action)
         text = self.reply(body) if callable(self.reply) else self.reply
@@ -62,8 +68,8 @@ class StubOpenAIServer:
             "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict | str) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")
