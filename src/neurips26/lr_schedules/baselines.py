@@ -125,7 +125,7 @@ def tune_family(spectrum: Spectrum, T: int, family: str, *, m: float = 1.0, max_
     best = min((np.array(p) for p in product(*grid)),
                key=lambda th: np.log(loss_curve(spectrum, fn(th, T, eta_max)[0], m, validate=False)[-1]))
     res = minimize(objective, best, jac=True, method="L-BFGS-B", bounds=bounds,
-                   options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-9})
+                   options={"maxiter": max_iter, "ftol": 1e-10, "gtol": 1e-7})
     theta = res.x if res.fun <= objective(best)[0] else best
     eta = fn(theta, T, eta_max)[0]
     params = {"eta0": float(eta_max * expit(theta[0]))}
