@@ -193,3 +193,20 @@ def test_momentum_bad_inputs(small):
         momentum_loss_curve(small, np.full(5, 0.1), np.full(4, 0.1))
     with pytest.raises(ValueError, match="batch size"):
         momentum_final_loss_and_grad(small, np.full(5, 0.1), np.full(5, 0.1), m=0)
+
+
+@settings(max_examples=10, deadline=None)
+@given(alpha=st.floats(1.2, 2.5), beta=st.floats(0.1, 2.0), N=st.integers(1, 25), T=st.integers(1, 40),
+       frac=st.floats(0.05, 0.95), m=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_adjoint_matches_finite_differences_on_random_tasks(alpha, beta, N, T, frac, m, seed):
+    sp = PowerLawTask(alpha, beta, N, 10 * N, 0.05).spectrum()
+    rng = np.random.default_rng(seed)
+    eta = frac * stability_bound(sp.lambdas, m) * rng.uniform(0.5, 1.0, T)
+    _, g = final_loss_and_grad(sp, eta, m)
+    t = int(rng.integers(T))
+    h = 1e-6 * eta[t]
+    e = np.zeros(T)
+    e[t] = h
+    fd = (loss_curve(sp, eta + e, m, validate=False)[-1] - loss_curve(sp, eta - e, m, validate=False)[-1]) / (2 * h)
+    # central differences: truncation O(h²) and rounding ~1e-16·L/h ≈ 1e-10 relative; issue bound 1e-4
+    assert fd == pytest.approx(g[t], rel=1e-4, abs=1e-9 * np.max(np.abs(g)))
