@@ -211,9 +211,14 @@ def _flooder_claim(ctx: RunContext):
     import torch
 
     # fpsample is only used by flooder's own FPS; we pass landmarks, so a stub suffices
-    if "fpsample" not in sys.modules and importlib.util.find_spec("fpsample") is None:
-        sys.modules.setdefault("fpsample", types.ModuleType("fpsample"))
-    import flooder.core
+    stub = "fpsample" not in sys.modules and importlib.util.find_spec("fpsample") is None
+    if stub:
+        sys.modules["fpsample"] = types.ModuleType("fpsample")
+    try:
+        import flooder.core
+    finally:
+        if stub:  # do not leave the stub visible to other code in this process
+            sys.modules.pop("fpsample", None)
 
     if not hasattr(flooder.core, "tl_dtypes_dict"):  # flooder 1.0.1 leaves it undefined without Triton
         flooder.core.tl_dtypes_dict = {torch.float32: None, torch.float64: None}
