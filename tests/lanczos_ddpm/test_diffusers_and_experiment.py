@@ -81,7 +81,8 @@ def test_experiment_tiny_end_to_end(tmp_path):
 
     cfg = Config(path_kl_T=[4, 8, 16], path_kl_samples=1000, lanczos_dim=50, lanczos_rank=10,
                  lanczos_kappas=[11.0], lanczos_max_k=4, digits_T=[3], digits_k=[3], digits_samples=50,
-                 digits_path_kl_samples=100, gmm_components=2, train_steps=10, net_T=[3], num_train_steps=50)
+                 digits_path_kl_samples=100, gmm_components=2, train_steps=10, net_samples=50, net_T=[3],
+                 num_train_steps=50)
     out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
     ids = [c.id for c in out.claims]
     assert len(ids) == len(set(ids)) >= 8
