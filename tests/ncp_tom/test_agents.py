@@ -148,3 +148,25 @@ def test_gymnasium_env_passes_checker_and_scores():
         env.step(99)
     with pytest.raises(ValueError, match="render_mode"):
         NCPToMEnv(FB, render_mode="human")
+
+
+class _GarbageBackend:
+    """A custom backend that breaks the interface: returns a dict, or a reply whose text is None."""
+
+    name = "garbage"
+
+    def __init__(self, value):
+        self.value = value
+
+    def chat(self, messages, params=None):
+        return self.value
+
+
+@pytest.mark.parametrize("value", [{"text": "DONE"}, None, "DONE"])
+@pytest.mark.parametrize("setting", ["one_shot", "agentic"])
+def test_backend_returning_garbage_is_an_error_outcome(value, setting):
+    from neurips26.backends import ChatReply
+
+    for backend in (_GarbageBackend(value), _GarbageBackend(ChatReply(text=None))):  # type: ignore[arg-type]
+        ep = run_llm_episode(FB, backend, setting, cap=6)
+        assert ep.status == "error" and "expected a ChatReply" in ep.error and ep.steps == 0

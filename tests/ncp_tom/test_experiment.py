@@ -115,3 +115,51 @@ def test_local_transformers_backend_end_to_end(tmp_path):
     # happens to emit a grammatical line; either way every step is accounted for
     assert s["reasks"] >= s["malformed"] and s["invalid_action_rate"] >= 0.0
     assert "tb_gt_fb_llm_agentic" in claims and out.metrics["llm"]["usage"]["calls"] > 0
+
+
+def test_config_one_line_errors_name_the_key():
+    """Review fix: a model-level validator made the CLI print the whole config and key '?'."""
+    with pytest.raises(ConfigError, match=r"^ncp_tom: invalid value '' for 'model': .*needs model"):
+        apply_overrides(Config.quick(), {"backend": "openai"}, "ncp_tom")
+    with pytest.raises(ConfigError, match=r"for 'model_path'"):
+        apply_overrides(Config.quick(), {"backend": "transformers"}, "ncp_tom")
+    with pytest.raises(ConfigError, match=r"for 'base_url': .*bad base_url 'notaurl'"):
+        apply_overrides(Config.quick(), {"base_url": "notaurl"}, "ncp_tom")
+    assert apply_overrides(Config.quick(), {"settings": "agentic"}, "ncp_tom").settings == ["agentic"]
+    assert apply_overrides(Config.quick(), {"settings": "agentic, one_shot"}, "ncp_tom").settings == [
+        "agentic", "one_shot"]
+    with pytest.raises(ConfigError, match="'settings'"):
+        apply_overrides(Config.quick(), {"settings": "agentic,chatty"}, "ncp_tom")
+
+
+def test_tiny_sets_never_give_a_verdict_on_nothing(tmp_path):
+    """With one instance (TB only) every TB-vs-FB claim has nothing to compare: not checkable, not a
+    'does not hold' computed from NaN; pipeline_instances=0 likewise."""
+    out = run(Config(n_instances=1, random_repeats=1, pipeline_instances=0, n_boot=100),
+              RunContext(seed=0, out_dir=tmp_path))
+    claims = _well_formed(out)
+    for cid in ("no_tom_fb_zero", "tb_gt_fb_overall_no_tom", "tb_gt_fb_overall_random",
+                "tb_gt_fb_equal_length_random", "chat_loop_agrees_with_tracker"):
+        assert claims[cid].verdict is Verdict.NOT_CHECKABLE, claims[cid]
+    assert not any(c.verdict is Verdict.DOES_NOT_HOLD for c in out.claims)
+
+
+def test_dead_or_garbled_endpoint_is_counted_and_cut_short(tmp_path):
+    """A server answering garbage: each episode is an `error` (one request each, no crash), and after
+    max_consecutive_errors in a row the rest are recorded as errors without calling it. A GPT-5 name
+    with too few scored episodes does not get a verdict on the 80% claim."""
+    with StubOpenAIServer(failures=["<html>proxy error</html>"] * 50, max_requests=50) as server:
+        cfg = Config(n_instances=8, random_repeats=1, pipeline_instances=0, n_boot=100, backend="openai",
+                     base_url=server.url, model="gpt-5-stub", llm_instances=8, settings=["agentic"],
+                     max_consecutive_errors=3, max_retries=1, cache_dir=str(tmp_path / "cache"))
+        out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+        assert len(server.requests) == 3
+    claims = _well_formed(out)
+    s = out.metrics["summaries"]["llm_agentic"]
+    assert s["n"] == 0 and s["errors"] == 8 and out.metrics["llm"]["usage"]["errors"] == 8
+    episodes = [json.loads(x) for x in (tmp_path / "llm_episodes.jsonl").read_text().splitlines()]
+    assert all("malformed reply" in e["error"] for e in episodes[:3])
+    assert all(e["error"].startswith("skipped: 3 backend errors in a row") for e in episodes[3:])
+    assert claims["gpt5_agentic_success"].verdict is Verdict.NOT_CHECKABLE
+    assert "only 0 scored agentic episodes" in claims["gpt5_agentic_success"].reason
+    assert claims["tb_gt_fb_llm_agentic"].verdict is Verdict.NOT_CHECKABLE

@@ -109,3 +109,57 @@ def test_multi_goal_instances_are_consistent():
         assert len(inst.goals) == 2 and not contradictory(inst.goals)
         res = shortest_plan(inst.scene, inst.initial, inst.goals, max_depth=6)
         assert len(res.plan) == inst.min_plan_length
+
+
+@pytest.mark.parametrize("n_types,n_ctx", [(4, 5), (2, 5), (4, 2), (3, 3), (1, 4)])
+def test_cell_order_balances_every_prefix(n_types, n_ctx):
+    """Review fix: cells used to be filled type-major, so 8 instances were TB1 5 / FB1 3 / TB2 0 / FB2 0
+    while the balance claim (which only checked cells) still said 'holds'."""
+    from neurips26.ncp_tom.tasks import cell_order
+
+    types, ctxs = tuple(f"t{i}" for i in range(n_types)), tuple(f"c{i}" for i in range(n_ctx))
+    order = cell_order(types, ctxs)
+    assert sorted(order) == sorted(itertools.product(types, ctxs))  # every cell exactly once
+    for n in range(1, 2 * len(order) + 1):
+        seq = [order[k % len(order)] for k in range(n)]
+        for keys, pick in ((types, lambda x: x[0]), (ctxs, lambda x: x[1]), (order, lambda x: x)):
+            cnt = Counter(map(pick, seq))
+            assert max(cnt[k] for k in keys) - min(cnt[k] for k in keys) <= 1, (n, keys)
+
+
+def test_small_sets_are_balanced_on_goal_types_and_contexts():
+    insts, _ = generate_instances(8, seed=3)
+    assert Counter(i.goal_type for i in insts) == {t: 2 for t in GOAL_TYPES}
+    assert max(Counter(i.context for i in insts).values()) == 2
+
+
+def test_load_jsonl_rejects_malformed_records_with_line_numbers(instances, tmp_path):
+    """Every malformed record is a ValueError naming the file and line, never a silent wrong task
+    (e.g. true_belief "false" used to be read as a truthy string: a TB goal that can never hold)."""
+    good = instances[0].to_dict()
+
+    def edited(**changes):
+        rec = json.loads(json.dumps(good))
+        for path, value in changes.items():
+            *head, last = path.split("__")
+            d = rec
+            for h in head:
+                d = d[int(h)] if h.isdigit() else d[h]
+            d[last] = value
+        rec.pop("id")  # so the content check is not what catches it
+        return json.dumps(rec)
+
+    bad_lines = ["[1, 2]", "null", "42", '"text"', "{not json",
+                 edited(goals__0__true_belief="false"), edited(goals__0__true_belief=1),
+                 edited(goals__0__believers="Anne"), edited(goals__0__believers=[]),
+                 edited(goals__0__object=7), edited(goals__0__location=["box"]),
+                 edited(min_plan_length="3"), edited(min_plan_length=-1),
+                 edited(oracle_plan=["walk around"]), edited(oracle_plan=[3]),
+                 edited(oracle_plan=list(good["oracle_plan"]) + list(good["oracle_plan"])),
+                 edited(scene="kitchen"), edited(scene__objects="apple"), edited(object_location="box"),
+                 edited(character_room=[["x"]] * len(good["character_room"])), edited(goals={})]
+    for k, line in enumerate(bad_lines):
+        path = tmp_path / f"bad{k}.jsonl"
+        path.write_text(json.dumps(good) + "\n" + line + "\n")
+        with pytest.raises(ValueError, match=rf"bad{k}.jsonl:2: "):
+            load_jsonl(path)

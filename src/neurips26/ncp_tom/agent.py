@@ -13,7 +13,8 @@ case-insensitively), nothing else on the line. A malformed reply gets **one** re
 error; if the second reply is malformed too, it counts as one invalid action (one-shot: each
 malformed line counts as one) and the world is unchanged. Unknown entities and failed
 preconditions are executed by the tracker, which leaves the world unchanged and says why; both
-are counted. A :class:`~neurips26.backends.BackendError` (retries exhausted, timeouts) ends the
+are counted. A :class:`~neurips26.backends.BackendError` (retries exhausted, timeouts, or a
+backend whose ``chat`` returns something other than a ``ChatReply`` with text) ends the
 episode with status ``error``, which is left out of success rates and counted separately.
 
 Step cap: ``min_plan_length + extra_steps``. A one-shot plan longer than the cap fails; an
@@ -146,6 +147,9 @@ def _reask(error: ParseError) -> str:
 
 def _call(backend: ChatBackend, msgs: list[Message], params: ChatParams, ep: EpisodeResult) -> ChatReply:
     reply = backend.chat(msgs, params)
+    if not isinstance(reply, ChatReply) or not isinstance(reply.text, str):  # a broken custom backend
+        raise BackendError(f"{getattr(backend, 'name', 'backend')}: chat() returned "
+                           f"{type(getattr(reply, 'text', reply)).__name__}, expected a ChatReply with text")
     ep.calls += 1
     ep.cache_hits += reply.cached
     ep.prompt_tokens += reply.prompt_tokens

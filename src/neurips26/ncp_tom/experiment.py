@@ -20,20 +20,24 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.backends import ChatParams, UsageMeter, make_backend
+from neurips26.backends.openai_compat import check_base_url
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
 
 from .agent import SETTINGS, run_llm_episode, scripted_agent
-from .baselines import EpisodeResult, no_tom_plan, oracle_plan, random_plan, score_plan, step_cap
+from .baselines import EpisodeResult, new_episode, no_tom_plan, oracle_plan, random_plan, score_plan, step_cap
 from .goals import GOAL_TYPES
 from .scoring import summary, tb_fb_gap
-from .tasks import generate_instances, load_jsonl, save_jsonl
+from .tasks import CONTEXTS, generate_instances, load_jsonl, save_jsonl
 from .world import all_actions, apply_action
 
 PAPER_GPT5_AGENTIC = 0.80
+MIN_GPT5_EPISODES = 100
+"""Scored agentic episodes needed to check the ≈80% claim: at n = 100 the binomial standard error
+at p = 0.8 is 0.04, so two of them stay inside the ±0.10 tolerance; fewer is mostly noise."""
 
 
 class Config(ExperimentConfig):
@@ -49,9 +53,9 @@ class Config(ExperimentConfig):
     n_boot: int = Field(2000, ge=100, description="bootstrap resamples for gap intervals")
     backend: Literal["none", "openai", "transformers"] = Field(
         "none", description="LLM backend: none (baselines only), openai (any compatible server), transformers")
-    model: str = Field("", description="model name for backend=openai")
+    model: str = Field("", validate_default=True, description="model name for backend=openai")
     base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
-    model_path: str = Field("", description="local model folder for backend=transformers")
+    model_path: str = Field("", validate_default=True, description="local model folder for backend=transformers")
     llm_instances: int = Field(600, ge=1, description="instances given to the LLM (the first k; balanced)")
     settings: list[Literal["one_shot", "agentic"]] = Field(["agentic", "one_shot"], min_length=1,
                                                             description="LLM settings to run")
@@ -62,14 +66,35 @@ class Config(ExperimentConfig):
     cache_dir: str = Field("", description="reply cache folder ('' = <run folder>/reply_cache)")
     reasoning_model: bool = Field(False, description="OpenAI reasoning model (o-series, GPT-5): send "
                                                      "max_completion_tokens=max_tokens and no temperature")
+    max_consecutive_errors: int = Field(5, ge=1, description="after this many backend-error episodes in a row "
+                                                             "the rest of that setting is recorded as errors "
+                                                             "without calling the backend (a dead endpoint)")
 
-    @model_validator(mode="after")
-    def _backend_needs(self) -> "Config":
-        if self.backend == "openai" and not self.model:
+    # field validators (not a model validator) so the CLI's one-line error names the key
+    @field_validator("model")
+    @classmethod
+    def _openai_needs_model(cls, v: str, info: ValidationInfo) -> str:
+        if info.data.get("backend") == "openai" and not v:
             raise ValueError("backend=openai needs model (e.g. --set model=gpt-5)")
-        if self.backend == "transformers" and not self.model_path:
+        return v
+
+    @field_validator("model_path")
+    @classmethod
+    def _transformers_needs_path(cls, v: str, info: ValidationInfo) -> str:
+        if info.data.get("backend") == "transformers" and not v:
             raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
-        return self
+        return v
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        return check_base_url(v) if v else v
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _settings_list(cls, v: object) -> object:
+        """Accept ``--set settings=agentic`` or ``settings=agentic,one_shot`` as well as a JSON list."""
+        return [x.strip() for x in v.split(",")] if isinstance(v, str) else v
 
     @classmethod
     def quick(cls) -> "Config":
@@ -103,7 +128,9 @@ def _plot(per_agent: dict[str, list[EpisodeResult]], gaps: dict[str, dict], leng
         ax.set_xlabel("minimal plan length")
         ax.set_ylim(-0.05, 1.05)
     axes[0][0].set_ylabel("success rate")
-    axes[0][-1].legend(fontsize=8)
+    labelled = [ax for ax in axes[0] if ax.get_legend_handles_labels()[1]]  # an all-error agent plots nothing
+    if labelled:
+        labelled[-1].legend(fontsize=8)
     fig.suptitle("Success by goal type × minimal plan length")
     ctx.save_figure("success_by_type_and_length", fig)
 
@@ -133,6 +160,25 @@ def _plot(per_agent: dict[str, list[EpisodeResult]], gaps: dict[str, dict], leng
     ax.legend(fontsize=8)
     ax.set_title("FB goals need longer plans")
     ctx.save_figure("plan_length_by_goal_type", fig)
+
+
+NO_TOM_STATEMENT = "A no-ToM agent (put the object where the goal says) succeeds on no false-belief goal."
+NO_TOM_PAPER = "0 (an agent that ignores beliefs cannot induce a false one)"
+
+
+def _gap_claim(id: str, statement: str, *, ci: list[float], measured: dict, tolerance: str, reason: str,
+               paper_value: str, note: str = "", matched: bool = False) -> C.Claim:
+    """A "TB − FB gap > 0" claim; ``not checkable`` (not a false "does not hold") when a side had no
+    episodes, so the gap and its interval are NaN."""
+    if not np.isfinite(ci[0]):
+        return C.not_checkable(id, statement, paper_value=paper_value,
+                               reason="nothing to compare at this scale: no scored TB or no scored FB episodes"
+                                      + (" at a shared minimal plan length" if matched else "")
+                                      + " (too few instances, or every episode was a backend error)",
+                               full_scale="the quick configuration (600 instances) has both at every length 1-3",
+                               note=note)
+    return C.check(id, statement, paper_value=paper_value, measured=measured, holds=bool(ci[0] > 0),
+                   tolerance=tolerance, reason=reason, note=note)
 
 
 def run(config: Config, ctx: RunContext) -> Outcome:
@@ -181,10 +227,19 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         llm_name = backend.name
         params = ChatParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=ctx.seed)
         for setting in config.settings:
-            eps = []
+            eps, streak, last_error = [], 0, ""
             for inst in ctx.track(instances[:config.llm_instances], f"LLM {setting}"):
-                eps.append(run_llm_episode(inst, backend, setting, cap=step_cap(inst, config.extra_steps),
-                                           params=params, agent=f"{llm_name} ({setting})"))
+                agent = f"{llm_name} ({setting})"
+                if streak >= config.max_consecutive_errors:  # a dead endpoint: stop calling it
+                    ep = new_episode(inst, agent, setting)
+                    ep.status, ep.error = "error", (f"skipped: {streak} backend errors in a row "
+                                                    f"(max_consecutive_errors); last: {last_error}")
+                else:
+                    ep = run_llm_episode(inst, backend, setting, cap=step_cap(inst, config.extra_steps),
+                                         params=params, agent=agent)
+                    streak = streak + 1 if ep.status == "error" else 0
+                    last_error = ep.error
+                eps.append(ep)
             per_agent[f"llm_{setting}"] = eps
         with open(out_dir / "llm_episodes.jsonl", "w") as fh:  # every LLM episode, for auditing
             for k in (k for k in per_agent if k.startswith("llm_")):
@@ -203,8 +258,13 @@ def run(config: Config, ctx: RunContext) -> Outcome:
             if k != "oracle"}
     lengths_by_type = {t: [i.min_plan_length for i in instances if i.goal_type == t] for t in types}
     counts = {t: len(lengths_by_type[t]) for t in types}
+    contexts = sorted({i.context for i in instances} | set(CONTEXTS))
     cell_counts = {f"{t}/{c}": sum(1 for i in instances if i.goal_type == t and i.context == c)
-                   for t in types for c in sorted({i.context for i in instances})}
+                   for t in types for c in contexts}
+    context_counts = {c: sum(1 for i in instances if i.context == c) for c in contexts}
+
+    def spread(d: dict) -> int:
+        return max(d.values()) - min(d.values())
     _plot(per_agent, gaps, lengths_by_type, ctx, types)
 
     n = len(instances)
@@ -215,13 +275,14 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                 f"The benchmark has {config.n_instances} task instances (paper: 600) balanced across goal types "
                 "and contexts; every instance is solvable (oracle plan within the search depth).",
                 paper_value="600 instances", measured={"n": n, "solvable": solvable, "per_goal_type": counts,
+                                                        "per_context": context_counts,
                                                         "cell_min": min(cell_counts.values()),
                                                         "cell_max": max(cell_counts.values()),
                                                         "rejected_draws": rejected, "jsonl_roundtrip": roundtrip_ok},
                 holds=bool(n == config.n_instances and solvable == n and roundtrip_ok
-                           and max(cell_counts.values()) - min(cell_counts.values()) <= 1),
-                tolerance="n as configured, all solvable, goal-type × context cells differ by <= 1, "
-                          "JSONL round trip exact",
+                           and spread(counts) <= 1 and spread(context_counts) <= 1 and spread(cell_counts) <= 1),
+                tolerance="n as configured, all solvable; goal-type counts, context counts and goal-type × "
+                          "context cells each differ by <= 1; JSONL round trip exact",
                 reason="exact structural property of the generator (rejection sampling)",
                 note="Scenes are generated procedurally (the paper's 600 instances are not public); "
                      "the generator rejects unsolvable, already-true, contradictory and duplicate draws."),
@@ -229,23 +290,25 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                 "Replaying the oracle's stored plans (after JSONL export/import) satisfies the tracker on every instance.",
                 measured=oracle_rate, target=1.0, abs_tol=0.0, paper_value=None,
                 reason="deterministic tracker: any failure is a bug, so no tolerance"),
-        C.at_most("no_tom_fb_zero",
-                  "A no-ToM agent (put the object where the goal says) succeeds on no false-belief goal.",
-                  measured=summaries["no_tom"]["fb"], bound=0.0,
-                  paper_value="0 (an agent that ignores beliefs cannot induce a false one)",
+        C.at_most("no_tom_fb_zero", NO_TOM_STATEMENT, measured=summaries["no_tom"]["fb"], bound=0.0,
+                  paper_value=NO_TOM_PAPER,
                   reason="exact: after MOVE o TO L the object is at L, so 'believes o at L while it is not' "
-                         "cannot hold; no sampling involved"),
+                         "cannot hold; no sampling involved")
+        if np.isfinite(summaries["no_tom"]["fb"]) else
+        C.not_checkable("no_tom_fb_zero", NO_TOM_STATEMENT, paper_value=NO_TOM_PAPER,
+                        reason="no false-belief instance at this n_instances",
+                        full_scale="any n_instances >= 2 includes FB goals (the generator alternates TB and FB)"),
     ]
     for name in ("no_tom", "random"):
         g = gaps[name]
-        claims.append(C.check(
+        claims.append(_gap_claim(
             f"tb_gt_fb_overall_{name}",
             f"All models and humans do better on true-belief than false-belief goals (abstract); here the "
             f"ToM-free {name} agent, overall.",
             paper_value="TB > FB for every model and humans",
             measured={"tb": summaries[name]["tb"], "fb": summaries[name]["fb"], "gap": g["overall"],
                       "ci95": g["overall_ci"]},
-            holds=bool(g["overall_ci"][0] > 0),
+            ci=g["overall_ci"],
             tolerance="95% bootstrap CI of TB − FB lies above 0",
             reason=f"{summaries[name]['n']} episodes on {n} instances; bootstrap over instances "
                    "(repeats of one instance averaged first)",
@@ -253,13 +316,13 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                  "(FB goals need longer plans; the set of satisfying states differs), not from reasoning about "
                  "minds; compare the equal-length claim below."))
     g = gaps["random"]
-    claims.append(C.check(
+    claims.append(_gap_claim(
         "tb_gt_fb_equal_length_random",
         "TB > FB persists when TB and FB goals are compared at equal minimal plan length (random agent).",
         paper_value="TB > FB (abstract; lengths not controlled there as far as we know)",
         measured={"matched_gap": g["matched"], "ci95": g["matched_ci"], "lengths": g["lengths"],
                   "per_length": g["per_length"]},
-        holds=bool(g["matched_ci"][0] > 0),
+        ci=g["matched_ci"], matched=True,
         tolerance="95% bootstrap CI of the length-matched TB − FB gap lies above 0",
         reason=f"stratified bootstrap over instances within length × TB/FB cells ({summaries['random']['n']} "
                "random episodes)",
@@ -271,7 +334,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     llm_keys = [k for k in per_agent if k.startswith("llm_")]
     full_scale = ("set backend=openai, base_url and model (key from OPENAI_API_KEY); the full configuration "
                   "runs GPT-5 on all 600 instances in the agentic and one-shot settings")
-    if "llm_agentic" in per_agent and config.model.lower().startswith("gpt-5"):
+    is_gpt5 = config.backend == "openai" and config.model.lower().startswith("gpt-5")
+    n_gpt5 = summaries["llm_agentic"]["n"] if "llm_agentic" in per_agent else 0
+    if is_gpt5 and "llm_agentic" in per_agent and n_gpt5 >= MIN_GPT5_EPISODES:
         claims.append(C.close("gpt5_agentic_success",
                               "GPT-5 succeeds on about 80% of tasks in the agentic setting (abstract).",
                               measured=summaries["llm_agentic"]["success"], target=PAPER_GPT5_AGENTIC, abs_tol=0.10,
@@ -283,7 +348,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                                       "GPT-5 succeeds on about 80% of tasks in the agentic setting (abstract).",
                                       paper_value=PAPER_GPT5_AGENTIC,
                                       reason="no GPT-5 offline" if not llm_keys else
-                                      f"the configured model is {config.model or config.model_path!r}, not GPT-5",
+                                      f"only {n_gpt5} scored agentic episodes (< {MIN_GPT5_EPISODES}; backend "
+                                      f"errors left out): too few to test ±0.10" if is_gpt5 else
+                                      f"the configured model is {config.model or config.model_path!r} "
+                                      f"({config.backend}), not GPT-5",
                                       full_scale=full_scale))
     claims.append(C.not_checkable("gpt5_only_model_above_humans",
                                   "GPT-5 is the only one of six frontier models to outperform the human participants, "
@@ -294,26 +362,28 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     if llm_keys:
         for k in llm_keys:
             gk = gaps[k]
-            claims.append(C.check(f"tb_gt_fb_{k}",
+            claims.append(_gap_claim(f"tb_gt_fb_{k}",
                                   f"Models do better on TB than FB goals (abstract) — {llm_name}, {k[4:]} setting.",
                                   paper_value="TB > FB for every model", measured={
                                       "tb": summaries[k]["tb"], "fb": summaries[k]["fb"], "gap": gk["overall"],
                                       "ci95": gk["overall_ci"], "matched_gap": gk["matched"],
                                       "matched_ci95": gk["matched_ci"]},
-                                  holds=bool(gk["overall_ci"][0] > 0), tolerance="95% bootstrap CI of TB − FB above 0",
+                                  ci=gk["overall_ci"], tolerance="95% bootstrap CI of TB − FB above 0",
                                   reason=f"{summaries[k]['n']} scored episodes (backend errors left out)"))
     else:
         claims.append(C.not_checkable("tb_gt_fb_models",
                                       "All six models, like humans, do better on TB than FB goals (abstract).",
                                       paper_value="TB > FB for every model and humans",
                                       reason="no frontier model offline", full_scale=full_scale))
-    claims.append(C.check("chat_loop_agrees_with_tracker",
-                          "Our LLM-agent loop (prompt, strict parse, tracker scoring) scores scripted oracle and "
-                          "no-ToM agents exactly as direct replay does, in both settings.",
-                          paper_value=None, measured={"agree": agree, "episodes": n_pipe},
-                          holds=bool(agree == n_pipe and n_pipe > 0),
-                          tolerance="all episodes agree (and at least one was run)",
-                          reason="deterministic pipeline check, no tolerance"))
+    loop_statement = ("Our LLM-agent loop (prompt, strict parse, tracker scoring) scores scripted oracle and "
+                      "no-ToM agents exactly as direct replay does, in both settings.")
+    claims.append(C.not_checkable("chat_loop_agrees_with_tracker", loop_statement, paper_value=None,
+                                  reason="pipeline_instances=0: no scripted episodes were run",
+                                  full_scale="the quick configuration runs 60 instances through the loop")
+                  if n_pipe == 0 else
+                  C.check("chat_loop_agrees_with_tracker", loop_statement, paper_value=None,
+                          measured={"agree": agree, "episodes": n_pipe}, holds=bool(agree == n_pipe),
+                          tolerance="all episodes agree", reason="deterministic pipeline check, no tolerance"))
 
     # throughput of the tracker on the random agent's actions (a performance figure, not a claim)
     sample = instances[: min(50, n)]
@@ -327,7 +397,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
 
     metrics = {
         "n_instances": n, "goal_type_counts": counts, "cell_counts": cell_counts, "rejected_draws": rejected,
-        "min_plan_length_mean": {t: float(np.mean(v)) for t, v in lengths_by_type.items()},
+        "min_plan_length_mean": {t: float(np.mean(v)) if v else float("nan") for t, v in lengths_by_type.items()},
         "summaries": summaries, "gaps": gaps, "pipeline_agreement": [agree, n_pipe],
         "timing_s": {"generate_and_oracle": t_gen, "baselines": t_base}, "tracker_actions_per_s": tracker_rate,
         "llm": {"backend": config.backend, "name": llm_name, "usage": usage.to_dict()},

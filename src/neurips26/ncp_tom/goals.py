@@ -34,7 +34,10 @@ class BeliefGoal:
         believers: ``(a,)`` for order 1, ``(a, b)`` for order 2 (``a`` believes ``b`` believes …).
         object: the object the belief is about.
         location: the believed location ``L`` (a container or a room).
-        true_belief: True for a TB goal, False for an FB goal.
+        true_belief: True for a TB goal, False for an FB goal (a real bool).
+
+    Raises:
+        ValueError: on a bad believer list, a non-string name, or a non-bool ``true_belief``.
     """
 
     believers: tuple[str, ...]
@@ -43,7 +46,15 @@ class BeliefGoal:
     true_belief: bool
 
     def __post_init__(self) -> None:
+        if isinstance(self.believers, str) or not isinstance(self.believers, (tuple, list)):
+            raise ValueError(f"BeliefGoal.believers must be a list of 1 or 2 names, got {self.believers!r}")
         object.__setattr__(self, "believers", tuple(self.believers))
+        if not isinstance(self.true_belief, bool):  # "false" (a string) would silently read as TB
+            raise ValueError(f"BeliefGoal.true_belief must be true or false, got {self.true_belief!r}")
+        for what, name in [("believer", b) for b in self.believers] + [("object", self.object),
+                                                                        ("location", self.location)]:
+            if not isinstance(name, str):
+                raise ValueError(f"BeliefGoal {what} must be a name (str), got {name!r}")
         if len(self.believers) not in (1, 2):
             raise ValueError(f"BeliefGoal.believers must name 1 or 2 characters, got {self.believers!r}")
         if len(self.believers) == 2 and self.believers[0] == self.believers[1]:

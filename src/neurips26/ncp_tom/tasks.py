@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -60,6 +61,11 @@ class Instance:
         min_plan_length: the oracle's shortest plan length (``None`` if not searched).
         oracle_plan: one shortest plan as action strings (``()`` if not searched).
         id: content hash (computed; a given id must match, see :meth:`from_dict`).
+
+    Raises:
+        ValueError: on no goals, a goal or placement naming an unknown entity, a ``min_plan_length``
+            that is not an int >= 0, or an ``oracle_plan`` that does not parse or whose length
+            differs from ``min_plan_length``.
     """
 
     scene: Scene
@@ -77,6 +83,16 @@ class Instance:
         object.__setattr__(self, "oracle_plan", tuple(self.oracle_plan))
         if not self.goals:
             raise ValueError("Instance.goals is empty; give at least one BeliefGoal")
+        mpl = self.min_plan_length
+        if mpl is not None and (isinstance(mpl, bool) or not isinstance(mpl, int) or mpl < 0):
+            raise ValueError(f"Instance.min_plan_length must be an int >= 0 or None, got {mpl!r}")
+        for a in self.oracle_plan:
+            if not isinstance(a, str):
+                raise ValueError(f"Instance.oracle_plan entries must be action strings, got {a!r}")
+            parse_action_string(a)
+        if self.oracle_plan and len(self.oracle_plan) != mpl:
+            raise ValueError(f"Instance.oracle_plan has {len(self.oracle_plan)} actions but min_plan_length "
+                             f"is {mpl!r}; they must agree")
         for g in self.goals:
             g.validate(self.scene)
         initial_state(self.scene, self.object_location, self.character_room)  # validates names
@@ -121,7 +137,7 @@ class Instance:
             inst = cls(Scene(**d["scene"]), d["object_location"], d["character_room"],
                        tuple(BeliefGoal(**g) for g in d["goals"]), d.get("min_plan_length"),
                        tuple(d.get("oracle_plan", ())))
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"bad instance record: {exc!r}; expected keys id, scene, object_location, "
                              "character_room, goals[, min_plan_length, oracle_plan]") from None
         if "id" in d and d["id"] != inst.id:
@@ -220,13 +236,27 @@ def sample_instance(rng: np.random.Generator, context: str, goal_type: str, *, m
     return Instance(scene, locs, rooms, goals_t, len(res.plan), tuple(str(a) for a in res.plan))
 
 
+def cell_order(types: tuple[str, ...], contexts: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Every (goal type, context) cell once, ordered so that every prefix is balanced.
+
+    Item ``j`` is ``(types[j mod T], contexts[(j + floor(j / L)) mod C])`` with ``L = lcm(T, C)``:
+    goal types cycle fastest and contexts cycle too, shifted by one after each block of ``L``, which
+    reaches all ``T·C`` cells (within block ``q`` the pairs have ``c − t ≡ q (mod gcd(T, C))``).
+    Any prefix then has goal-type counts, context counts and cell counts within one of each other.
+    """
+    n_t, n_c = len(types), len(contexts)
+    block = n_t * n_c // math.gcd(n_t, n_c)
+    return [(types[j % n_t], contexts[(j + j // block) % n_c]) for j in range(n_t * n_c)]
+
+
 def generate_instances(n: int = 600, *, seed: int = 0, contexts: Iterable[str] | None = None,
                        goal_types: Iterable[str] = GOAL_TYPES, max_depth: int = 6, max_tries: int = 500,
                        **kwargs) -> tuple[list[Instance], dict[str, int]]:
     """A seeded instance set balanced across goal types × contexts.
 
-    Cells (goal type, context) are filled round-robin; cell sizes differ by at most one when
-    ``n`` is not a multiple of the number of cells. Duplicate instances (same id) are rejected.
+    Cells (goal type, context) are filled round-robin in :func:`cell_order`, so for *every* ``n``
+    the goal-type counts, the context counts and the cell sizes each differ by at most one.
+    Duplicate instances (same id) are rejected.
 
     Args:
         n: number of instances (>= 1).
@@ -257,7 +287,7 @@ def generate_instances(n: int = 600, *, seed: int = 0, contexts: Iterable[str] |
     if not ctxs or not types:
         raise ValueError("contexts and goal_types must be non-empty")
     rng = np.random.default_rng(seed)
-    cells = [(t, c) for t in types for c in ctxs]
+    cells = cell_order(types, ctxs)
     out: list[Instance] = []
     ids: set[str] = set()
     rejected = {"unsolvable_or_trivial": 0, "duplicate": 0}
