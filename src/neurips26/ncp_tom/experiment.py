@@ -10,6 +10,10 @@ OpenAI-compatible backend is configured::
     neurips26 reproduce ncp-tom --set backend=openai --set base_url=http://localhost:8000/v1 --set model=NAME
 
 (the key comes from ``OPENAI_API_KEY``; it is never stored in the config or the results).
+Backend failures are ``error`` episodes, left out of the rates and counted; after
+``max_consecutive_errors`` of them in a row (a dead or garbled endpoint) the rest of that setting is
+recorded as errors without further calls. A claim with nothing to compare (no FB episodes, e.g. at
+``n_instances=1`` or when every LLM episode errored) is ``not checkable``, never a verdict on NaN.
 """
 
 from __future__ import annotations
@@ -303,8 +307,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         g = gaps[name]
         claims.append(_gap_claim(
             f"tb_gt_fb_overall_{name}",
-            f"All models and humans do better on true-belief than false-belief goals (abstract); here the "
-            f"ToM-free {name} agent, overall.",
+            f"The abstract's pattern 'every model and humans do better on true-belief than false-belief goals' "
+            f"also appears without any theory of mind: here the ToM-free {name} agent, overall (this tests "
+            f"the benchmark's structure, not the paper's models).",
             paper_value="TB > FB for every model and humans",
             measured={"tb": summaries[name]["tb"], "fb": summaries[name]["fb"], "gap": g["overall"],
                       "ci95": g["overall_ci"]},
