@@ -72,16 +72,16 @@ def test_sampler_rejects_bad_steps_and_reports_divergence():
 def test_sample_tall_posterior_meets_epsilon_with_exact_scores():
     # End-to-end API with an analytic score callable (moment fit from 400 reverse-SDE samples per
     # observation). W2 of the particle cloud is measured through its Gaussian fit (the law is Gaussian);
-    # 1500 particles: the Gaussian-fit W2 estimate has error ~0.02-0.03 here (posterior sd ~0.5), so the
-    # check is W2 <= ε + 0.05; a wrong composite score (e.g. prior counted n times) is off by > 0.5.
+    # 1500 particles: the Gaussian-fit W2 estimate has error ~0.02 here (posterior sd ~0.35), so the check
+    # is W2 <= ε + 0.04; Langevin noise √h instead of √(2h) (a tempered target) gives W2 ≈ 0.2 and fails.
     fit = make_fit(2, 8, seed=11)
     x = torch.zeros(8, 2)   # only the shape is used by a plain callable
     mn, sn = fit.tall_posterior()
     for kind in ("geffner", "linhart"):
-        res = sample_tall_posterior(analytic_single_scores(fit, SCH), x, (fit.prior_mean, fit.prior_cov), 1500, 0.2,
+        res = sample_tall_posterior(analytic_single_scores(fit, SCH), x, (fit.prior_mean, fit.prior_cov), 1500, 0.1,
                                     kind=kind, schedule=SCH, fit_samples=300, generator=torch.Generator().manual_seed(3))
         s = res.samples.numpy()
-        assert w2_gaussian(s.mean(0), np.cov(s.T), mn, sn) <= 0.2 + 0.05
+        assert w2_gaussian(s.mean(0), np.cov(s.T), mn, sn) <= 0.1 + 0.04
         assert res.score_evaluations == 1500 * 8 * res.hyperparameters.total_steps
 
 

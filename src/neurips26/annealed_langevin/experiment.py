@@ -39,8 +39,8 @@ class Config(ExperimentConfig):
     bias_fraction: float = Field(0.5, gt=0, lt=1, description="share r of ε given to the stationary bias")
     rsde_steps: list[int] = Field([100, 300, 1000, 3000], min_length=1, description="reverse-SDE step counts")
     transfer_ns: list[int] = Field([3, 10], min_length=1, description="n for the non-Gaussian transfer")
-    transfer_epsilon: float = Field(0.1, gt=0, description="ε for the transfer runs")
-    transfer_particles: int = Field(1000, ge=100, description="particles per transfer run")
+    transfer_epsilon: float = Field(0.2, gt=0, description="ε for the transfer runs")
+    transfer_particles: int = Field(800, ge=100, description="particles per transfer run")
     transfer_rsde_steps: int = Field(300, ge=1, description="reverse-SDE steps in the transfer baseline")
     sbi_simulations: int = Field(0, ge=0, description="simulations for an sbi-trained NPSE run (0 = skip)")
     sbi_epochs: int = Field(200, ge=1, description="max training epochs for the NPSE run")
@@ -53,7 +53,7 @@ class Config(ExperimentConfig):
     def full(cls) -> "Config":
         return cls(dims=[2, 5, 10, 20], ns=[2, 5, 10, 30, 100, 300], epsilons=[0.2, 0.1, 0.05, 0.02],
                    rsde_steps=[100, 300, 1000, 3000, 10000], transfer_ns=[3, 10, 30, 100],
-                   transfer_particles=10000, transfer_rsde_steps=3000, sbi_simulations=20000, sbi_epochs=1000)
+                   transfer_epsilon=0.1, transfer_particles=10000, transfer_rsde_steps=3000, sbi_simulations=20000, sbi_epochs=1000)
 
 
 def _random_prior_cov(d: int, rng: np.random.Generator) -> np.ndarray:
@@ -330,7 +330,7 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
         fit = problems[(base_d, n)]
         for kind, col in (("geffner", "C0"), ("linhart", "C1")):
             pts = []
-            for eps in (0.4, 0.2, 0.1, 0.05, 0.025):
+            for eps in (0.4, 0.2, 0.1, 0.05):
                 hp = tune(kind, sch, fit, eps, bias_term="hessian_lipschitz")
                 pts.append((hp.total_steps, _exact_w2(kind, hp, sch, fit)[0]))
             ax.loglog(*zip(*pts), "o-", color=col, label=f"ALD tuned ({kind})")

@@ -1,0 +1,124 @@
+"""Benchmark: cost to reach a target W2 accuracy — tuned ALD vs hand-tuned ALD defaults vs the
+reverse SDE — and batched vs per-observation network calls. Ratios within one process.
+
+Gaussian setting (d = 2, n = 10, the authors' example); accuracy is the *exact* W2 of each sampler's
+output law (closed form), wall-clock is measured on 2000 particles with the analytic score.
+Run: .venv/bin/python benchmarks/annealed_langevin.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from neurips26.annealed_langevin import (VPSchedule, ald_output, annealed_langevin, bridge, composite_score_fn,
+                                         hand_tuned, reverse_sde, reverse_sde_output, tune, w2_gaussian)
+from neurips26.annealed_langevin.experiment import _gaussian_problem
+
+torch.set_num_threads(1)
+SCH = VPSchedule()
+D, N, EPS, PARTICLES = 2, 10, 0.1, 1000
+
+
+def single_scores(fit):
+    ms, covs = torch.tensor(fit.post_means), torch.tensor(fit.post_covs)
+
+    def f(theta, t):                       # one batched call for all n observations
+        a = SCH.alpha(t)
+        prec = torch.linalg.inv(a * covs + (1 - a) * torch.eye(fit.d, dtype=torch.float64))
+        th = theta[:, None, :] if theta.ndim == 2 else theta
+        return -torch.einsum("nij,bnj->bni", prec, th - np.sqrt(a) * ms)
+
+    return f
+
+
+def exact_ald(kind, hp, fit):
+    bs = [bridge(kind, float(t), SCH, fit) for t in hp.times]
+    m, c = ald_output(np.zeros(fit.d), np.eye(fit.d), bs, hp.step_sizes, hp.n_steps)
+    return w2_gaussian(m, c, *fit.tall_posterior())
+
+
+def exact_rsde(kind, steps, fit):
+    bs = [bridge(kind, float(t), SCH, fit) for t in np.linspace(SCH.t_max, SCH.t_min, steps + 1)]
+    m, c = reverse_sde_output(np.zeros(fit.d), np.eye(fit.d), bs, SCH)
+    return w2_gaussian(m, c, *fit.tall_posterior())
+
+
+def timed(fn, repeats=2):
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    fit = _gaussian_problem(D, N, np.random.default_rng(0))
+    single = single_scores(fit)
+    prior = (torch.tensor(fit.prior_mean), torch.tensor(fit.prior_cov))
+    precs = torch.tensor(np.linalg.inv(fit.post_covs))
+    print(f"Gaussian example d={D}, n={N}, target exact W2 <= {EPS}, {PARTICLES} particles\n")
+    for kind in ("linhart", "geffner"):
+        score = composite_score_fn(kind, single, N, *prior, SCH, precs if kind == "linhart" else None)
+        theta0 = lambda: torch.randn(PARTICLES, D, dtype=torch.float64)  # noqa: E731
+        hp = tune(kind, SCH, fit, EPS, bias_term="hessian_lipschitz")
+        w_t = exact_ald(kind, hp, fit)
+        t_t = timed(lambda: annealed_langevin(score, theta0(), hp.times, hp.step_sizes, hp.n_steps), 1)
+        rows = [("tuned ALD (rule)", hp.total_steps, w_t, t_t)]
+        # hand-tuned defaults h=1e-3, K=5: smallest L (doubling) reaching ε
+        L, hh = 25, None
+        while L <= 6400:
+            hh = hand_tuned(kind, SCH, fit, num_levels=L)
+            if exact_ald(kind, hh, fit) <= EPS:
+                break
+            L *= 2
+        w_h = exact_ald(kind, hh, fit)
+        t_h = timed(lambda: annealed_langevin(score, theta0(), hh.times, hh.step_sizes, hh.n_steps), 1)
+        rows.append((f"hand-tuned ALD h=1e-3,K=5 (L={L})", hh.total_steps, w_h, t_h))
+        # reverse SDE: smallest step count (doubling) reaching ε, else its floor
+        s, w_r = 50, None
+        while s <= 6400:
+            w_r = exact_rsde(kind, s, fit)
+            if w_r <= EPS:
+                break
+            s *= 2
+        steps_r = min(s, 6400)
+        t_r = timed(lambda: reverse_sde(score, theta0(), SCH, steps_r), 1)
+        rows.append((f"reverse SDE ({steps_r} steps){'' if w_r <= EPS else ' NEVER reaches eps'}", steps_r, w_r, t_r))
+        print(f"[{kind} composite score]")
+        print(f"  {'sampler':48s} {'score evals/particle':>20s} {'exact W2':>9s} {'wall s':>8s} "
+              f"{'evals ratio':>11s} {'time ratio':>10s}")
+        for name, steps, w, t in rows:
+            print(f"  {name:48s} {N * steps:20d} {w:9.4f} {t:8.2f} {steps / hp.total_steps:11.2f} {t / t_t:10.2f}")
+        print()
+
+    # batching: one network call for the n observations vs a Python loop over them
+    net = torch.nn.Sequential(torch.nn.Linear(2 * D + 1, 64), torch.nn.SiLU(), torch.nn.Linear(64, 64),
+                              torch.nn.SiLU(), torch.nn.Linear(64, D))
+    x = torch.randn(N, D)
+    th = torch.randn(PARTICLES, D)
+
+    def batched():
+        with torch.no_grad():
+            inp = torch.cat([th[:, None].expand(-1, N, -1), x[None].expand(PARTICLES, -1, -1),
+                             torch.full((PARTICLES, N, 1), 0.5)], -1)
+            return net(inp.reshape(-1, 2 * D + 1))
+
+    def looped():
+        with torch.no_grad():
+            return [net(torch.cat([th, x[j].expand(PARTICLES, -1), torch.full((PARTICLES, 1), 0.5)], -1))
+                    for j in range(N)]
+
+    tb = timed(lambda: [batched() for _ in range(20)], 3)
+    tl = timed(lambda: [looped() for _ in range(20)], 3)
+    print("Note: the rule guarantees eps a priori (and overshoots: its exact W2 is far below eps); the hand-tuned\n"
+          "and reverse-SDE settings were found here by searching with the exact-W2 oracle, unavailable in practice.\n")
+    print(f"[MLP score net, {PARTICLES} particles x n={N}] per-observation loop / one batched call: "
+          f"{tl / tb:.2f}x wall-clock")
+
+
+if __name__ == "__main__":
+    main()
