@@ -46,9 +46,12 @@ from .mdp import (
     policy_evaluation,
     sample_pair_chain,
     stationary_distribution,
+    check_reward_table,
     toy_text_mdp,
+    validate_distribution,
     validate_gamma,
     validate_kernel,
+    validate_pair_kernel,
     validate_policy,
     validate_rewards,
 )
@@ -65,6 +68,7 @@ from .pair_types import (
     plug_in_kernel,
     transition_counts,
     type_probability_bounds,
+    validate_counts,
 )
 from .uncertainty import (
     KLTest,
@@ -83,7 +87,8 @@ from .uncertainty import (
 __all__ = [
     "TabularMDP", "check_logging_chain", "greedy_policy", "is_irreducible", "log_episodes", "optimal_values",
     "pair_kernel", "policy_evaluation", "sample_pair_chain", "stationary_distribution", "toy_text_mdp",
-    "validate_gamma", "validate_kernel", "validate_policy", "validate_rewards",
+    "validate_gamma", "validate_kernel", "validate_policy", "validate_rewards", "check_reward_table",
+    "validate_distribution", "validate_pair_kernel", "validate_counts",
     "TypeBounds", "conditional_entropy", "conditional_kl", "counts_from_pair_counts", "entropy_rate",
     "exact_type_distribution", "kl_decomposition", "pair_counts", "pair_index", "plug_in_kernel",
     "transition_counts", "type_probability_bounds",

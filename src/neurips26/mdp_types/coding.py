@@ -34,17 +34,28 @@ def coding_error_exponent(P: np.ndarray, rates: np.ndarray, solver: str | None =
         entropy on the support of ``P``.
 
     Raises:
-        ValueError: negative or non-finite rates, or a non-square ``P``.
+        ValueError: negative or non-finite rates, rates not 1-D, or ``P`` not square row-stochastic.
+
+    Warns:
+        RuntimeWarning: if ``P`` is not irreducible (the exponent's meaning needs ergodicity).
     """
+    import warnings
+
     import cvxpy as cp
     import scipy.sparse as sp
 
-    P = np.asarray(P, dtype=float)
+    from .mdp import is_irreducible, validate_pair_kernel
+
+    P = validate_pair_kernel(P)
     rates = np.atleast_1d(np.asarray(rates, dtype=float))
-    if P.ndim != 2 or P.shape[0] != P.shape[1]:
-        raise ValueError(f"P must be square; got {P.shape}")
+    if rates.ndim != 1:
+        raise ValueError(f"rates must be a 1-D array of rates; got shape {rates.shape}")
     if np.any(~np.isfinite(rates)) or np.any(rates < 0):
         raise ValueError(f"rates must be finite and >= 0; got {rates}")
+    if not is_irreducible(P):
+        warnings.warn("P is not irreducible: E(R) is still the value of the program (minimum over balanced "
+                      "Q on the support of P, i.e. over every recurrent class), but the entropy rate is not "
+                      "unique and P_err ≈ exp(−m E(R)) needs an ergodic source", RuntimeWarning, stacklevel=2)
     Zn = P.shape[0]
     rows, cols = np.nonzero(P > 0)
     E = len(rows)

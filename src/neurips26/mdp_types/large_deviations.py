@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr
 
-from .mdp import pair_kernel, policy_evaluation, stationary_distribution, validate_kernel, validate_policy
+from .mdp import check_logging_chain, pair_kernel, policy_evaluation, stationary_distribution, validate_kernel, validate_policy
 
 
 def _support_program(P: np.ndarray):
@@ -82,6 +82,10 @@ def kernel_rate(T_prime: np.ndarray, T: np.ndarray, pi: np.ndarray, method: str 
     Raises:
         ValueError: bad shapes/kernels or an unknown ``method``.
         RuntimeError: if the iteration does not converge (try ``method="convex"``).
+
+    Warns:
+        RuntimeWarning: if the logging pair chain of ``(T, pi)`` is not irreducible (absorbing
+            states, e.g. raw episodic tables): the value is still computed, but it is not an LDP rate.
     """
     T = validate_kernel(T)
     T_prime = validate_kernel(T_prime, "T_prime")
@@ -89,6 +93,7 @@ def kernel_rate(T_prime: np.ndarray, T: np.ndarray, pi: np.ndarray, method: str 
         raise ValueError(f"T_prime {T_prime.shape} and T {T.shape} differ in shape")
     S, A, _ = T.shape
     pi = validate_policy(pi, S, A)
+    check_logging_chain(T, pi)      # warns: the LDP needs an irreducible logging chain (brief §9)
     if method == "bellman":
         return _rate_bellman(T_prime, T, pi, tau, tol, max_iter)[0]
     if method == "convex":
@@ -289,7 +294,8 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
         ``(rate, T_star)``: the rate (0 when ``T`` itself satisfies the event) and the minimiser.
 
     Raises:
-        ValueError: bad inputs (see :func:`policy_evaluation`).
+        ValueError: bad inputs (see :func:`policy_evaluation`), a non-finite ``v``, or ``s0``/``a0``
+            out of range.
         RuntimeError: if no kernel on the support of ``T`` reaches ``v`` (rate is then +inf; the
             error says so rather than returning a finite number).
     """
@@ -297,6 +303,13 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
 
     T = validate_kernel(T)
     S, A, _ = T.shape
+    pi = validate_policy(pi, S, A)
+    pi_eval = validate_policy(pi_eval, S, A, "pi_eval")
+    policy_evaluation(T, r, pi_eval, gamma)          # validates r (shape, finite) and gamma
+    if not np.isfinite(v):
+        raise ValueError(f"v = {v!r}: the level must be a finite number")
+    if not 0 <= s0 < S or (a0 is not None and not 0 <= a0 < A):
+        raise ValueError(f"(s0, a0) = {(s0, a0)} out of range for S={S}, A={A}")
     sign = 1.0 if upper else -1.0
 
     def target(Tp):
@@ -344,13 +357,15 @@ def value_tail_probability_is(v: float, T: np.ndarray, pi: np.ndarray, r: np.nda
         ``(log_p, rel_se)``.
 
     Raises:
-        ValueError: if ``m < 1`` or ``n_paths < 2``.
+        ValueError: if ``m < 1``, ``n_paths < 2`` or ``s0`` is out of range.
     """
     from .mdp import sample_pair_chain
 
     if m < 1 or n_paths < 2:
         raise ValueError(f"need m >= 1 and n_paths >= 2; got m={m}, n_paths={n_paths}")
-    S, A, _ = T.shape
+    S, A, _ = validate_kernel(T).shape
+    if not 0 <= s0 < S:
+        raise ValueError(f"s0 = {s0} out of range for S={S}")
     if T_star is None:
         T_star = value_rate(v, T, pi, r, gamma, pi_eval, s0)[1]
     _, _, rho = _rate_bellman(T_star, T, pi)

@@ -30,6 +30,42 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
+from .mdp import validate_distribution, validate_kernel, validate_pair_kernel, validate_policy
+
+
+def validate_counts(counts: np.ndarray, integer: bool = True, name: str = "counts") -> np.ndarray:
+    """Check transition counts ``(S, A, S)`` (``S, A >= 1``): finite, ``>= 0`` and, when ``integer``,
+    whole numbers (the radii use ``m = Σ N``; a fractional count would silently change them).
+
+    Returns:
+        ``counts`` as float64.
+
+    Raises:
+        ValueError: wrong shape, or the first bad entry named with its value.
+    """
+    N = np.asarray(counts, dtype=float)
+    if N.ndim != 3 or N.shape[0] != N.shape[2] or N.shape[0] < 1 or N.shape[1] < 1:
+        raise ValueError(f"{name} must have shape (S, A, S) with S, A >= 1; got {N.shape}")
+    bad = ~np.isfinite(N) | (N < 0)
+    if integer:
+        bad |= np.isfinite(N) & (N != np.round(N))
+    if np.any(bad):
+        i = tuple(int(k) for k in np.argwhere(bad)[0])
+        kind = "non-negative integers" if integer else "finite and non-negative"
+        raise ValueError(f"{name}{i} = {N[i]!r}; counts must be {kind}")
+    return N
+
+
+def _integer_indices(x: np.ndarray, name: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype.kind in "iub":
+        return x.astype(np.int64)
+    xf = np.asarray(x, dtype=float)
+    if xf.size and (not np.all(np.isfinite(xf)) or np.any(xf != np.round(xf))):
+        v = xf[~np.isfinite(xf) | (xf != np.round(xf))][0]
+        raise ValueError(f"{name} must hold integer indices; got {v!r}")
+    return xf.astype(np.int64)
+
 
 def pair_index(states: np.ndarray, actions: np.ndarray, n_actions: int) -> np.ndarray:
     """Flatten ``(s, a)`` to ``z = s * A + a`` (int64, same shape as the inputs)."""
@@ -48,9 +84,11 @@ def pair_counts(z: np.ndarray, n_pairs: int, cyclic: bool = False) -> np.ndarray
         int64 ``(n_pairs, n_pairs)`` or ``(batch, n_pairs, n_pairs)``; the type is ``N / N.sum()``.
 
     Raises:
-        ValueError: paths shorter than 2, or indices outside ``[0, n_pairs)``.
+        ValueError: paths shorter than 2, non-integer indices, or indices outside ``[0, n_pairs)``.
     """
-    z = np.asarray(z, dtype=np.int64)
+    z = _integer_indices(z, "pair indices z")
+    if z.ndim not in (1, 2):
+        raise ValueError(f"z must be a path (n,) or a batch (batch, n); got shape {z.shape}")
     single = z.ndim == 1
     z = np.atleast_2d(z)
     if z.shape[1] < 2:
@@ -71,11 +109,15 @@ def transition_counts(triples: np.ndarray, S: int, A: int) -> np.ndarray:
     """Counts ``N(s, a, s')`` from logged ``(s, a, s')`` triples ``(n, 3)`` (episodic data allowed).
 
     Raises:
-        ValueError: wrong shape or indices outside the state/action ranges.
+        ValueError: wrong shape, non-integer entries, ``S, A < 1`` or indices outside the
+            state/action ranges.
     """
-    x = np.asarray(triples, dtype=np.int64)
+    if S < 1 or A < 1:
+        raise ValueError(f"need S >= 1 and A >= 1; got S={S}, A={A}")
+    x = np.asarray(triples)
     if x.ndim != 2 or x.shape[1] != 3:
         raise ValueError(f"triples must have shape (n, 3) of (s, a, s'); got {x.shape}")
+    x = _integer_indices(x, "triples")
     if x.size and (x.min() < 0 or x[:, [0, 2]].max() >= S or x[:, 1].max() >= A):
         raise ValueError(f"triples hold indices outside S={S}, A={A}")
     flat = (x[:, 0] * A + x[:, 1]) * S + x[:, 2]
@@ -102,13 +144,9 @@ def plug_in_kernel(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``(T_hat, visited)``: ``(S, A, S)`` kernel and ``(S, A)`` bool mask of visited pairs.
 
     Raises:
-        ValueError: wrong shape or negative counts.
+        ValueError: wrong shape, negative or non-finite counts (fractional pseudo-counts are allowed).
     """
-    N = np.asarray(counts, dtype=float)
-    if N.ndim != 3 or N.shape[0] != N.shape[2]:
-        raise ValueError(f"counts must have shape (S, A, S); got {N.shape}")
-    if np.any(N < 0):
-        raise ValueError("counts must be non-negative")
+    N = validate_counts(counts, integer=False)
     n_sa = N.sum(axis=2)
     visited = n_sa > 0
     T_hat = np.full(N.shape, 1.0 / N.shape[2])
@@ -127,15 +165,16 @@ def conditional_kl(Q: np.ndarray, P: np.ndarray) -> float | np.ndarray:
         ``P`` is zero (the data are impossible under ``P``).
 
     Raises:
-        ValueError: shape mismatch, negative entries or an all-zero ``Q``.
+        ValueError: shape mismatch, negative or non-finite entries, an all-zero ``Q``, or a ``P``
+            that is not row-stochastic.
     """
     Q = np.asarray(Q, dtype=float)
-    P = np.asarray(P, dtype=float)
-    if P.ndim != 2 or Q.shape[-2:] != P.shape:
+    P = validate_pair_kernel(P)
+    if Q.shape[-2:] != P.shape:
         raise ValueError(f"Q must end in the shape of P; got {Q.shape} and {P.shape}")
     tot = Q.sum(axis=(-2, -1), keepdims=True)
-    if np.any(Q < 0) or np.any(tot <= 0):
-        raise ValueError("Q must be non-negative with positive total mass")
+    if not np.all(np.isfinite(Q)) or np.any(Q < 0) or np.any(tot <= 0):
+        raise ValueError("Q must be finite and non-negative with positive total mass")
     Q = Q / tot
     ref = Q.sum(axis=-1, keepdims=True) * P
     D = np.sum(rel_entr(Q, ref), axis=(-2, -1))
@@ -143,8 +182,16 @@ def conditional_kl(Q: np.ndarray, P: np.ndarray) -> float | np.ndarray:
 
 
 def conditional_entropy(Q: np.ndarray) -> float:
-    """``H(Q_{2|1} | Q_1) = −Σ Q(z,z') log[Q(z,z') / Q_1(z)]`` (nats) of a pair type or counts."""
+    """``H(Q_{2|1} | Q_1) = −Σ Q(z,z') log[Q(z,z') / Q_1(z)]`` (nats) of a pair type or counts.
+
+    Raises:
+        ValueError: ``Q`` not square, negative/non-finite, or with no mass.
+    """
     Q = np.asarray(Q, dtype=float)
+    if Q.ndim != 2 or Q.shape[0] != Q.shape[1]:
+        raise ValueError(f"Q must be a square (Z, Z) pair type; got shape {Q.shape}")
+    if not np.all(np.isfinite(Q)) or np.any(Q < 0) or Q.sum() <= 0:
+        raise ValueError("Q must be finite and non-negative with positive total mass")
     Q = Q / Q.sum()
     return float(-np.sum(rel_entr(Q, Q.sum(axis=1, keepdims=True) * np.ones_like(Q))))
 
@@ -153,8 +200,8 @@ def entropy_rate(P: np.ndarray, mu: np.ndarray | None = None) -> float:
     """Entropy rate ``H(P) = −Σ_z μ(z) Σ_{z'} P(z,z') log P(z,z')`` (nats per step) of an irreducible chain."""
     from .mdp import stationary_distribution
 
-    P = np.asarray(P, dtype=float)
-    mu = stationary_distribution(P) if mu is None else np.asarray(mu, float)
+    P = validate_pair_kernel(P)
+    mu = stationary_distribution(P) if mu is None else validate_distribution(mu, P.shape[0], "mu")
     return float(-np.sum(mu[:, None] * xlogy(P, P)))
 
 
@@ -165,8 +212,12 @@ def kl_decomposition(Q: np.ndarray, T: np.ndarray, pi: np.ndarray) -> tuple[floa
         ``(dynamics, policy)`` with dynamics ``Σ_{s,a} Q_1(s,a) KL(Q(·|s,a) ‖ T(·|s,a))`` and policy
         ``Σ_{s,a,s'} Q((s,a),s') KL(Q(·|(s,a),s') ‖ π(·|s'))``; they sum to ``D`` exactly.
     """
+    T = validate_kernel(T)
     S, A, _ = T.shape
+    pi = validate_policy(pi, S, A)
     Q = np.asarray(Q, dtype=float)
+    if Q.shape != (S * A, S * A) or not np.all(np.isfinite(Q)) or np.any(Q < 0) or Q.sum() <= 0:
+        raise ValueError(f"Q must be a finite non-negative ({S * A}, {S * A}) pair type with mass; got shape {Q.shape}")
     Q = (Q / Q.sum()).reshape(S, A, S, A)
     q1 = Q.sum(axis=(2, 3))
     y = Q.sum(axis=3)  # Q((s,a), s')
@@ -204,13 +255,19 @@ def type_probability_bounds(N: np.ndarray, P: np.ndarray, mu0: np.ndarray) -> Ty
         P: ``(Z, Z)`` pair kernel; mu0: ``(Z,)`` law of ``Z_1``.
 
     Raises:
-        ValueError: if ``N`` has no transitions or the shapes disagree.
+        ValueError: if ``N`` has no transitions, negative or non-integer counts, the shapes
+            disagree, ``P`` is not row-stochastic or ``mu0`` is not a distribution.
     """
     N = np.asarray(N)
+    P = validate_pair_kernel(P)
+    Zn = P.shape[0]
+    mu0 = validate_distribution(mu0, Zn, "mu0")
+    Nf = np.asarray(N, dtype=float)
+    if not np.all(np.isfinite(Nf)) or np.any(Nf < 0) or np.any(Nf != np.round(Nf)):
+        raise ValueError("N must hold non-negative integer pair counts")
     m = N.sum(axis=(-2, -1))
     if np.any(m < 1):
         raise ValueError("N must contain at least one transition")
-    Zn = P.shape[0]
     D = conditional_kl(N, P)
     mu_min = float(np.min(mu0))
     lower = -m * D - Zn**2 * np.log(m + 1) + (np.log(mu_min) if mu_min > 0 else -np.inf)
@@ -230,10 +287,12 @@ def exact_type_distribution(P: np.ndarray, mu0: np.ndarray, n: int,
         and ``(K,)`` their log-probabilities (``logsumexp(log_prob) = 0``).
 
     Raises:
-        ValueError: if ``|Z|^n > max_paths`` or ``n < 2``.
+        ValueError: if ``|Z|^n > max_paths``, ``n < 2``, ``P`` is not row-stochastic or ``mu0`` is
+            not a distribution.
     """
-    P = np.asarray(P, dtype=float)
+    P = validate_pair_kernel(P)
     Zn = P.shape[0]
+    mu0 = validate_distribution(mu0, Zn, "mu0")
     if n < 2:
         raise ValueError(f"n = {n}: need at least 2 pairs")
     if Zn**n > max_paths:

@@ -45,14 +45,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr
 
-from .mdp import validate_gamma, validate_policy, validate_rewards
-from .pair_types import plug_in_kernel
+from .mdp import check_reward_table, validate_gamma, validate_kernel, validate_policy, validate_rewards
+from .pair_types import plug_in_kernel, validate_counts
 
 RADII = ("pair_types", "per_pair")
 SETS = ("kl", "l1", "hoeffding")
 
 
 def _check_delta(delta: float) -> float:
+    try:
+        delta = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta = {delta!r}: the error probability must be a number in (0, 1)") from None
     if not 0 < delta < 1:
         raise ValueError(f"delta = {delta!r}: the error probability must lie in (0, 1)")
     return float(delta)
@@ -85,14 +89,17 @@ def set_radii(counts: np.ndarray, delta: float, kind: str = "kl", radius: str = 
         float ``(S, A)``; ``inf`` for unvisited pairs (whole simplex).
 
     Raises:
-        ValueError: unknown ``kind``/``radius`` or bad ``delta``.
+        ValueError: unknown ``kind``/``radius``, bad ``delta``, counts that are not non-negative
+            integers of shape ``(S, A, S)``, or a ``support`` of another shape.
     """
     delta = _check_delta(delta)
-    N = np.asarray(counts, dtype=float)
+    N = validate_counts(counts)
     S, A, _ = N.shape
     n_z = N.sum(axis=2)
     m = max(int(N.sum()), 1)
     Zn = S * A
+    if support is not None and np.shape(support) != N.shape:
+        raise ValueError(f"support must have shape {N.shape}; got {np.shape(support)}")
     k = (np.ones(N.shape, bool) if support is None else np.asarray(support, bool)).sum(axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "kl":
@@ -113,12 +120,26 @@ def set_radii(counts: np.ndarray, delta: float, kind: str = "kl", radius: str = 
 
 def _rows(q, v, eps, support):
     q = np.atleast_2d(np.asarray(q, float))
+    if q.ndim != 2 or q.shape[1] < 1:
+        raise ValueError(f"q must have shape (K, S) with S >= 1; got {q.shape}")
     K, S = q.shape
-    v = np.broadcast_to(np.asarray(v, float), (K, S))
-    eps = np.broadcast_to(np.asarray(eps, float), (K,))
+    v, eps = np.asarray(v, float), np.asarray(eps, float)
+    if v.shape not in ((S,), (K, S)) or eps.shape not in ((), (1,), (K,)):
+        raise ValueError(f"v must have shape ({S},) or ({K}, {S}) and eps ({K},); got {v.shape} and {eps.shape}")
+    v = np.broadcast_to(v, (K, S))
+    eps = np.broadcast_to(eps, (K,))
     supp = np.ones((K, S), bool) if support is None else np.asarray(support, bool)
+    if supp.shape != (K, S):
+        raise ValueError(f"support must have shape ({K}, {S}); got {supp.shape}")
     if np.any(eps < 0) or np.any(np.isnan(eps)):
-        raise ValueError("radii eps must be >= 0")
+        raise ValueError(f"radii eps must be >= 0 (inf = whole simplex); got min {np.min(eps)!r}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("v must be finite (next-state values)")
+    sums = q.sum(axis=1)
+    if not np.all(np.isfinite(q)) or np.any(q < 0) or np.any((np.abs(sums - 1) > 1e-6) & (sums != 0)):
+        z = int(np.argmax(~np.isfinite(sums) | (np.abs(sums - 1) > 1e-6) | np.any(q < 0, axis=1)))
+        raise ValueError(f"row {z} of q (sum {sums[z]!r}) must be a probability vector, or all zero for an "
+                         "unvisited pair")
     if np.any((q > 0) & ~supp):
         z = int(np.argwhere((q > 0) & ~supp)[0, 0])
         raise ValueError(f"row {z} of q has mass outside its support: the set is empty "
@@ -326,9 +347,7 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
         RuntimeError: if the iteration does not converge in ``max_iter`` rounds.
     """
     gamma = validate_gamma(gamma)
-    N = np.asarray(counts)
-    if N.ndim != 3 or N.shape[0] != N.shape[2]:
-        raise ValueError(f"counts must have shape (S, A, S); got {N.shape}")
+    N = validate_counts(counts)
     S, A, _ = N.shape
     R = _reward_table(r, S, A, r_range)
     if kind not in _WORST:
@@ -452,8 +471,15 @@ def _robust_eval_convex(T_hat, R, gamma, pi_eval, eps, supp, solver=None):
 def set_statistic(counts: np.ndarray, T: np.ndarray, kind: str = "kl") -> np.ndarray:
     """Per-pair distance ``(S, A)`` from the plug-in rows to ``T``: ``KL(T̂_z ‖ T_z)``, ``‖T̂_z − T_z‖_1``
     or ``max_i |T̂_zi − T_zi|`` (0 for unvisited pairs). ``T`` lies in a rectangular set iff
-    ``statistic ≤ ε`` for every pair; ``inf`` when the data hit a zero of ``T``."""
-    T_hat, visited = plug_in_kernel(counts)
+    ``statistic ≤ ε`` for every pair; ``inf`` when the data hit a zero of ``T``.
+
+    Raises:
+        ValueError: bad counts, a ``T`` that is not a kernel of the counts' shape, unknown ``kind``.
+    """
+    T = validate_kernel(T)
+    if np.shape(counts) != T.shape:
+        raise ValueError(f"counts {np.shape(counts)} and T {T.shape} differ in shape")
+    T_hat, visited = plug_in_kernel(validate_counts(counts))
     if kind == "kl":
         d = np.sum(rel_entr(T_hat, T), axis=2)
     elif kind == "l1":
@@ -488,9 +514,11 @@ def kl_test(counts: np.ndarray, T0: np.ndarray, delta: float = 0.05) -> KLTest:
     A kernel with a zero where the data have counts gives statistic ``inf`` and rejects.
 
     Raises:
-        ValueError: bad ``delta``, shapes, or no transitions.
+        ValueError: bad ``delta``, shapes, counts that are not non-negative integers, a ``T0`` that
+            is not a kernel, or no transitions.
     """
-    N = np.asarray(counts, dtype=float)
+    N = validate_counts(counts)
+    T0 = validate_kernel(T0, "T0")
     if N.shape != np.shape(T0):
         raise ValueError(f"counts {N.shape} and T0 {np.shape(T0)} differ in shape")
     m = int(N.sum())
@@ -509,18 +537,25 @@ def bootstrap_lower_bound(counts: np.ndarray, r: np.ndarray, gamma: float, pi_ev
     guarantee). Unvisited pairs keep the plug-in's uniform row.
 
     Raises:
-        ValueError: if ``n_boot < 10``.
+        ValueError: if ``n_boot < 10``, or bad ``gamma``, ``delta``, counts, policy or rewards.
     """
     if n_boot < 10:
         raise ValueError(f"n_boot = {n_boot}: use at least 10 bootstrap replicates")
-    N = np.asarray(counts, dtype=np.int64)
+    gamma = validate_gamma(gamma)
+    delta = _check_delta(delta)
+    N = validate_counts(counts).astype(np.int64)
     S, A, _ = N.shape
+    pi_eval = validate_policy(pi_eval, S, A, "pi_eval")
+    r = np.asarray(r, float)
+    if r.shape == (S, A, S):
+        check_reward_table(r.reshape(S, A * S), S, A * S)
+    else:
+        check_reward_table(r, S, A)
     T_hat, visited = plug_in_kernel(N)
     n_z = N.sum(axis=2)
     draws = rng.multinomial(n_z[None].repeat(n_boot, 0), T_hat[None].repeat(n_boot, 0))
     Tb = np.where(visited[None, :, :, None], draws / np.maximum(n_z, 1)[None, :, :, None], T_hat[None])
     P_pi = np.einsum("sa,bsat->bst", pi_eval, Tb)
-    r = np.asarray(r, float)
     if r.ndim == 3:
         r_pi = np.einsum("sa,bsat,sat->bs", pi_eval, Tb, r)
     else:
