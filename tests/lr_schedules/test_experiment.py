@@ -60,3 +60,14 @@ def test_tiny_run_draws_figures(tmp_path: Path):
     want = {"figures/schedules.png", "figures/loss_curves.png", "figures/momentum_batch.png",
             "figures/monte_carlo_pontryagin.png", "figures/real_data.png"}
     assert want <= set(ctx.figures) and all((tmp_path / f).stat().st_size > 1000 for f in want)
+
+
+def test_full_scale_horizon_sweep_part_runs_on_a_tiny_grid(tmp_path: Path):
+    from neurips26.lr_schedules.experiment import _horizon_sweep_part
+
+    assert _horizon_sweep_part(Config.quick(), RunContext(seed=0, out_dir=tmp_path)) is None  # quick skips it
+    cfg = Config(sweep_horizons=[10, 20, 40], sweep_base_lrs=[0.05, 0.5], sweep_model="mlp")
+    out = _horizon_sweep_part(cfg, RunContext(seed=0, out_dir=tmp_path))
+    assert out["horizons"] == [10, 20, 40] and len(out["best_base_lr"]) == 3
+    assert all(lr in (0.05, 0.5) or 0.05 <= lr <= 0.5 for lr in out["best_base_lr"])
+    assert Config.full().sweep_model == "cnn" and Config.full().sweep_horizons
