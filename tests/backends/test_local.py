@@ -51,9 +51,11 @@ def test_transformers_backend_generates_deterministically(tiny_model_dir, tmp_pa
 def test_transformers_backend_bad_inputs(tiny_model_dir, tmp_path):
     with pytest.raises(ValueError, match="no config.json"):
         TransformersBackend(tmp_path)
-    (tmp_path / "config.json").write_text("{}")
-    with pytest.raises((BackendError, ValueError)):
-        TransformersBackend(tmp_path)  # a config without weights cannot load
+    for config in ("{}", '{"model_type": "nonsense"}', '{"model_type": "gpt2"}'):  # no weights/tokenizer
+        (tmp_path / "config.json").write_text(config)
+        with pytest.raises(BackendError, match=r"^cannot load a causal LM from .*: \w+") as info:
+            TransformersBackend(tmp_path)
+        assert "\n" not in str(info.value)  # one line: the CLI prints a single line per failure
     be = TransformersBackend(tiny_model_dir)
     long = [Message("user", "hello " * 400)]  # longer than n_positions=128
     with pytest.raises(BackendError, match="generation failed"):

@@ -27,7 +27,7 @@ class TransformersBackend:
 
     Raises:
         ValueError: if ``path`` is not a folder with a ``config.json``.
-        BackendError: if transformers cannot load the model or tokenizer from it.
+        BackendError: if transformers cannot load the model or tokenizer from it (one-line message).
     """
 
     def __init__(self, path: str | Path, *, device: str = "cpu", cache: ReplyCache | None = None) -> None:
@@ -40,8 +40,10 @@ class TransformersBackend:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
             self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device).eval()
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"cannot load a causal LM from {str(path)!r}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 — any failure to load a user's folder (bad config, missing
+            # weights, tokenizer needing an absent package, KeyError on an unknown model_type) is one error
+            detail = " ".join(str(exc).split())[:300]  # transformers' messages span lines; the CLI shows one
+            raise BackendError(f"cannot load a causal LM from {str(path)!r}: {type(exc).__name__}: {detail}") from exc
         self.path, self.device, self.cache = path, device, cache
         self.name = f"transformers:{path.name}"
 
