@@ -91,3 +91,27 @@ def test_sample_tall_posterior_refuses_priors_without_density_score():
     with pytest.raises(TypeError, match="uniform"):
         sample_tall_posterior(lambda th, t: th, torch.zeros(3, 2), BoxUniform(-torch.ones(2), torch.ones(2)), 10, 0.1,
                               schedule=SCH)
+
+
+def test_non_log_concave_composite_warns_that_the_rule_is_a_heuristic():
+    # Each single posterior is bimodal (modes at ±3, sd 0.55): the composite score has negative
+    # curvature between the modes, so sample_tall_posterior must warn.
+    from neurips26.annealed_langevin import GaussianFit
+    from neurips26.annealed_langevin.mixture_model import diffused_mixture_score
+
+    n, d = 2, 2
+    W = torch.full((n, 2), 0.5, dtype=torch.float64)
+    Mu = torch.tensor([[[-3.0, 0.0], [3.0, 0.0]]] * n, dtype=torch.float64)
+    Sg = 0.3 * torch.eye(d, dtype=torch.float64).expand(n, 2, d, d).clone()
+
+    def single(theta, t):
+        th = theta[:, None, :].expand(-1, n, -1) if theta.ndim == 2 else theta
+        return diffused_mixture_score(W, Mu, Sg, SCH.alpha(t))(th)
+
+    cov = np.diag([9.3, 0.3])
+    fit = GaussianFit(np.zeros(d), 25 * np.eye(d), np.zeros((n, d)), np.stack([cov] * n))
+    with pytest.warns(NotLogConcaveWarning):
+        res = sample_tall_posterior(single, torch.zeros(n, d), (np.zeros(d), 25 * np.eye(d)), 20, 1.0, kind="geffner",
+                                    schedule=SCH, fit=fit, generator=torch.Generator().manual_seed(0),
+                                    level_rule="min_total")
+    assert torch.isfinite(res.samples).all()

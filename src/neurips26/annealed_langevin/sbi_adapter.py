@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .composite import COMPOSITE_SCORES, gauss_score, geffner_score, geffner_undiffused_score
+from .composite import (COMPOSITE_SCORES, estimate_curvature, gauss_score, geffner_score,
+                        geffner_undiffused_score)
 from .gaussian import GaussianFit
 from .sampler import annealed_langevin, reverse_sde
 from .schedule import VPSchedule
-from .tuning import ALDHyperparameters, tune
+from .tuning import ALDHyperparameters, tune, warn_if_not_log_concave
 
 # θ (b, d), t -> (b, n, d): s(θ_b, x_j, t) for all j; and θ (b, n, d) -> (b, n, d): paired s(θ_bj, x_j, t)
 SingleScore = Callable[[torch.Tensor, float], torch.Tensor]
@@ -140,7 +141,9 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
     given, fit a Gaussian to each single posterior from ``fit_samples`` reverse-SDE samples of
     the single-observation score (all n at once); (3) tune (h_ℓ, K_ℓ, L) with the Gaussian rule
     (``tuning.tune``; ``tune_kwargs`` are passed on, default Hessian-Lipschitz bias with H = 0,
-    i.e. the Gaussian-setting rule); (4) run ALD from N(0, I) with the ``kind`` composite score.
+    i.e. the Gaussian-setting rule); (4) estimate m_t of the actual composite score by finite
+    differences around the fitted posterior and warn (``NotLogConcaveWarning``) if ≤ 0: the
+    guarantee is then only a heuristic; (5) run ALD from N(0, I) with the ``kind`` composite score.
 
     Args:
         single: an sbi VP score estimator, or a callable ``SingleScore`` (both input shapes are
@@ -184,6 +187,12 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
     hp = tune(kind, schedule, fit, epsilon, **tune_kwargs)
     precs = torch.as_tensor(np.linalg.inv(fit.post_covs)) if kind == "linhart" else None
     score = composite_score_fn(kind, fn, n, mean0, cov0, schedule, precs)
+    probe = fit.tall_posterior()[0] + 2 * torch.randn((32, d), generator=generator, dtype=torch.float64).numpy() \
+        * np.sqrt(np.diag(fit.tall_posterior()[1]))
+    probe_t = torch.as_tensor(probe)
+    m_est = [estimate_curvature(lambda th, t=t: score(th, float(t)), probe_t)[0]
+             for t in hp.times[:: max(1, len(hp.times) // 4)]]
+    warn_if_not_log_concave(m_est, "(estimated from the composite score's Jacobian) ")
     theta0 = torch.randn((num_samples, d), generator=generator, dtype=torch.float64)
     samples = annealed_langevin(score, theta0, hp.times, hp.step_sizes, hp.n_steps, generator)
     return TallPosteriorSamples(samples, hp, fit, int(num_samples * n * hp.total_steps))
