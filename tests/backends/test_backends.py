@@ -187,3 +187,18 @@ def test_openai_backend_rejects_malformed_base_url(url):
         OpenAIBackend("m", base_url=url)
     with pytest.raises(ValueError, match="bad base_url"):
         make_backend("openai", model="m", base_url=url)
+
+
+def test_openai_backend_empty_reply_at_token_limit_is_an_error():
+    """A reasoning model that spends max_tokens on hidden reasoning returns content "" with
+    finish_reason "length": that is a configuration problem, not a malformed answer to score."""
+    cut = {"choices": [{"message": {"role": "assistant", "content": ""}, "finish_reason": "length"}]}
+    cut_none = {"choices": [{"message": {"role": "assistant", "content": None}, "finish_reason": "length"}]}
+    partial = {"choices": [{"message": {"role": "assistant", "content": "MOVE"}, "finish_reason": "length"}]}
+    with StubOpenAIServer(failures=[cut, cut_none, partial]) as server:
+        be = OpenAIBackend("gpt-5", base_url=server.url, reasoning=True, sleep=NO_SLEEP)
+        for _ in range(2):
+            with pytest.raises(BackendError, match=r"token limit \(max_tokens=7\).*raise max_tokens"):
+                be.chat(MSGS, ChatParams(max_tokens=7))
+        assert be.chat(MSGS, ChatParams(max_tokens=7)).text == "MOVE"  # visible text is returned as is
+        assert len(server.requests) == 3

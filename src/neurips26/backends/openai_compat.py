@@ -9,7 +9,10 @@ Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backo
 errors (400, 401, 404 …) fail at once. After ``max_retries`` retries a :class:`BackendError` is
 raised. A reply the client cannot decode (not JSON, no ``choices``, non-text content, a body that
 is not a chat completion) also raises :class:`BackendError` at once, never a raw parsing error;
-an empty or refused reply (``content: null``) is returned as ``""`` for the caller to count. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
+an empty or refused reply (``content: null``) is returned as ``""`` for the caller to count, except
+an empty reply cut off by the token limit (``finish_reason: length``, typical of reasoning models
+with a small ``max_tokens``), which raises :class:`BackendError` so it is not scored as the model's
+answer. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
 
 OpenAI's reasoning models (o-series, GPT-5) reject ``max_tokens`` and any non-default
 temperature: with ``reasoning=True`` the limit is sent as ``max_completion_tokens`` (it then
@@ -150,6 +153,10 @@ class OpenAIBackend:
         text = getattr(message, "content", None)
         if text is None:  # refusal or empty reply: an empty text the agent counts as malformed
             text = ""
+        if not text and getattr(choices[0], "finish_reason", None) == "length":
+            # not the model's answer: the limit ran out (reasoning models spend it on hidden tokens)
+            raise BackendError(f"{self.name}: the reply hit the token limit (max_tokens={params.max_tokens}) "
+                               "before any visible text; raise max_tokens")
         if not isinstance(text, str):
             raise BackendError(f"{self.name}: reply content is {type(text).__name__}, not text")
         usage = getattr(resp, "usage", None)
