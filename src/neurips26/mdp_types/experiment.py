@@ -197,7 +197,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         paper_value="rate function = variational formula",
         reason="brief §4(b): within 20% at the largest m; the gap is the O(log m / m) polynomial prefactor",
         note=f"m={cfg.ldp_m[-1]}, J={tail.rate:.4f}, estimate {est[-1]:.4f}; IS relative s.e. {rel_se[-1]:.3f}; "
-             f"event T̂({s1}|0,0) ≥ {x:.3f} chosen so that J ≈ {cfg.ldp_target_rate}"))
+             f"event T̂({s1}|0,0) ≥ {x:.3f} chosen so that J ≈ {cfg.ldp_target_rate}. The finite-m error is "
+             "the polynomial prefactor, ≈ c/(mJ), so the 20% rule at fixed m depends on how rare the event is: "
+             "in review (same seed, IS as here) J = 0.02 / 0.04 / 0.15 gave relative errors 0.30 / 0.17 / 0.045 "
+             "at m = 400 (J = 0.02 would not hold), all roughly halving per doubling of m as the LDP predicts"))
     claims.append(C.check(
         "ldp_error_shrinks", "The relative error of the finite-m exponent shrinks as m grows (LDP convergence)",
         measured=[round(float(e), 4) for e in err], holds=bool(np.all(np.diff(err) < 0)),
@@ -298,8 +301,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         if k == 0:
             baseline = _baselines(Nc, T, r, pi_e, cfg, V_true[s0], s0, ctx.child_rng(7))
     slope = float(np.polyfit(np.log(np.sqrt(radii)), np.log(gaps), 1)[0])
+    local = (np.diff(np.log(gaps)) / np.diff(np.log(np.sqrt(radii)))).tolist()   # slope between grid neighbours
     metrics.update(pess_m=cfg.pess_m, pess_fraction_below=below, pess_mean_gap=gaps, pess_r_n=radii,
-                   pess_gap_slope_vs_sqrt_r=slope, V_true_s0=float(V_true[s0]), baselines=baseline)
+                   pess_gap_slope_vs_sqrt_r=slope, pess_gap_local_slopes=local, V_true_s0=float(V_true[s0]),
+                   baselines=baseline)
     claims.append(C.at_least(
         "pessimism_valid", "Pessimistic value estimation: V_low = min_{T'∈U_n} V^{π_e}(T') ≤ V^{π_e}(T) "
         "(abstract; brief §4(d))", measured=min(below), bound=0.95, paper_value="≥ 95% of replicates",
@@ -313,7 +318,13 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         note=f"mean gaps {[round(g, 4) for g in gaps]} at r_n {[round(x, 4) for x in radii]}. Logging policy "
              "½ Dirichlet + ½ uniform, so every pair is visited Θ(m) times. Our first run used a raw Dirichlet "
              "policy (seed 0: π(1|1) ≈ 4e-4, one pair seen O(1) times, radius ≈ ∞ there) and measured slope 0.34 "
-             "(does not hold): the √r_n rate needs the evaluated policy's pairs to be well covered."))
+             "(does not hold): the √r_n rate needs the evaluated policy's pairs to be well covered. "
+             f"Local slopes between grid neighbours: {[round(x, 3) for x in local]}. The slope is pre-asymptotic "
+             "at this grid and depends on the drawn toy MDP: in review, seeds 0–11 (same ½-uniform logging, "
+             "60 replicates) gave 0.39–1.20 (seed 10: 1.20, seed 11: 0.39, a kernel with entries ≈ 0.03 whose "
+             "worst case saturates at large radii), and for seeds 10 and 11 the local slope tends to 1 when m "
+             "grows to 512k (1.03 and 0.91). So this verdict supports the √r_n rate only at this seed; the "
+             "asymptotic statement is better tested at full scale."))
     fig, axs = plt.subplots(1, 2, figsize=(9, 3.5))
     axs[0].loglog(np.sqrt(radii), gaps, "o-", label="mean V_true − V_low")
     axs[0].loglog(np.sqrt(radii), gaps[0] * np.sqrt(radii) / np.sqrt(radii[0]), "k:", label="∝ √r_n")
