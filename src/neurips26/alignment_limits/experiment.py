@@ -264,13 +264,16 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         note=f"betas {eb.tolist()}, {config.estimator_repeats} repeats; exact {np.round(exact_e, 4).tolist()}, "
              f"mean estimate {np.round(est.mean(0), 4).tolist()}. At N = {config.estimator_small_samples} the "
              f"mean bias is {np.round(small.mean(0) - exact_e, 3).tolist()} (reported, not asserted)."))
+    # the std over R repeats has relative sd ~ 1/sqrt(2 (R - 1)): allow 3 of those on the log scale
+    se_band = 3.0 / np.sqrt(2 * (config.estimator_repeats - 1))
     claims.append(C.within(
         "estimator_se_calibrated",
         "The delta-method standard error matches the spread of the estimator across repeats",
-        measured=float(np.max(np.abs(np.log(se_ratio)))), low=0.0, high=float(np.log(1.4)),
+        measured=float(np.max(np.abs(np.log(se_ratio)))), low=0.0, high=float(se_band),
         paper_value=None,
-        reason=f"max |log(empirical std / reported SE)|; with {config.estimator_repeats} repeats the std "
-               "is known to ~11%, so a ratio within [1/1.4, 1.4] is ~3 sigma",
+        reason=f"max |log(empirical std / reported SE)|; with {config.estimator_repeats} repeats the std is "
+               f"known to ~{100 / np.sqrt(2 * (config.estimator_repeats - 1)):.0f}%, so 3 of those "
+               f"(ratio within [{np.exp(-se_band):.2f}, {np.exp(se_band):.2f}]) is the band",
         note=f"ratios per beta: {np.round(se_ratio, 3).tolist()} (our addition: SE is not from the paper)."))
 
     # 5. best-of-N vs the bound and the frontier (synthetic and digits)
@@ -303,33 +306,48 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     fig_b = np.logspace(np.log10(0.05), np.log10(2.0), 9) * sd_r      # finer grid, figure only
     all_b = np.concatenate([pb, fig_b])
     rng_p = ctx.child_rng(5)
-    all_gaps = np.zeros((len(config.ensemble_sizes), all_b.size))
-    for _ in ctx.track(range(config.proxy_seeds), "proxy error draws"):
+    seed_gaps = np.zeros((config.proxy_seeds, len(config.ensemble_sizes), all_b.size))
+    for s in ctx.track(range(config.proxy_seeds), "proxy error draws"):
         errs = rng_p.normal(0.0, config.proxy_sigma, (max(config.ensemble_sizes), pi0.size))
         for i, m in enumerate(config.ensemble_sizes):
-            all_gaps[i] += proxy_gap(pi0, r, r + errs[:m].mean(0), all_b).gap
-    all_gaps /= config.proxy_seeds
+            seed_gaps[s, i] = proxy_gap(pi0, r, r + errs[:m].mean(0), all_b).gap
+    all_gaps = seed_gaps.mean(0)
     gaps, fig_gaps = all_gaps[:, :pb.size], all_gaps[:, pb.size:]
+    sg = seed_gaps[:, :, :pb.size]
     metrics.update(proxy_betas=pb, proxy_ensemble_sizes=config.ensemble_sizes, proxy_gap=gaps)
-    grows = bool(np.all(np.diff(gaps, axis=1) > 0))       # betas are listed in decreasing order
+
+    def trend(diffs: np.ndarray, total: np.ndarray) -> tuple[bool, float, float]:
+        """Paired differences over error draws (axis 0): no step significantly against the trend
+        (mean > -2 SE each) and the end-to-end change significantly with it (mean > 3 SE)."""
+        n = diffs.shape[0]
+        z_steps = diffs.mean(0) / (diffs.std(0, ddof=1) / np.sqrt(n) + 1e-300)
+        z_total = total.mean(0) / (total.std(0, ddof=1) / np.sqrt(n) + 1e-300)
+        return bool(np.all(z_steps > -2) and np.all(z_total > 3)), float(z_steps.min()), float(z_total.min())
+
+    grows, zs_b, zt_b = trend(np.diff(sg, axis=2), sg[:, :, -1] - sg[:, :, 0])   # betas decrease along axis 2
     claims.append(C.check(
         "proxy_gap_grows_as_beta_falls",
         "The ideal-vs-proxy gap (reward hacking) grows as the KL penalty beta decreases",
         measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.ensemble_sizes, gaps)},
-        holds=grows, tolerance=f"gap strictly increasing along beta = {np.round(pb, 3).tolist()} for every M",
+        holds=grows,
+        tolerance=f"along beta = {np.round(pb, 3).tolist()}, for every M: no step decreases by more than 2 SE "
+                  "and the gap at the smallest beta exceeds that at the largest by more than 3 SE",
         paper_value="grows as beta falls",
-        reason=f"mean over {config.proxy_seeds} error draws (sigma = {config.proxy_sigma}); the brief's "
-               "range beta <= 0.5 sd(r), where the increase is far above the noise",
-        note=f"synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome."))
-    shrinks = bool(np.all(np.diff(gaps, axis=0) < 0))
+        reason=f"mean over {config.proxy_seeds} error draws (sigma = {config.proxy_sigma}); SEs of paired "
+               "differences over the draws; the brief's range beta <= 0.5 sd(r)",
+        note=f"synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome; min step z = {zs_b:.1f}, "
+             f"min end-to-end z = {zt_b:.1f}."))
+    shrinks, zs_m, zt_m = trend(-np.diff(sg, axis=1), sg[:, 0, :] - sg[:, -1, :])
     claims.append(C.check(
         "ensemble_shrinks_gap",
         "Reward ensembling mitigates reward hacking: the gap shrinks as the ensemble size M grows",
         measured={f"beta={b:.3g}": np.round(gaps[:, j], 4).tolist() for j, b in enumerate(pb)},
-        holds=shrinks, tolerance=f"gap strictly decreasing along M = {config.ensemble_sizes} at every beta",
+        holds=shrinks,
+        tolerance=f"along M = {config.ensemble_sizes}, at every beta: no step increases by more than 2 SE and "
+                  "the gap at the largest M is below that at M = 1 by more than 3 SE",
         paper_value="ensembling mitigates reward hacking",
-        reason=f"mean over {config.proxy_seeds} error draws per M",
-        note="independent errors: M_eff = M."))
+        reason=f"mean over {config.proxy_seeds} error draws per M; SEs of paired differences",
+        note=f"independent errors: M_eff = M; min step z = {zs_m:.1f}, min end-to-end z = {zt_m:.1f}."))
 
     # 7. toy trainers vs the frontier and best-of-N
     traces = {}
