@@ -20,4 +20,11 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
     assert by_id["type_upper_bound"].verdict is Verdict.HOLDS
     assert by_id["type_lower_bound"].verdict is Verdict.HOLDS
     assert (tmp_path / "figures" / "coding_exponent.png").exists()
+    # review: the FrozenLake note reports the library's vacuous flag for the per-pair bound it uses, too
+    fl = out.metrics["frozenlake"]
+    assert len(fl["per_pair_vacuous"]) == len(fl["V_low"]) == 1
+    assert str(fl["per_pair_vacuous"]) in by_id["frozenlake_pessimism_valid"].note
+    # review: local slopes of the pessimism gap are reported (pre-asymptotic check)
+    assert len(out.metrics["pess_gap_local_slopes"]) == 2
+    assert "per-log differences" in by_id["frozenlake_pessimistic_policy"].note
     assert Config.full().include_taxi and Config.quick() == Config()

@@ -402,13 +402,19 @@ def run(config: Config, ctx: RunContext) -> Outcome:
              f"(|Z|²={fl['n_pairs'] ** 2}) {fl['pair_types_vacuous']}; at γ={cfg.frozenlake_gamma} that range is "
              f"{fl['a_priori_value_range']:.0f}, far above FrozenLake's values (≤ 1), so the "
              "flag is coarse here"))
+    shortfall = max((fl["V_star"] - v) / fl["V_star"]
+                    for v in fl["true_value_pessimistic_policy"] + fl["true_value_plugin_policy"])
     claims.append(C.at_least(
         "frozenlake_pessimistic_policy", "The pessimistic policy's true value is not worse than the plug-in "
         "greedy policy's (pessimism in offline RL; our check, the paper's numbers are unknown)",
         measured=float(np.mean(np.array(fl["true_value_pessimistic_policy"]) - np.array(fl["true_value_plugin_policy"]))),
         bound=0.0, paper_value=None, reason="mean over logs of true V(pessimistic) − true V(plug-in greedy)",
         note=f"true V* = {fl['V_star']:.4f}; pessimistic {fl['true_value_pessimistic_policy']}; plug-in "
-             f"{fl['true_value_plugin_policy']}"))
+             f"{fl['true_value_plugin_policy']}; per-log differences "
+             f"{[round(a - b, 4) for a, b in zip(fl['true_value_pessimistic_policy'], fl['true_value_plugin_policy'])]}"
+             f"; both policies are within {100 * shortfall:.2f}% of V* at {cfg.frozenlake_steps} steps, so with few "
+             "logs the sign can sit at noise level: in review, --seed 11 gave per-log differences +0.0007, −0.0033, "
+             "−0.0009 (does not hold). A weak check; pessimism matters more with less data"))
     if cfg.include_taxi:
         metrics["taxi"] = taxi = _offline_section("Taxi-v4", {}, cfg.frozenlake_steps, cfg.frozenlake_datasets,
                                            cfg.frozenlake_gamma, cfg.delta, ctx)
