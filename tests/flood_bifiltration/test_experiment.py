@@ -28,6 +28,11 @@ def test_tiny_run_produces_well_formed_claims(tmp_path):
         assert c.statement and c.reason and c.tolerance
         json.dumps(c.to_dict(), default=str)
     # the exact structural invariants must hold even at this size (a failure is a bug, not noise)
+    by_id = {c.id: c for c in out.claims}
+    # the brief's fixed-slice formulation is measured next to the wider one (review)
+    assert "density_brief_slice" in by_id and "t = 0.3" in by_id["density_brief_slice"].statement
+    assert "Reformulated after a first failing run" in by_id["density_low_t_loop"].note
+    assert "synthetic_margin_brief" in by_id
     must = {"grades_monotone", "faces_dominated", "slice_equals_flood", "constant_f_one_critical",
             "masked_geq_exact", "point_order_invariance"}
     assert all(c.verdict is Verdict.HOLDS for c in out.claims if c.id in must)
@@ -39,3 +44,21 @@ def test_configs_validate():
     assert Config.full().n_per_class == 100
     with pytest.raises(ValueError):
         Config(points_per_edge=1)
+
+
+@pytest.mark.parametrize("key,value,match", [
+    ("low_thresholds", [], "thresholds in \\[0, 1\\]"),
+    ("low_thresholds", [0.2, 1.5], "thresholds in \\[0, 1\\]"),
+    ("ucr_datasets", ["NoSuchSet"], "NoSuchSet.*allowed"),
+    ("scaling_sizes", [2000], "strictly increasing"),
+    ("scaling_sizes", [8000, 2000], "strictly increasing"),
+    ("scaling_exact_max_n", 10, "smallest scaling size 2000"),
+    ("cv_folds", 50, "n_per_class = 40"),
+    ("points_per_edge", 500, "64"),
+])
+def test_bad_overrides_are_one_line_config_errors(key, value, match):
+    from neurips26.harness.config import ConfigError, apply_overrides
+
+    with pytest.raises(ConfigError, match=match) as err:
+        apply_overrides(Config.quick(), {key: value}, "flood_bifiltration")
+    assert key in str(err.value) and "\n" not in str(err.value)

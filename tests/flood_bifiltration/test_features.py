@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
@@ -120,17 +119,10 @@ def test_time_series_path():
     assert F.shape == (3, 2 * 16) and np.all(np.isfinite(F))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("flooder") is None, reason="flooder not installed")
 def test_slice_matches_flooder_package():
-    import sys
-    import types
-
-    import torch
-
-    # flooder imports fpsample only for its own FPS; we pass landmarks, so a stub suffices
-    if "fpsample" not in sys.modules and importlib.util.find_spec("fpsample") is None:
-        sys.modules.setdefault("fpsample", types.ModuleType("fpsample"))
+    pytest.importorskip("flooder")  # in the [tda] extra, with fpsample and torch
     import flooder.core
+    import torch
     from flooder import flood_complex
 
     if not hasattr(flooder.core, "tl_dtypes_dict"):  # flooder 1.0.1 bug without Triton: name undefined on CPU
@@ -157,3 +149,27 @@ def test_multipers_accepts_it_for_module_approximation_and_rank(circle_bif):
     assert len(module) > 0  # H0 alone has at least one summand
     sm = mp.signed_measure(st.grid_squeeze(resolution=10, strategy="regular"), degree=1, invariant="rank")
     assert len(sm) == 1
+
+
+def test_review_bad_input_gives_clear_errors(circle_bif):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(60, 2))
+    with pytest.raises(ValueError, match="real-valued.*complex"):  # was silently cast to the real part
+        sublevel_flood_bifiltration(x + 1j, rng.uniform(size=60), 8)
+    with pytest.raises(ValueError, match="f must be real-valued"):
+        sublevel_flood_bifiltration(x, rng.uniform(size=60) + 0j, 8)
+    with pytest.raises(ValueError, match="points must be numeric"):
+        sublevel_flood_bifiltration(np.array([[{}, {}]] * 5, dtype=object), np.zeros(5), 3)
+    with pytest.raises(ValueError, match="not NaN"):  # was an all-+inf (empty) slice
+        slice_values(circle_bif, float("nan"))
+    with pytest.raises(ValueError, match="real threshold"):
+        slice_simplex_tree(circle_bif, "0.5")
+    with pytest.raises(ValueError, match="dtm_mass=1e-09 with N=60.*0 everywhere"):  # was f ≡ 0
+        codensity(x, "dtm", dtm_mass=1e-9)
+    assert np.ptp(codensity(x, "dtm", dtm_mass=2 / 60)) > 0
+    with pytest.raises(ValueError, match="no point clouds"):
+        SublevelFloodFeatures().fit([])
+    with pytest.raises(ValueError, match="r_max must be a positive finite number; got -1"):
+        SublevelFloodFeatures(r_max=-1).fit([x])
+    with pytest.raises(ValueError, match="degrees must be .* in \\{0, 1, 2\\}.*got \\(5,\\)"):
+        SublevelFloodFeatures(degrees=(5,)).fit([x])  # was an all-zero feature block

@@ -266,8 +266,13 @@ def slice_values(bif: SublevelFlood, t: float) -> list[np.ndarray]:
     Returns:
         list by dimension of (n_k,) float64 arrays; +inf where σ has no grade with t_g ≤ t.
 
+    Raises:
+        ValueError: if t is not a real number or is NaN (a NaN slice would silently be empty).
+
     Source: paper §3 (SLF_{·,t} = Flood(X_{f ≤ t}, L)).
     """
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) or math.isnan(t):
+        raise ValueError(f"t must be a real threshold (a float, +inf for the slice at max f), not NaN; got {t!r}")
     out = []
     for gs in bif.grades:
         vals = np.full(len(gs), np.inf)

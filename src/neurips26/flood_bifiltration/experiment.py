@@ -13,7 +13,7 @@ import time
 import warnings
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
@@ -25,12 +25,16 @@ from .invariants import (grades_as_set, interleaving_excess, masked_exactness_vi
                          max_face_excess, monotone_violations, staircase_difference)
 
 
+UCR_OFFLINE = ("ACSF1", "ArrowHead", "GunPoint", "ItalyPowerDemand", "OSULeaf")  # shipped with aeon, univariate
+BRIEF_THRESHOLD = 0.3  # the brief's slice for the density-sensitivity check (§4 (viii))
+
+
 class Config(ExperimentConfig):
     """Sizes of the reproduction (quick: ~2 min on 2 CPU cores)."""
 
     n_points_invariants: int = Field(1500, gt=10, description="points of the invariant-check clouds")
     n_landmarks_invariants: int = Field(40, gt=4, description="landmarks of the invariant-check clouds")
-    points_per_edge: int = Field(12, ge=2, description="grid points per edge (flooder's convention)")
+    points_per_edge: int = Field(12, ge=2, le=64, description="grid points per edge (flooder's convention)")
     n_circle: int = Field(300, gt=10, description="circle points in the density-sensitivity test")
     n_outliers: int = Field(300, ge=0, description="uniform outliers in the density-sensitivity test")
     low_thresholds: list[float] = Field(default_factory=lambda: [0.1, 0.2, 0.3, 0.4, 0.5],
@@ -48,6 +52,45 @@ class Config(ExperimentConfig):
                                      description="N for the scaling measurement (2-D)")
     scaling_landmarks: int = Field(64, gt=4, description="landmarks for the scaling measurement")
     scaling_exact_max_n: int = Field(32000, gt=0, description="largest N also timed in exact mode")
+
+    @field_validator("low_thresholds")
+    @classmethod
+    def _thresholds(cls, v: list[float]) -> list[float]:
+        if not v or not all(math.isfinite(t) and 0.0 <= t <= 1.0 for t in v):
+            raise ValueError("must be a non-empty list of co-density thresholds in [0, 1] (f is normalised)")
+        return v
+
+    @field_validator("cv_folds")
+    @classmethod
+    def _folds(cls, v: int, info: ValidationInfo) -> int:
+        n = info.data.get("n_per_class")
+        if n is not None and v > n:
+            raise ValueError(f"must be <= n_per_class = {n} (stratified folds need a cloud of each class)")
+        return v
+
+    @field_validator("ucr_datasets")
+    @classmethod
+    def _ucr(cls, v: list[str]) -> list[str]:
+        bad = [name for name in v if name not in UCR_OFFLINE]
+        if bad:
+            raise ValueError(f"{bad} not shipped offline as equal-length univariate sets; allowed: {list(UCR_OFFLINE)}")
+        return v
+
+    @field_validator("scaling_sizes")
+    @classmethod
+    def _sizes(cls, v: list[int]) -> list[int]:
+        if len(v) < 2 or any(b <= a for a, b in zip(v, v[1:])) or v[0] < 100:
+            raise ValueError("must be >= 2 strictly increasing sizes, the smallest >= 100 (a log-log slope is fitted)")
+        return v
+
+    @field_validator("scaling_exact_max_n")
+    @classmethod
+    def _exact_max(cls, v: int, info: ValidationInfo) -> int:
+        sizes = info.data.get("scaling_sizes")
+        if sizes and v < sizes[0]:
+            raise ValueError(f"must be >= the smallest scaling size {sizes[0]} (exact/masked ratio needs one N "
+                             "timed in both modes)")
+        return v
 
     @classmethod
     def quick(cls) -> "Config":
@@ -71,7 +114,7 @@ def _invariant_cloud(n: int, d: int, rng: np.random.Generator) -> tuple[np.ndarr
     v = rng.normal(size=(half, d))
     sig = v / np.linalg.norm(v, axis=1, keepdims=True) + 0.05 * rng.normal(size=(half, d))
     x = np.vstack([sig, rng.uniform(-1.5, 1.5, (n - half, d))])
-    return x, codensity(x, "dtm", dtm_mass=0.01)
+    return x, codensity(x, "dtm", dtm_mass=max(0.01, 2.0 / n))
 
 
 def _max_h1_persistence(st) -> float:
@@ -165,7 +208,7 @@ def _invariants(config: Config, ctx: RunContext, metrics: dict) -> list:
                             "independent k-d-tree implementation of the Flood complex.", measured=slice_err,
                             bound=1e-9, reason="same samples and points; only float rounding may differ",
                             paper_value="equal (1e-6 vs flooder in the brief)",
-                            note="the flooder package itself is checked in the tests when it is installed"))
+                            note="the flooder package itself is compared in slice_equals_flooder"))
     claims.append(_flooder_claim(ctx))
     claims.append(C.close("constant_f_one_critical", "A constant f gives a 1-critical complex (brief §4 (iv)).",
                           measured=max(one_crit), target=1, abs_tol=0, reason=why_exact))
@@ -198,27 +241,16 @@ def _invariants(config: Config, ctx: RunContext, metrics: dict) -> list:
 
 def _flooder_claim(ctx: RunContext):
     """Slice at max f vs the ``flooder`` package (Flood complex reference) where it is installed."""
-    import importlib.util
-    import sys
-    import types
 
     statement = ("The slice at t = max f equals the Flood complex computed by the reference package flooder "
                  "(same points, landmarks, 20 points per edge; brief §4 (iii)).")
-    if importlib.util.find_spec("flooder") is None:
-        return C.not_checkable("slice_equals_flooder", statement, paper_value="equal to 1e-6",
-                               reason="flooder is not installed here (optional: pip install --no-deps flooder==1.0.1)",
-                               full_scale="the same comparison runs whenever flooder is importable")
-    import torch
-
-    # fpsample is only used by flooder's own FPS; we pass landmarks, so a stub suffices
-    stub = "fpsample" not in sys.modules and importlib.util.find_spec("fpsample") is None
-    if stub:
-        sys.modules["fpsample"] = types.ModuleType("fpsample")
-    try:
+    try:  # a dependency of the [tda] extra (flooder 1.0.1, with fpsample and torch)
         import flooder.core
-    finally:
-        if stub:  # do not leave the stub visible to other code in this process
-            sys.modules.pop("fpsample", None)
+        import torch
+    except ImportError as exc:
+        return C.not_checkable("slice_equals_flooder", statement, paper_value="equal to 1e-6",
+                               reason=f"flooder is not importable here ({exc}); install neurips26[tda]",
+                               full_scale="the same comparison runs whenever flooder is importable")
 
     if not hasattr(flooder.core, "tl_dtypes_dict"):  # flooder 1.0.1 leaves it undefined without Triton
         flooder.core.tl_dtypes_dict = {torch.float32: None, torch.float64: None}
@@ -241,13 +273,18 @@ def _flooder_claim(ctx: RunContext):
 def _density(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
     import gudhi
 
-    p_low, p_flood, p_alpha = [], [], []
+    ts_all = sorted(set(config.low_thresholds) | {BRIEF_THRESHOLD})
+    p_low, p_flood, p_alpha, p_by_t, best_t = [], [], [], [], []
     for rep in ctx.track(range(config.n_density_repeats), "density sensitivity"):
         rng = ctx.child_rng(20 + rep)
         x = circle_with_outliers(config.n_circle, config.n_outliers, rng)
         f = codensity(x, "kde", bandwidth=0.15)
         bif = sublevel_flood_bifiltration(x, f, 64, points_per_edge=config.points_per_edge)
-        p_low.append(max(_max_h1_persistence(slice_simplex_tree(bif, t)) for t in config.low_thresholds))
+        by_t = {t: _max_h1_persistence(slice_simplex_tree(bif, t)) for t in ts_all}
+        p_by_t.append(by_t)
+        best = max(config.low_thresholds, key=lambda t: by_t[t])
+        best_t.append(best)
+        p_low.append(by_t[best])
         p_flood.append(_max_h1_persistence(slice_simplex_tree(bif, math.inf)))
         ac = gudhi.AlphaComplex(points=x).create_simplex_tree()
         ac.compute_persistence()
@@ -256,23 +293,36 @@ def _density(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list
         if rep == 0:
             figs["density"] = (x, f, bif)
     low, flood, alpha = float(np.mean(p_low)), float(np.mean(p_flood)), float(np.mean(p_alpha))
+    mean_by_t = {f"{t:g}": float(np.mean([b[t] for b in p_by_t])) for t in ts_all}
+    brief_low = mean_by_t[f"{BRIEF_THRESHOLD:g}"]
     metrics["density"] = {"h1_persistence_low_t": p_low, "h1_persistence_flood": p_flood,
-                          "h1_persistence_alpha": p_alpha, "low_thresholds": config.low_thresholds}
+                          "h1_persistence_alpha": p_alpha, "low_thresholds": config.low_thresholds,
+                          "best_threshold_per_cloud": best_t, "mean_h1_persistence_by_t": mean_by_t}
     ts = ", ".join(f"{t:g}" for t in config.low_thresholds)
-    note = (f"mean over {config.n_density_repeats} clouds; 'low thresholds' = max over slices t in {{{ts}}}. "
-            "A first run with a single cloud and the single slice t = 0.3 gave 0.21 (does not hold): the [0, 1] "
-            "normalisation by the max density makes one slice fragile, so the measure follows the issue's wording "
-            "('at low density thresholds').")
+    picked = ", ".join(f"t = {t:g} in {best_t.count(t)}" for t in sorted(set(best_t)))
+    note = (f"mean over {config.n_density_repeats} clouds of the best slice among t in {{{ts}}} (best slice: "
+            f"{picked} of {len(best_t)} clouds). Reformulated after a first failing run: the brief fixes the single "
+            f"slice t = {BRIEF_THRESHOLD:g} (one cloud gave 0.21); that formulation is still measured and reported as "
+            "density_brief_slice, and its verdict stands. Mean persistence per slice: "
+            + ", ".join(f"t = {t}: {v:.3f}" for t, v in mean_by_t.items()) + ".")
     return [
         C.at_least("density_low_t_loop", "A circle (r = 1) in uniform outliers keeps a persistent H1 class in the "
-                   "sublevel Flood slices at low co-density thresholds (issue; brief §4 (viii)): largest H1 "
-                   "persistence.", measured=low, bound=0.3,
+                   f"sublevel Flood slices at low co-density thresholds (issue's wording): largest H1 persistence "
+                   f"in the best slice among t ∈ {{{ts}}}, mean over clouds.", measured=low, bound=0.3,
                    reason="brief's calibration: the circle's loop lives for ≳ 0.3 radius units",
                    paper_value="> 0.3", note=note),
         C.at_most("density_flood_loses_loop", "Single-parameter Flood (slice at max f) loses it: its largest H1 "
-                  "persistence is < 0.5× the low-threshold one (brief §4 (viii)); ratio of means.",
+                  "persistence is < 0.5× the best low-threshold one above (brief's factor 2); ratio of means.",
                   measured=flood / max(low, 1e-12), bound=0.5, reason="brief's calibration (factor 2)",
                   paper_value="< 0.5"),
+        C.check("density_brief_slice", f"The brief's own formulation (§4 (viii)): in the slice t = "
+                f"{BRIEF_THRESHOLD:g} the H1 bar has persistence > 0.3, and at t = max f it is < 0.5× that "
+                "(means over the same clouds).",
+                measured={"persistence_t": brief_low, "flood_ratio": flood / max(brief_low, 1e-12)},
+                holds=bool(brief_low > 0.3 and flood < 0.5 * brief_low),
+                tolerance="persistence_t > 0.3 and flood_ratio < 0.5",
+                reason="the brief's calibration, kept fixed; the issue's wider wording is density_low_t_loop",
+                paper_value="> 0.3 and < 0.5×"),
         C.at_most("density_alpha_loses_loop", "Single-parameter Alpha on all points loses it as well (ratio of "
                   "means of largest H1 persistence to the low-threshold Flood one).",
                   measured=alpha / max(low, 1e-12), bound=0.5, reason="same factor 2 as for Flood",
@@ -301,7 +351,9 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
                           "(best of Flood, Alpha) on that task (abstract; the issue's claim).", measured=margin,
                           holds=margin > 0, tolerance="accuracy margin > 0",
                           reason="the issue's claim is 'beats'; the stricter brief margin is the next claim",
-                          paper_value="better (no number found)"))
+                          paper_value="better (no number found)",
+                          note="split after a first run: the single original claim used the brief's ≥ 0.1 margin, "
+                          "which is still measured and judged as synthetic_margin_brief"))
     claims.append(C.at_least("synthetic_margin_brief", "… by at least 0.1 accuracy (the brief's calibration target).",
                              measured=acc["bifiltration"] - max(acc["flood"], acc["alpha"]), bound=0.1,
                              reason=f"{config.cv_folds}-fold CV on {2 * config.n_per_class} clouds; a 0.1 gap is "

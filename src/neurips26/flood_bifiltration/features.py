@@ -52,7 +52,8 @@ def codensity(points, method: str = "kde", *, bandwidth: float = 0.1, dtm_mass: 
         (N,) float64 array.
 
     Raises:
-        ValueError: unknown method, bad bandwidth/mass, or bad points.
+        ValueError: unknown method, bad bandwidth/mass (including dtm_mass·N < 2, where the DTM
+            would be identically 0), or bad points.
 
     Source: upstream ``slflood`` transformer defaults (KDE or DTM, normalised); DTM from
     Chazal et al. 2018.
@@ -71,7 +72,10 @@ def codensity(points, method: str = "kde", *, bandwidth: float = 0.1, dtm_mass: 
         m = check_positive_float(dtm_mass, "dtm_mass")
         if m > 1:
             raise ValueError(f"dtm_mass must be in (0, 1]; got {dtm_mass}")
-        k = max(1, math.ceil(m * len(x)))
+        k = math.ceil(m * len(x))
+        if k < 2:  # the nearest neighbour of x is x itself: a 1-point DTM is 0 everywhere
+            raise ValueError(f"dtm_mass={dtm_mass} with N={len(x)} points uses {k} neighbour(s), so the DTM "
+                             f"would be 0 everywhere; need dtm_mass >= 2/N = {2 / len(x):.3g} (and N >= 2)")
         dist, _ = NearestNeighbors(n_neighbors=k).fit(x).kneighbors(x)
         f = np.sqrt(np.mean(dist**2, axis=1))
     if normalize:
@@ -261,9 +265,9 @@ class SublevelFloodFeatures(BaseEstimator, TransformerMixin):
         density, bandwidth, dtm_mass: the co-density (:func:`codensity`, normalised to [0, 1]).
         grid_size: grid points per axis for the Hilbert function.
         resolution, kernel_bandwidth: evaluation grid and bandwidth of (conv).
-        degrees: homology degrees.
-        r_max: radius range; ``None`` learns it in ``fit`` as the largest Flood value over the
-            training clouds.
+        degrees: homology degrees, a non-empty tuple of values in {0, 1, 2}.
+        r_max: radius range (a positive number); ``None`` learns it in ``fit`` as the largest
+            Flood value over the training clouds.
 
     Source: upstream ``slflood/sklearn/transformer.py`` (parameters), Loiseaux et al. 2023.
     """
@@ -291,6 +295,13 @@ class SublevelFloodFeatures(BaseEstimator, TransformerMixin):
         if self.density not in DENSITY_METHODS:
             raise ValueError(f"density must be one of {DENSITY_METHODS}; got {self.density!r}")
         check_positive_int(self.grid_size, "grid_size", minimum=2)
+        if self.r_max is not None:
+            check_positive_float(self.r_max, "r_max")
+        degrees = tuple(self.degrees) if isinstance(self.degrees, (tuple, list)) else None
+        if not degrees or any(isinstance(q, bool) or not isinstance(q, (int, np.integer)) or not 0 <= q <= 2
+                              for q in degrees):
+            raise ValueError(f"degrees must be a non-empty tuple of homology degrees in {{0, 1, 2}} (points "
+                             f"live in R^2 or R^3); got {self.degrees!r}")
 
     def _complex(self, cloud):
         x = check_points(cloud, name="point cloud")
@@ -333,6 +344,8 @@ class SublevelFloodFeatures(BaseEstimator, TransformerMixin):
         """Fit and transform in one pass (each complex is built once)."""
         self._check()
         objs = [self._complex(c) for c in X]
+        if not objs:
+            raise ValueError("X holds no point clouds; fit needs at least one (N, 2|3) cloud")
         self.r_max_ = float(self.r_max) if self.r_max is not None else max(self._max_radius(o) for o in objs)
         return np.stack([self._vector(o) for o in objs])
 

@@ -7,13 +7,24 @@ import numpy as np
 ALLOWED_DIMENSIONS = (2, 3)
 
 
+def _as_real_array(values, name: str) -> np.ndarray:
+    """``values`` as a float64 array; complex or non-numeric input is an error (never cast silently)."""
+    raw = np.asarray(values)
+    if np.iscomplexobj(raw):
+        raise ValueError(f"{name} must be real-valued; got complex dtype {raw.dtype}")
+    try:
+        return np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric; got dtype {raw.dtype} that does not convert to float") from None
+
+
 def check_points(points, *, name: str = "points") -> np.ndarray:
     """Return ``points`` as a C-contiguous float64 array of shape (N, d), d in {2, 3}.
 
     Raises:
-        ValueError: if ``points`` is not 2-D, has d not in {2, 3}, is empty, or holds NaN/inf.
+        ValueError: if ``points`` is complex or non-numeric, not 2-D, has d not in {2, 3}, is empty, or holds NaN/inf.
     """
-    x = np.asarray(points, dtype=np.float64)
+    x = _as_real_array(points, name)
     if x.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (N, d); got an array of shape {x.shape}")
     if x.shape[0] == 0:
@@ -33,9 +44,9 @@ def check_function(f, n_points: int, *, name: str = "f") -> np.ndarray:
     """Return ``f`` as a float64 vector of length ``n_points``.
 
     Raises:
-        ValueError: if ``f`` is not 1-D, its length is not ``n_points``, or it holds NaN/inf.
+        ValueError: if ``f`` is complex or non-numeric, not 1-D, its length is not ``n_points``, or it holds NaN/inf.
     """
-    v = np.asarray(f, dtype=np.float64)
+    v = _as_real_array(f, name)
     if v.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of length N={n_points}; got shape {v.shape}")
     if v.shape[0] != n_points:
