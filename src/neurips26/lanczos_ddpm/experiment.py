@@ -172,7 +172,7 @@ def _part_b(config: Config, ctx: RunContext, plt):
     for kappa in config.lanczos_kappas:
         ax.semilogy(ks, errors[str(kappa)], "o-", label=f"κ = {kappa:g} (rate {rates[str(kappa)]:.2f}, "
                                                        f"ρ = {bounds[str(kappa)]:.2f})")
-    ax.set(xlabel="Lanczos steps k (= JVPs)", ylabel="relative error ‖ξ_k − Σ^{1/2}z‖/‖Σ^{1/2}z‖",
+    ax.set(xlabel="Lanczos steps k (= JVPs)", ylabel=r"relative error $\|\xi_k - \Sigma^{1/2}z\| / \|\Sigma^{1/2}z\|$",
            title=f"Lanczos sampler accuracy, d = {d}")
     ax.legend(fontsize=7)
     ctx.save_figure("lanczos_error_vs_k", fig)
