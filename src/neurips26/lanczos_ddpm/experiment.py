@@ -445,8 +445,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                    "via the diffusers adapter, KID with a self-trained feature network) is NOT implemented yet"))
     notes = ("Path KL uses the exact mean and splits each step into a Monte Carlo non-Gaussianity term shared by "
              "every covariance plus a closed-form Gaussian covariance-mismatch term (paired by construction). "
-             "The Lanczos sampler's noise is not Gaussian in z-space terms of a fixed covariance, so its path KL "
-             "is not computed; on digits it is judged by the NLL gap and sliced W2 of its samples. "
+             "The Lanczos noise ξ_k(z) is a nonlinear function of z, not a Gaussian with a fixed covariance, so "
+             "its path KL has no closed form and is not computed; on digits it is judged by the NLL gap and "
+             "sliced W2 of its samples. "
              "Digits samples run the full chain (the last step adds noise too), so that no method is helped by "
              "a mean-only final step. Oracles 'trace'/'diagonal'/'dense' use the closed-form GMM covariance; "
              "LGS uses JVPs through the closed-form denoiser.")
