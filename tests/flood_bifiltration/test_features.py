@@ -173,3 +173,12 @@ def test_review_bad_input_gives_clear_errors(circle_bif):
         SublevelFloodFeatures(r_max=-1).fit([x])
     with pytest.raises(ValueError, match="degrees must be .* in \\{0, 1, 2\\}.*got \\(5,\\)"):
         SublevelFloodFeatures(degrees=(5,)).fit([x])  # was an all-zero feature block
+
+
+def test_review_delay_embedding_rejects_multichannel_and_single_series():
+    X = np.random.default_rng(6).normal(size=(3, 2, 40))
+    with pytest.raises(ValueError, match=r"series 0 has shape \(2, 40\).*univariate"):  # was concatenated
+        DelayEmbedding(2).transform(X)
+    assert [c.shape for c in DelayEmbedding(2).transform(X[:, :1])] == [(39, 2)] * 3  # aeon's (n, 1, T)
+    with pytest.raises(ValueError, match="one 1-D series of length 40"):
+        DelayEmbedding(2).transform(X[0, 0])

@@ -222,10 +222,23 @@ class DelayEmbedding(BaseEstimator, TransformerMixin):
         return self
 
     def transform(self, X):
-        """Embed each series; raises ValueError as :func:`delay_embedding`."""
+        """Embed each series of X ((n, T), (n, 1, T) as aeon loads it, or a list of 1-D series).
+
+        Raises:
+            ValueError: as :func:`delay_embedding`; also for a single 1-D series instead of a
+                collection, and for multichannel series (c > 1 channels; pick a channel first).
+        """
+        if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype != object:
+            raise ValueError(f"X must be a collection of series (n, T); got one 1-D series of length {len(X)} "
+                             "(wrap it as [series])")
         out = []
-        for s in X:
-            s = np.asarray(s, dtype=np.float64).ravel()
+        for i, s in enumerate(X):
+            s = np.asarray(s, dtype=np.float64)
+            if s.ndim == 2 and s.shape[0] == 1:  # one channel, as aeon's (n, 1, T)
+                s = s[0]
+            if s.ndim != 1:
+                raise ValueError(f"series {i} has shape {s.shape}; expected a univariate series (T,) or (1, T) "
+                                 "(multichannel input: select one channel first)")
             if self.standardize and s.std() > 0:
                 s = (s - s.mean()) / s.std()
             out.append(delay_embedding(s, self.dimension, self.delay))
