@@ -62,3 +62,25 @@ def test_bad_overrides_are_one_line_config_errors(key, value, match):
     with pytest.raises(ConfigError, match=match) as err:
         apply_overrides(Config.quick(), {key: value}, "flood_bifiltration")
     assert key in str(err.value) and "\n" not in str(err.value)
+
+
+def test_million_points_claim_is_judged_when_the_run_reaches_it():
+    from neurips26.flood_bifiltration.experiment import _million_claim
+
+    assert _million_claim([2000, 8000], [0.1, 0.4]).verdict is Verdict.NOT_CHECKABLE
+    c = _million_claim([10**5, 10**6], [5.0, 60.0])
+    assert c.verdict is Verdict.HOLDS and c.measured == {"N": 10**6, "masked_time_s": 60.0}
+
+
+def test_scaling_part_does_not_compute_an_unused_codensity(tmp_path, monkeypatch):
+    # the DTM with 1% neighbourhoods is O(N^2) memory at the full scale's 10^6 points (review fix)
+    from neurips26.flood_bifiltration import experiment
+
+    def boom(*a, **k):
+        raise AssertionError("codensity called in the scaling part")
+
+    monkeypatch.setattr(experiment, "codensity", boom)
+    cfg = Config(scaling_sizes=[300, 600], scaling_landmarks=12, points_per_edge=4)
+    metrics: dict = {}
+    claims = experiment._scaling(cfg, RunContext(seed=0, out_dir=tmp_path), metrics)
+    assert metrics["scaling"]["N"] == [300, 600] and {c.id for c in claims} >= {"million_points"}

@@ -108,12 +108,17 @@ class Config(ExperimentConfig):
                    scaling_exact_max_n=100000)
 
 
-def _invariant_cloud(n: int, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Noisy circle (d=2) or sphere (d=3) plus uniform outliers, with a kNN co-density."""
+def _noisy_sphere(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Noisy circle (d=2) or sphere (d=3) plus uniform outliers."""
     half = n // 2
     v = rng.normal(size=(half, d))
     sig = v / np.linalg.norm(v, axis=1, keepdims=True) + 0.05 * rng.normal(size=(half, d))
-    x = np.vstack([sig, rng.uniform(-1.5, 1.5, (n - half, d))])
+    return np.vstack([sig, rng.uniform(-1.5, 1.5, (n - half, d))])
+
+
+def _invariant_cloud(n: int, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_noisy_sphere` with a kNN (DTM) co-density."""
+    x = _noisy_sphere(n, d, rng)
     return x, codensity(x, "dtm", dtm_mass=max(0.01, 2.0 / n))
 
 
@@ -394,7 +399,7 @@ def _scaling(config: Config, ctx: RunContext, metrics: dict) -> list:
     times = {"masked": [], "exact": []}
     for n in ctx.track(config.scaling_sizes, "scaling in N"):
         rng = ctx.child_rng(40 + n)
-        x, _ = _invariant_cloud(n, 2, rng)
+        x = _noisy_sphere(n, 2, rng)  # no DTM here: at 10^6 points its 1% neighbourhoods would need ~80 GB
         f = rng.uniform(size=n)
         for mode in ("masked", "exact"):
             if mode == "exact" and n > config.scaling_exact_max_n:
@@ -420,11 +425,30 @@ def _scaling(config: Config, ctx: RunContext, metrics: dict) -> list:
         C.at_least("masked_faster_than_exact", "The masked mode is faster than the exact one at the largest N "
                    "timed in both modes (ratio exact/masked time).", measured=ratio, bound=1.0,
                    reason="the masked mode's purpose", paper_value="faster (brief: ~10× at 2·10^4)"),
-        C.not_checkable("million_points", "The bifiltration is computed on up to 10^6 points (README).",
-                        paper_value="10^6 points",
-                        reason="minutes of CPU per 10^6-point cloud do not fit the quick run",
-                        full_scale="scaling_sizes reaches 10^6 points with 1000 landmarks"),
+        _million_claim(config.scaling_sizes, times["masked"]),
     ]
+
+
+MILLION = 10**6
+
+
+def _million_claim(sizes: list[int], masked_times: list[float]):
+    """The README's 10^6-point claim: judged whenever the scaling run reaches 10^6 points (full
+    scale, or ``--set scaling_sizes=[...,1000000]``); offline but too slow for the quick run."""
+    statement = "The bifiltration is computed on up to 10^6 points (README)."
+    big = [(n, t) for n, t in zip(sizes, masked_times) if n >= MILLION]
+    if not big:
+        return C.not_checkable("million_points", statement, paper_value="10^6 points",
+                               reason=f"the quick run stops at N = {max(sizes)} (minutes of CPU per 10^6-point "
+                               "cloud do not fit it); it needs no GPU or download",
+                               full_scale="scaling_sizes reaches 10^6 points with 1000 landmarks and this claim "
+                               "is judged on that run")
+    n, t = big[-1]
+    return C.check("million_points", statement, measured={"N": int(n), "masked_time_s": float(t)},
+                   holds=bool(math.isfinite(t) and t > 0), tolerance="the masked construction completes on "
+                   f"N ≥ {MILLION} points (finite measured time)",
+                   reason="the README's claim is feasibility; the time is reported, not bounded",
+                   paper_value="10^6 points")
 
 
 def _figures(ctx: RunContext, figs: dict, table: dict, config: Config) -> None:
