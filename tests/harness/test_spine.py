@@ -133,3 +133,14 @@ def test_result_json_roundtrip_handles_numpy_and_nan():
     assert back.claims[0].verdict is Verdict.HOLDS
     with pytest.raises(ValueError):
         Result.from_json("{}")
+
+
+def test_atomic_write_gives_normal_permissions(tmp_path: Path):
+    from neurips26.harness.results import atomic_write_text
+
+    path = tmp_path / "sub" / "x.txt"
+    atomic_write_text(path, "one")
+    atomic_write_text(path, "two")
+    assert path.read_text() == "two"
+    assert path.stat().st_mode & 0o044 == 0o044  # group/other can read (umask 022 here)
+    assert [p.name for p in path.parent.iterdir()] == ["x.txt"]  # no temp files left behind
