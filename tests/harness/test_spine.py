@@ -142,5 +142,9 @@ def test_atomic_write_gives_normal_permissions(tmp_path: Path):
     atomic_write_text(path, "one")
     atomic_write_text(path, "two")
     assert path.read_text() == "two"
-    assert path.stat().st_mode & 0o044 == 0o044  # group/other can read (umask 022 here)
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # as a plain open() would create it
     assert [p.name for p in path.parent.iterdir()] == ["x.txt"]  # no temp files left behind
