@@ -128,6 +128,17 @@ def test_chunking_under_memory_guard_gives_identical_grades():
             np.testing.assert_array_equal(a, b)
 
 
+def test_masked_mode_also_respects_the_memory_guard():
+    # review fix: a masked simplex with many candidates used one unguarded (candidates × S) block
+    x, f = _cloud(3000, 2, seed=7)
+    big = sublevel_flood_bifiltration(x, f, 20, points_per_edge=6, memory_limit_mb=512)
+    tiny = sublevel_flood_bifiltration(x, f, 20, points_per_edge=6, memory_limit_mb=0.05)
+    assert big.stats["masked_chunked_simplices"] == 0 < tiny.stats["masked_chunked_simplices"]
+    for ga, gb in zip(big.grades, tiny.grades):
+        for a, b in zip(ga, gb):
+            np.testing.assert_array_equal(a, b)
+
+
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(30, 120), exact=st.booleans())
 def test_property_faces_dominated_and_masked_above_exact(seed, n, exact):

@@ -151,18 +151,39 @@ def _dense_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, memory_li
     return out_rows, out_grades
 
 
-def _masked_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, candidate_rows: list[np.ndarray]
+def _masked_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, candidate_rows: list[np.ndarray],
+                   memory_limit_bytes: float = DEFAULT_MEMORY_LIMIT_MB * 2**20, stats: dict | None = None
                    ) -> list[np.ndarray]:
     """Staircases (SLF) of each simplex restricted to its candidate rows (sorted ranks).
 
+    A simplex whose (candidates × samples) distance block would exceed about a third of
+    ``memory_limit_bytes`` is processed in row blocks, carrying the running minimum (same result).
+
     Returns per simplex the (g, 2) grades.
     """
+    S = samples.shape[1]
+    rows = int(max(1, memory_limit_bytes // (8 * 3 * S)))
     out = []
+    chunked = 0
     for i, rws in enumerate(candidate_rows):
-        D = cdist(xs[rws], samples[i])
-        np.minimum.accumulate(D, axis=0, out=D)
-        idx, g = _compress(D.max(axis=1), fs[rws])
+        if len(rws) <= rows:
+            D = cdist(xs[rws], samples[i])
+            np.minimum.accumulate(D, axis=0, out=D)
+            r = D.max(axis=1)
+        else:
+            chunked += 1
+            r = np.empty(len(rws))
+            carry = np.full(S, np.inf)
+            for a in range(0, len(rws), rows):
+                D = cdist(xs[rws[a:a + rows]], samples[i])
+                np.minimum(D[0], carry, out=D[0])
+                np.minimum.accumulate(D, axis=0, out=D)
+                carry = D[-1].copy()
+                r[a:a + rows] = D.max(axis=1)
+        idx, g = _compress(r, fs[rws])
         out.append(g)
+    if stats is not None:
+        stats["masked_chunked_simplices"] = stats.get("masked_chunked_simplices", 0) + chunked
     return out
 
 
@@ -183,8 +204,8 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
             ``False`` (upstream default): the masked approximation described in the module
             docstring (vertex grades are always exact).
         near_radius: mask dilation factor (> 1) of each top cell's minimum enclosing ball.
-        memory_limit_mb: memory guard (MB) for the distance blocks of exact mode; any N is
-            processed in row chunks that fit in it.
+        memory_limit_mb: memory guard (MB) for the distance blocks (exact mode, and masked
+            simplices with many candidate points); any N is processed in row chunks that fit in it.
         start_index: first FPS landmark (``None``: the minimiser of f, order-independent).
         landmark_indices: optional explicit (L,) distinct indices into ``points``; overrides FPS.
 
@@ -248,7 +269,7 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
             for simp, cof in zip(cx.simplices[k], cx.cofacets[k]):
                 parts = [balls[c] for c in cof] + [vrows[v] for v in simp]  # vertices matter when cof is empty
                 cand.append(np.unique(np.concatenate(parts)))
-            g = _masked_grades(xs, fs, samples, cand)
+            g = _masked_grades(xs, fs, samples, cand, memory_limit_bytes, stats)
         grades.append(g)
     stats["time_grades_s"] = time.perf_counter() - t1
     stats["time_total_s"] = time.perf_counter() - t0
