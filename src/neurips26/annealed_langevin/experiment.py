@@ -26,7 +26,7 @@ from .gaussian import GaussianFit, ald_output, bridge, reverse_sde_output, w2_ga
 from .mixture_model import MixtureModel, diffused_mixture_score, single_posterior_moments
 from .sampler import annealed_langevin, reverse_sde
 from .schedule import VPSchedule
-from .tuning import BIAS_TERMS, hand_tuned, max_step_profile, tune
+from .tuning import BIAS_TERMS, hand_tuned, max_step_profile, tune, tune_for_levels
 
 
 class Config(ExperimentConfig):
@@ -186,7 +186,6 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
     same_lv = {}
     for (d, n), fit in problems.items():
         tl = sch.levels(25)
-        from .tuning import tune_for_levels
         same_lv[f"d={d},n={n}"] = [tune_for_levels(k, tl, sch, fit, config.epsilons[0], bias_term="lipschitz").total_steps
                                    for k in ("geffner", "linhart")]
     metrics["same_levels_L25_total_steps_geffner_linhart"] = same_lv
