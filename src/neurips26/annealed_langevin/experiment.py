@@ -351,9 +351,9 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
             sel = [r for r in rows if r["d"] == base_d and r["kind"] == kind and r["bias_term"] == bt
                    and r["eps"] == config.epsilons[0] and r["delta"] == 0]
             nn = [r["n"] for r in sel]
-            axes[0].loglog(nn, [r["h_mean"] for r in sel], ls, marker="o", color=col, label=f"{kind}, {bt}")
-            axes[1].loglog(nn, [r["total"] for r in sel], ls, marker="o", color=col)
-            axes[2].semilogx(nn, [r["L"] for r in sel], ls, marker="o", color=col)
+            axes[0].loglog(nn, [r["h_mean"] for r in sel], linestyle=ls, marker="o", color=col, label=f"{kind}, {bt}")
+            axes[1].loglog(nn, [r["total"] for r in sel], linestyle=ls, marker="o", color=col)
+            axes[2].semilogx(nn, [r["L"] for r in sel], linestyle=ls, marker="o", color=col)
     axes[0].set(xlabel="n", ylabel="geometric mean of h_ℓ over levels",
                 title=f"tuned step sizes (d={base_d}, ε={config.epsilons[0]})")
     axes[1].set(xlabel="n", ylabel="total Langevin steps", title="tuned total steps")
