@@ -123,3 +123,29 @@ def test_bad_inputs_are_named(rewards, kwargs, match):
         estimate_frontier(rewards, 1.0, **kwargs)
     with pytest.raises(ValueError, match="beta must be finite and > 0"):
         estimate_frontier([1.0, 2.0], [1.0, -2.0])
+
+
+# --- review fixes ------------------------------------------------------------------------------
+
+def test_huge_rewards_and_tiny_betas_give_finite_standard_errors():
+    import warnings
+
+    r = np.random.default_rng(0).normal(size=500)
+    base = estimate_frontier(r, [1.0, 0.5], warn_unreliable=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = estimate_frontier(r * 2.0**700, np.array([1.0, 0.5]) * 2.0**700, warn_unreliable=False)
+        np.testing.assert_allclose(big.gain, base.gain * 2.0**700, rtol=1e-12)
+        np.testing.assert_allclose(big.gain_se, base.gain_se * 2.0**700, rtol=1e-9)
+        np.testing.assert_allclose(big.kl, base.kl, rtol=1e-12)
+        # beta**2 underflowed to 0 here (0/0 = NaN standard error) before the fix
+        tiny = estimate_frontier(np.arange(10.0), 1e-300, warn_unreliable=False)
+        assert np.all(np.isfinite(tiny.kl_se)) and np.all(np.isfinite(tiny.gain_se))
+        huge = estimate_frontier(np.arange(10.0) * 1e300, 1.0, warn_unreliable=False)
+        assert np.all(np.isfinite(huge.kl_se)) and np.all(np.isfinite(huge.gain_se))
+
+
+@pytest.mark.parametrize("min_ess", ["x", None, float("nan"), 1.0])
+def test_bad_min_ess_is_a_value_error(min_ess):
+    with pytest.raises(ValueError, match="min_ess must be a finite number > 1"):
+        estimate_frontier(np.arange(10.0), 1.0, min_ess=min_ess)

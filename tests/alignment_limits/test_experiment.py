@@ -62,3 +62,37 @@ def test_digits_task_is_real_and_correlated():
         build_digits_task(1, target=10)
     with pytest.raises(ValueError, match="n_train must be an integer >= 20"):
         build_digits_task(1, n_train=5)
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("bon_ns", [0, 2], "start at 1"),
+    ("bon_ns", [1, 8, 4], "strictly increasing"),
+    ("ensemble_sizes", [0, 4], "ensemble sizes >= 1"),
+    ("digits_ensemble_sizes", [1, 32], "digits_proxies = 16"),
+    ("proxy_betas", [0.5, 0.5], "strictly decreasing"),
+    ("proxy_betas", [0.1, 0.5], "strictly decreasing"),
+    ("proxy_error_scales", [2.0, 1.0], "strictly increasing"),
+    ("estimator_betas", [-1.0], "finite number > 0"),
+    ("cvx_budgets", [-1.0], "finite number > 0"),
+    ("random_budget", float("inf"), "finite KL budget"),
+    ("train_batch", 60, "multiple of 8"),
+])
+def test_bad_overrides_are_refused_before_the_run(key, value, match):
+    # these used to fail mid-run with an unrelated message (or, for increasing proxy_betas, to run
+    # the monotonicity check backwards); now a ConfigError names the key and what is allowed
+    with pytest.raises(ConfigError, match=key) as info:
+        apply_overrides(Config.quick(), {key: value}, "alignment_limits")
+    assert match in str(info.value)
+    Config.full()                                        # the shipped configurations stay valid
+
+
+def test_claims_quote_the_abstract(tmp_path):
+    out = run(Config(**TINY), RunContext(seed=0, out_dir=tmp_path))
+    by_id = {c.id: c for c in out.claims}
+    ppo = by_id["ppo_grpo_substantially_suboptimal"]
+    assert "best-of-N closely approaches the theoretical limit, while PPO and GRPO remain substantially " \
+           "suboptimal" in ppo.statement
+    assert set(ppo.measured["ppo"]) == {"efficiency", "shortfall_to_limit", "bon_efficiency_same_kl"}
+    for cid in ("proxy_gap_grows_as_beta_falls", "proxy_gap_grows_as_beta_falls_digits"):
+        assert "grows when the KL penalty factor beta decreases" in by_id[cid].statement
+    assert "magnitude of the reward error" in by_id["proxy_gap_grows_with_error"].statement

@@ -176,3 +176,56 @@ def test_negative_or_nan_budget_is_refused():
         max_reward_gain([0.5, 0.5], [0.0, 1.0], -0.1)
     with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
         max_reward_gain([0.5, 0.5], [0.0, 1.0], float("inf"))
+
+
+# --- review fixes: huge rewards, tiny betas, non-real input, constant reward message ---------------
+
+def test_huge_rewards_do_not_overflow_and_scale_exactly():
+    from neurips26.alignment_limits import max_attainable_gain, tilted_policy
+
+    pi0 = np.full(4, 0.25)
+    r = np.array([0.0, 1.0, 2.0, 3.0])
+    base = max_reward_gain(pi0, r, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # no overflow RuntimeWarning either
+        for k in (300, 700, 1000):                      # 2**1000 ~ 1e301: r**2 used to overflow
+            big = max_reward_gain(pi0, r * 2.0**k, 0.5)
+            assert big.gain == pytest.approx(base.gain * 2.0**k, rel=1e-12)
+            assert big.beta == pytest.approx(base.beta * 2.0**k, rel=1e-12)
+            assert big.kl == pytest.approx(0.5, rel=1e-12)
+        spread = np.array([-1e308, 1e308, 0.0, 0.0])      # range beyond the float64 maximum
+        fp = tilted_frontier(pi0, spread, [1.0, 1e308])
+        assert np.all(np.isfinite(fp.kl)) and np.all(np.isfinite(fp.gain)) and not np.isnan(fp.jeffreys).any()
+        assert fp.kl[0] == pytest.approx(math.log(4)) and fp.gain[0] == pytest.approx(1e308)
+        assert max_attainable_gain(pi0, spread) == pytest.approx(1e308)
+        assert np.isfinite(max_reward_gain(pi0, spread, 0.5).gain)
+        assert np.array_equal(tilted_policy(pi0, r, 1e-320), [0, 0, 0, 1])   # r/beta overflows: argmax
+
+
+def test_tiny_beta_gives_argmax_not_nan():
+    pi0 = np.full(4, 0.25)
+    fp = tilted_frontier(pi0, [0.0, 1.0, 2.0, 3.0], [1e-320, 1e-3])
+    assert fp.kl == pytest.approx([math.log(4)] * 2) and fp.gain == pytest.approx([1.5, 1.5])
+    assert fp.jeffreys[0] == math.inf and fp.jeffreys[1] == pytest.approx(1500.0)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.array([0, 1, 2, 3]) + 1j, "complex"),
+    (["a", "b", "c", "d"], "real numbers"),
+    ([[0, 1], [2]], "real numbers"),
+])
+def test_non_real_rewards_are_refused(bad, match):
+    with pytest.raises(ValueError, match=match):
+        tilted_frontier(np.full(4, 0.25), bad, 1.0)
+
+
+@pytest.mark.parametrize("beta", ["a", 1 + 1j, None])
+def test_non_numeric_beta_is_refused_naming_beta(beta):
+    with pytest.raises(ValueError, match="beta must be"):
+        tilted_frontier(np.full(4, 0.25), [0.0, 1.0, 2.0, 3.0], beta)
+
+
+def test_constant_reward_budget_message_has_no_negative_zero():
+    with pytest.warns(BudgetExceedsMaximumWarning, match=r"maximum 0 nats"):
+        sol = max_reward_gain(np.full(4, 0.25), np.ones(4), 0.5)
+    assert sol.gain == 0.0 and not math.isnan(sol.jeffreys)

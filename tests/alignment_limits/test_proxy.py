@@ -63,3 +63,13 @@ def test_ensemble_reward_and_bad_inputs():
         proxy_gap([0.5, 0.5], [0.0, 1.0], [0.0, 1.0, 2.0], 1.0)
     with pytest.raises(ValueError, match="pi0 must have one entry per outcome"):
         effective_ensemble_size(np.zeros((2, 3)), pi0=[0.5, 0.5])
+
+
+def test_cancelling_errors_give_infinite_effective_size():
+    # perfectly anti-correlated errors cancel in the mean: no error left (was reported as M = 2)
+    e = np.array([[1.0, -1.0, 1.0, -1.0], [-1.0, 1.0, -1.0, 1.0]])
+    assert effective_ensemble_size(e) == np.inf
+    assert np.allclose(ensemble_reward(np.arange(4.0) + e), np.arange(4.0))
+    # negatively correlated but not cancelling: finite and above M
+    e2 = np.array([[1.0, -1.0, 1.0, -1.0], [-0.5, 0.5, -0.5, 0.5]])
+    assert 2.0 < effective_ensemble_size(e2) < np.inf

@@ -51,3 +51,22 @@ def test_bad_inputs(kwargs, match):
     pi0, r, beta = args.pop("pi0"), args.pop("r"), args.pop("beta")
     with pytest.raises(ValueError, match=match):
         train_policy(pi0, r, beta, steps=args.pop("steps", 5), **args)
+
+
+# --- review fixes ------------------------------------------------------------------------------
+
+def test_several_betas_are_refused_not_silently_truncated():
+    pi0, r = np.full(4, 0.25), np.arange(4.0)
+    with pytest.raises(ValueError, match="single KL penalty factor"):
+        train_policy(pi0, r, [1.0, 2.0], steps=2)
+    assert train_policy(pi0, r, [1.0], steps=2).kl.shape == (2,)      # a length-1 array is fine
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(lr="x"), "lr must be a finite number > 0"),
+    (dict(clip_eps=None), "clip_eps must be a finite number > 0"),
+    (dict(generator=3), "generator must be a CPU torch.Generator"),
+])
+def test_bad_settings_are_value_errors(kw, match):
+    with pytest.raises(ValueError, match=match):
+        train_policy(np.full(4, 0.25), np.arange(4.0), 1.0, steps=2, **kw)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import UnreliableEstimateWarning, as_betas, as_rewards, warn
+from .validation import UnreliableEstimateWarning, as_betas, as_positive_float, as_rewards, reward_scale, warn
 
 #: Below this effective sample size the estimate is flagged unreliable (research brief §9).
 DEFAULT_MIN_ESS = 30.0
@@ -93,9 +93,11 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
     Source: paper (covariance form / base-sample estimator); standard errors and ESS inferred.
     """
     r = as_rewards(rewards, "rewards", min_len=2)
-    betas, _ = as_betas(beta)
-    if not (np.isfinite(min_ess) and min_ess > 1):
-        raise ValueError(f"min_ess must be a finite number > 1, got {min_ess!r}")
+    betas_in, _ = as_betas(beta)
+    min_ess = as_positive_float(min_ess, "min_ess", minimum=1.0)
+    # huge rewards: estimate on r / scale (exact power of two); gains and their SEs scale back
+    scale = reward_scale(r)
+    r, betas = r / scale, betas_in / scale
     n = r.size
     if log_importance_weights is None:
         omega = np.ones(n)
@@ -115,7 +117,7 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
     if np.ptp(r) == 0.0:               # constant reward: pi_beta = pi0, gain 0, not NaN
         zeros = np.zeros(B)
         ess = np.full(B, omega.sum() ** 2 / np.dot(omega, omega))
-        return FrontierEstimate(betas, zeros, zeros.copy(), zeros.copy(), zeros.copy(), ess,
+        return FrontierEstimate(betas_in, zeros, zeros.copy(), zeros.copy(), zeros.copy(), ess,
                                 ess >= min_ess, n)
 
     # per-beta sums as matrix products: sum_i w_i f_i = t @ (omega f), sum_i w_i^2 f_i = t^2 @ (omega^2 f)
@@ -136,7 +138,8 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
     t1, t2, t3 = w2_xmu2 / b**2, 2 * (s_wox2 - mu * s_wox) / (b * c), np.dot(o2, x * x) / c**2
     s_psi_gain = t1 - t2 + t3
     # KL: psi_i = w_i g_i / b + omega_i / c, g_i = (x_i - mu)/beta - 1 (mean zero by construction)
-    u1 = (w2_xmu2 / betas**2 - 2 * (s_w2x - mu * s_w2) / betas + s_w2) / b**2
+    # (.. / beta) / beta, not / beta**2: beta**2 underflows to 0 for beta < ~1e-154 (0/0 = NaN)
+    u1 = ((w2_xmu2 / betas) / betas - 2 * (s_w2x - mu * s_w2) / betas + s_w2) / b**2
     u2 = 2 * ((s_wox - mu * s_wo) / betas - s_wo) / (b * c)
     u3 = np.dot(omega, omega) / c**2
     s_psi_kl = u1 + u2 + u3
@@ -152,12 +155,12 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
     ess = s_w**2 / s_w2
     reliable = ess >= min_ess
     if warn_unreliable and not reliable.all():
-        bad = betas[~reliable]
+        bad = betas_in[~reliable]
         warn(f"base-sample frontier estimate unreliable for {bad.size} of {B} beta value(s) "
              f"(largest such beta = {bad.max():.4g}): effective sample size of the tilting weights "
              f"is below {min_ess:g} (min ESS = {ess.min():.3g} of N = {n}); the estimate is biased low "
              f"there -- draw more base samples or use a larger beta", UnreliableEstimateWarning)
-    return FrontierEstimate(betas, gain, gain_se, np.maximum(kl, 0.0), kl_se, ess, reliable, n)
+    return FrontierEstimate(betas_in, gain * scale, gain_se * scale, np.maximum(kl, 0.0), kl_se, ess, reliable, n)
 
 
 _CONTROLLER = None

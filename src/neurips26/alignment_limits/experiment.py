@@ -10,10 +10,11 @@ real LMs) are not checkable here.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
@@ -50,6 +51,8 @@ class Config(ExperimentConfig):
     proxy_betas: list[float] = Field([0.5, 0.25, 0.1], min_length=2, description="betas (in reward-std units) of the proxy-gap check")
     ensemble_sizes: list[int] = Field([1, 4, 16], min_length=2, description="ensemble sizes M (synthetic)")
     proxy_seeds: int = Field(100, ge=5, description="error draws averaged per (beta, M), synthetic")
+    proxy_error_scales: list[float] = Field([0.25, 0.5, 1.0, 2.0], min_length=2,
+                                            description="multiples of proxy_sigma for the gap-vs-error-size check")
     train_beta: float = Field(0.5, gt=0, description="KL penalty of the toy trainers")
     train_steps: int = Field(1000, ge=10, description="steps of each toy trainer")
     train_batch: int = Field(64, ge=8, description="batch size of the toy trainers")
@@ -59,6 +62,58 @@ class Config(ExperimentConfig):
     digits_train_size: int = Field(150, ge=20, description="images per bootstrap proxy fit")
     digits_target: int = Field(3, ge=0, le=9, description="target digit class")
     digits_ensemble_sizes: list[int] = Field([1, 2, 4, 8], min_length=2, description="ensemble sizes M (digits)")
+
+    @field_validator("bon_ns")
+    @classmethod
+    def _bon_ns(cls, v: list[int]) -> list[int]:
+        if v[0] != 1 or any(b <= a for a, b in zip(v, v[1:])):
+            raise ValueError("must start at 1 (N = 1 is the base policy) and be strictly increasing")
+        return v
+
+    @field_validator("ensemble_sizes", "digits_ensemble_sizes")
+    @classmethod
+    def _sizes(cls, v: list[int], info: ValidationInfo) -> list[int]:
+        if v[0] < 1 or any(b <= a for a, b in zip(v, v[1:])):
+            raise ValueError("must be strictly increasing ensemble sizes >= 1 (the gap is compared along M)")
+        n = info.data.get("digits_proxies")
+        if info.field_name == "digits_ensemble_sizes" and n is not None and v[-1] > n:
+            raise ValueError(f"must be <= digits_proxies = {n} (each ensemble is a group of the fitted proxies)")
+        return v
+
+    @field_validator("proxy_betas")
+    @classmethod
+    def _proxy_betas(cls, v: list[float]) -> list[float]:
+        if not all(math.isfinite(b) and b > 0 for b in v) or any(b >= a for a, b in zip(v, v[1:])):
+            raise ValueError("must be finite, > 0 and strictly decreasing (the claim follows the gap as beta falls)")
+        return v
+
+    @field_validator("proxy_error_scales")
+    @classmethod
+    def _error_scales(cls, v: list[float]) -> list[float]:
+        if not all(math.isfinite(c) and c > 0 for c in v) or any(b <= a for a, b in zip(v, v[1:])):
+            raise ValueError("must be finite, > 0 and strictly increasing (the claim follows the gap as the error grows)")
+        return v
+
+    @field_validator("estimator_betas", "cvx_budgets")
+    @classmethod
+    def _positive_finite(cls, v: list[float]) -> list[float]:
+        if not all(math.isfinite(x) and x > 0 for x in v):
+            raise ValueError("every entry must be a finite number > 0")
+        return v
+
+    @field_validator("random_budget")
+    @classmethod
+    def _finite_budget(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("must be a finite KL budget in nats")
+        return v
+
+    @field_validator("train_batch")
+    @classmethod
+    def _batch(cls, v: int) -> int:
+        if v % 8:
+            raise ValueError("must be a multiple of 8 (the GRPO trainer's group size)")
+        return v
 
     @classmethod
     def quick(cls) -> "Config":
@@ -327,12 +382,14 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     grows, zs_b, zt_b = trend(np.diff(sg, axis=2), sg[:, :, -1] - sg[:, :, 0])   # betas decrease along axis 2
     claims.append(C.check(
         "proxy_gap_grows_as_beta_falls",
-        "The ideal-vs-proxy gap (reward hacking) grows as the KL penalty beta decreases",
+        "The gap between ideal and proxy alignment (reward hacking) grows when the KL penalty factor beta "
+        "decreases (abstract)",
         measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.ensemble_sizes, gaps)},
         holds=grows,
         tolerance=f"along beta = {np.round(pb, 3).tolist()}, for every M: no step decreases by more than 2 SE "
                   "and the gap at the smallest beta exceeds that at the largest by more than 3 SE",
-        paper_value="grows as beta falls",
+        paper_value="grows as beta decreases (abstract; whether the theorem states this of the gap itself or of a bound "
+                    "on it is unverified)",
         reason=f"mean over {config.proxy_seeds} error draws (sigma = {config.proxy_sigma}); SEs of paired "
                "differences over the draws; the brief's range beta <= 0.5 sd(r)",
         note=f"synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome; min step z = {zs_b:.1f}, "
@@ -348,6 +405,32 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         paper_value="ensembling mitigates reward hacking",
         reason=f"mean over {config.proxy_seeds} error draws per M; SEs of paired differences",
         note=f"independent errors: M_eff = M; min step z = {zs_m:.1f}, min end-to-end z = {zt_m:.1f}."))
+
+    # the gap vs the size of the reward error (same draws rescaled: paired along the scales)
+    scales = np.array(config.proxy_error_scales)
+    rng_s = ctx.child_rng(8)
+    err_gaps = np.zeros((config.proxy_seeds, scales.size, pb.size))
+    for s in range(config.proxy_seeds):
+        e = rng_s.normal(0.0, config.proxy_sigma, pi0.size)
+        for i, c in enumerate(scales):
+            err_gaps[s, i] = proxy_gap(pi0, r, r + c * e, pb).gap
+    egaps = err_gaps.mean(0)
+    metrics.update(proxy_error_scales=scales, proxy_gap_vs_error=egaps)
+    grows_e, zs_e, zt_e = trend(np.diff(err_gaps, axis=1), err_gaps[:, -1, :] - err_gaps[:, 0, :])
+    claims.append(C.check(
+        "proxy_gap_grows_with_error",
+        "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward "
+        "error (abstract)",
+        measured={f"beta={b:.3g}": np.round(egaps[:, j], 4).tolist() for j, b in enumerate(pb)},
+        holds=grows_e,
+        tolerance=f"along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta: no step "
+                  "decreases by more than 2 SE and the gap at the largest error exceeds that at the smallest by "
+                  "more than 3 SE",
+        paper_value="grows with the reward error's magnitude (abstract; exact theorem form unverified)",
+        reason=f"mean over {config.proxy_seeds} error draws, each rescaled along the grid (paired differences); "
+               "same SE rule as proxy_gap_grows_as_beta_falls",
+        note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; min step "
+             f"z = {zs_e:.1f}, min end-to-end z = {zt_e:.1f}."))
 
     # 7. toy trainers vs the frontier and best-of-N
     traces = {}
@@ -377,19 +460,27 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         note="efficiency = gain / frontier gain at the same KL: "
              + ", ".join(f"{m} {e:.3f}" for m, e in eff_train.items())))
     margins = {m: bon_at_kl[m] - eff_train[m] for m in ("ppo", "grpo")}
+    bon_kl_max = float(bon["kl"][-1])
+    beyond = [m for m in ("ppo", "grpo") if metrics[f"train_{m}_kl"] > bon_kl_max]
     claims.append(C.check(
         "ppo_grpo_substantially_suboptimal",
-        "PPO and GRPO remain substantially suboptimal while best-of-N approaches the limit (abstract)",
-        measured={m: {"efficiency": round(eff_train[m], 4), "bon_efficiency_same_kl": round(bon_at_kl[m], 4)}
+        "On the LM safety and summarisation tasks, best-of-N closely approaches the theoretical limit, while PPO "
+        "and GRPO remain substantially suboptimal (abstract); checked here on a toy categorical stand-in",
+        measured={m: {"efficiency": round(eff_train[m], 4), "shortfall_to_limit": round(1 - eff_train[m], 4),
+                      "bon_efficiency_same_kl": round(bon_at_kl[m], 4)}
                   for m in ("ppo", "grpo")},
         holds=all(v >= config.substantial_margin for v in margins.values()),
         tolerance=f"BoN efficiency (interpolated at the trainer's KL) exceeds PPO's and GRPO's by >= "
                   f"{config.substantial_margin}",
-        paper_value="PPO, GRPO substantially below the frontier; BoN close",
-        reason=f"'substantially' read as >= {config.substantial_margin} of the frontier gain; toy categorical "
-               f"policy, {config.train_steps} steps, beta = {config.train_beta}",
+        paper_value="BoN close to the limit; PPO and GRPO substantially suboptimal (no number in the abstract; "
+                    "the body is unverified)",
+        reason=f"'substantially suboptimal' read against best-of-N, which the paper finds close to the limit: BoN's "
+               f"efficiency exceeds the trainer's by >= {config.substantial_margin} of the frontier gain; toy "
+               f"categorical policy, {config.train_steps} steps, beta = {config.train_beta}",
         note="a toy stand-in for the LM experiments: the trainers optimise a KL-regularised objective whose "
-             "optimum is on the frontier, so the gap measures optimisation, not an LM's parameterisation."))
+             "optimum is on the frontier, so the gap measures optimisation, not an LM's parameterisation."
+             + (f" {', '.join(beyond)} spent more KL than best-of-{int(bon['n'][-1])} ({bon_kl_max:.3g} nats): "
+                "BoN's efficiency there is that of the largest N (interpolation clamped)." if beyond else "")))
 
     # 8. digits: real, correlated proxy errors
     task = build_digits_task(config.digits_proxies, n_train=config.digits_train_size,
@@ -442,14 +533,19 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                    digits_error_sd=float(errors.std()))
     claims.append(C.check(
         "proxy_gap_grows_as_beta_falls_digits",
-        "The reward-hacking gap grows as beta decreases — digits task (real, correlated proxy errors)",
+        "The gap between ideal and proxy alignment (reward hacking) grows when the KL penalty factor beta "
+        "decreases (abstract) — digits task (real, correlated proxy errors)",
         measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.digits_ensemble_sizes, dgaps)},
         holds=bool(np.all(np.diff(dgaps, axis=1) > 0)),
         tolerance=f"gap strictly increasing along beta = {np.round(dpb, 3).tolist()} (= {config.proxy_betas} x sd(r)) for every M",
-        paper_value="grows as beta falls",
+        paper_value="grows as beta decreases (abstract; whether the theorem states this of the gap itself or of a bound "
+                    "on it is unverified)",
         reason="same beta grid as the synthetic check in units of the reward's std; exact (no sampling noise "
                "given the fitted proxies)",
-        note=f"proxy errors sd {errors.std():.3g} nats; proxies fit on {config.digits_train_size} images."))
+        note=f"proxy errors sd {errors.std():.3g} nats; proxies fit on {config.digits_train_size} images. On the "
+             f"figure's finer grid the M = 1 gap peaks at beta = {dall_b[dpb.size:][int(np.argmax(dfig_gaps[0]))]:.3g} "
+             "and falls below it: at small beta both policies concentrate on images that the true and the proxy "
+             "rewards both rank top."))
     claims.append(C.check(
         "ensemble_shrinks_gap_digits",
         "Ensembling shrinks the gap — digits task (correlated errors: report the effective M)",
@@ -466,7 +562,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         "lm_pareto_frontiers",
         "On safety and summarisation LM tasks, best-of-N is close to the KL–reward limit while PPO and GRPO "
         "are substantially suboptimal (Pareto-frontier experiments)",
-        paper_value="BoN ~ limit; PPO/GRPO well below",
+        paper_value="BoN closely approaches the limit; PPO and GRPO remain substantially suboptimal",
         reason="needs pretrained LMs, reward models and HH/TL;DR-style data, none of which can be downloaded here",
         full_scale="nothing more: the full configuration only enlarges the categorical and digits stand-ins "
                    "(K = 1e5, N up to 4096, 20k trainer steps); an LM run with trl is not implemented"))

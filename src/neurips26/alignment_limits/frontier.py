@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .validation import (
-    BudgetExceedsMaximumWarning, as_betas, as_policy, policy_and_rewards, warn,
+    BudgetExceedsMaximumWarning, as_betas, as_policy, policy_and_rewards, reward_scale, warn,
 )
 
 # rows x outcomes handled per block when many betas are evaluated at once (bounds memory)
@@ -104,9 +104,12 @@ def _tilt_block(log_p: np.ndarray, rc: np.ndarray, beta: np.ndarray):
     the others shift :math:`x` by its maximum first, so the log-ratios of the likely outcomes are
     O(1) numbers even when :math:`x` is huge (no cancellation, no overflow).
     """
-    x = rc[None, :] / beta[:, None]
+    with np.errstate(over="ignore"):
+        x = rc[None, :] / beta[:, None]                                  # may be +-inf for a tiny beta
+        # shift before dividing (never inf - inf); an overflow gives -inf: pi_beta = 0 there exactly
+        shifted = (rc - rc.max())[None, :] / beta[:, None]
     small = np.max(np.abs(x), axis=1) < 0.5
-    xs = x - np.where(small, 0.0, x.max(axis=1))[:, None]
+    xs = np.where(small[:, None], x, shifted)
     log_z = special.logsumexp(log_p[None, :] + xs, axis=1)
     if small.any():
         log_z[small] = np.log1p(np.expm1(x[small]) @ np.exp(log_p))
@@ -139,6 +142,8 @@ def tilted_policy(pi0, r, beta) -> np.ndarray:
     """
     pi0, r = policy_and_rewards(pi0, r)
     betas, scalar = as_betas(beta)
+    scale = reward_scale(r)              # 1.0 unless |r| > 2**256: pi_beta depends on r/beta only
+    r, betas = r / scale, betas / scale
     keep = pi0 > 0
     log_p, rc, _ = _support(pi0, r)
     out = np.zeros((betas.size, pi0.size))
@@ -196,20 +201,23 @@ def tilted_frontier(pi0, r, beta) -> FrontierPoints:
     Source: paper (closed form; Jeffreys identity), computed in log space.
     """
     pi0, r = policy_and_rewards(pi0, r)
-    betas, _ = as_betas(beta)
+    betas_in, _ = as_betas(beta)
+    scale = reward_scale(r)              # 1.0 unless |r| > 2**256 (then exact power-of-two rescaling)
+    r, betas = r / scale, betas_in / scale
     log_p, rc, _ = _support(pi0, r)
     kl = np.zeros(betas.size)
     gain = np.zeros(betas.size)
     jeff = np.zeros(betas.size)
     if np.ptp(rc) == 0.0:  # constant reward: pi_beta = pi0 exactly
-        return FrontierPoints(betas, kl, gain, jeff)
+        return FrontierPoints(betas_in, kl, gain, jeff)
     p = np.exp(log_p)
     for sl in _blocks(betas.size, log_p.size):
         log_ratio, pb = _tilt_block(log_p, rc, betas[sl])
-        kl[sl] = np.maximum(np.sum(pb * log_ratio, axis=1), 0.0)          # KL(pi_beta || pi0)
+        with np.errstate(invalid="ignore"):                               # 0 * -inf where pi_beta = 0
+            kl[sl] = np.maximum(np.sum(np.where(pb > 0, pb * log_ratio, 0.0), axis=1), 0.0)  # KL(pi_beta||pi0)
         gain[sl] = pb @ rc                                                # E_pb[r] - E_p0[r]
         jeff[sl] = np.maximum(np.sum((pb - p[None, :]) * log_ratio, axis=1), 0.0)  # J, directly
-    return FrontierPoints(betas, kl, gain, jeff)
+    return FrontierPoints(betas_in, kl, gain * scale, jeff)
 
 
 def max_attainable_kl(pi0, r) -> float:
@@ -225,7 +233,7 @@ def max_attainable_kl(pi0, r) -> float:
     pi0, r = policy_and_rewards(pi0, r)
     keep = pi0 > 0
     top = r[keep].max()
-    return max(float(-np.log(pi0[keep][r[keep] == top].sum())), 0.0)
+    return max(float(-np.log(pi0[keep][r[keep] == top].sum())), 0.0) + 0.0   # + 0.0: never -0.0
 
 
 def max_attainable_gain(pi0, r) -> float:
@@ -237,8 +245,9 @@ def max_attainable_gain(pi0, r) -> float:
     Source: research brief §8 (:math:`\Delta^* \le \max r - \mathbb{E}_{\pi_0} r`).
     """
     pi0, r = policy_and_rewards(pi0, r)
-    _, rc, _ = _support(pi0, r)
-    return float(rc.max())
+    scale = reward_scale(r)
+    _, rc, _ = _support(pi0, r / scale)
+    return float(rc.max()) * scale
 
 
 def beta_for_budget(pi0, r, epsilon: float) -> float:
@@ -289,13 +298,16 @@ def max_reward_gain(pi0, r, epsilon: float) -> BudgetSolution:
         raise ValueError(f"epsilon must be a finite number >= 0 (a KL budget in nats), got {epsilon!r}") from None
     if not math.isfinite(eps) or eps < 0:
         raise ValueError(f"epsilon must be a finite number >= 0 (a KL budget in nats), got {epsilon!r}")
+    # huge rewards: solve on r / scale (an exact power of two); beta and gain scale back linearly
+    scale = reward_scale(r)
+    r = r / scale
     kl_max = max_attainable_kl(pi0, r)
     if eps == 0.0:
         return BudgetSolution(eps, math.inf, 0.0, 0.0, 0.0, False)
     if eps >= kl_max:
         warn(f"KL budget epsilon={eps:g} is at or beyond the attainable maximum {kl_max:g} nats "
              f"(-log pi0(argmax r)); returning the maximal gain", BudgetExceedsMaximumWarning)
-        gain = max_attainable_gain(pi0, r)
+        gain = max_attainable_gain(pi0, r) * scale
         return BudgetSolution(eps, 0.0, kl_max, gain, math.inf if kl_max > 0 else 0.0, True)
 
     log_p, rc, _ = _support(pi0, r)
@@ -317,11 +329,12 @@ def max_reward_gain(pi0, r, epsilon: float) -> BudgetSolution:
         if u_lo < floor:  # budget within rounding of kl_max: treat as saturated
             warn(f"KL budget epsilon={eps:g} is within rounding of the attainable maximum "
                  f"{kl_max:g} nats; returning the maximal gain", BudgetExceedsMaximumWarning)
-            return BudgetSolution(eps, 0.0, kl_max, max_attainable_gain(pi0, r), math.inf, True)
+            return BudgetSolution(eps, 0.0, kl_max, max_attainable_gain(pi0, r) * scale, math.inf, True)
     u = optimize.brentq(log_kappa_minus, u_lo, u_hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
     beta = math.exp(u)
     fp = tilted_frontier(pi0, r, beta)
-    return BudgetSolution(eps, beta, float(fp.kl[0]), float(fp.gain[0]), float(fp.jeffreys[0]), False)
+    return BudgetSolution(eps, beta * scale, float(fp.kl[0]), float(fp.gain[0]) * scale,
+                          float(fp.jeffreys[0]), False)
 
 
 def sqrt_kl_approximation(pi0, r, epsilon) -> np.ndarray:

@@ -119,8 +119,9 @@ def effective_ensemble_size(errors, pi0=None) -> float:
         pi0: optional shape (K,), the weights of the outcomes (default uniform).
 
     Returns:
-        a float in [1, M] up to sampling noise (``M`` for uncorrelated errors, 1 for identical
-        ones); ``nan`` is never returned — all-zero errors give ``float(M)``.
+        a float, ``M`` for uncorrelated errors and 1 for identical ones; above ``M`` for negatively
+        correlated errors, and ``inf`` when they cancel exactly in the mean (the ensemble has no
+        error left). ``nan`` is never returned — all-zero errors give ``float(M)``.
 
     Raises:
         ValueError: on a wrong shape, NaN/inf, or a ``pi0`` of the wrong length.
@@ -138,4 +139,7 @@ def effective_ensemble_size(errors, pi0=None) -> float:
     var_mean = float(cov.sum()) / m**2
     if mean_var == 0.0:
         return float(m)
-    return mean_var / var_mean if var_mean > 0 else float(m)
+    # errors that cancel in the mean: no error variance left, infinitely many effective models
+    if var_mean <= 1e-12 * mean_var:
+        return float("inf")
+    return mean_var / var_mean

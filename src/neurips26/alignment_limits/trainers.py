@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .validation import as_betas, as_positive_int, policy_and_rewards
+from .validation import as_betas, as_positive_float, as_positive_int, policy_and_rewards
 
 METHODS = ("reinforce", "ppo", "grpo")
 
@@ -70,7 +70,7 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
     Args:
         pi0: shape (K,), base probabilities, all > 0 (the policy starts at ``log pi0``).
         r: shape (K,), finite rewards.
-        beta: KL penalty factor > 0.
+        beta: one KL penalty factor > 0 (a scalar or a length-1 array).
         method: one of ``reinforce``, ``ppo``, ``grpo``.
         steps: optimiser steps (>= 1); ``ppo``/``grpo`` take ``ppo_epochs`` gradient steps per
             sampled batch and count each batch as one step.
@@ -86,8 +86,8 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
         :class:`TrainingTrace`.
 
     Raises:
-        ValueError: on a bad ``pi0`` (or any zero entry), ``r``, ``beta``, unknown ``method`` or
-            out-of-range settings.
+        ValueError: on a bad ``pi0`` (or any zero entry), ``r``, ``beta`` (<= 0 or several values),
+            unknown ``method``, a ``generator`` that is not a ``torch.Generator``, or out-of-range settings.
 
     Source: baselines (REINFORCE, PPO, GRPO) in toy form; not the paper's method.
     """
@@ -95,7 +95,11 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
     if np.any(pi0 <= 0):
         raise ValueError("train_policy needs pi0 > 0 on every outcome (the policy starts at log pi0); "
                          f"{int((pi0 <= 0).sum())} outcome(s) have zero mass — drop them first")
-    b = float(as_betas(beta)[0][0])
+    betas, scalar = as_betas(beta)
+    if not scalar and betas.size != 1:
+        raise ValueError(f"beta must be a single KL penalty factor > 0 for one training run, got {betas.size} "
+                         "values (train once per beta)")
+    b = float(betas[0])
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     steps = as_positive_int(steps, "steps")
@@ -103,10 +107,10 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
     ppo_epochs = as_positive_int(ppo_epochs, "ppo_epochs")
     group_size = as_positive_int(group_size, "group_size", 2)
     record_every = as_positive_int(record_every, "record_every")
-    if not (np.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
-    if not (np.isfinite(clip_eps) and clip_eps > 0):
-        raise ValueError(f"clip_eps must be a finite number > 0, got {clip_eps!r}")
+    lr = as_positive_float(lr, "lr")
+    clip_eps = as_positive_float(clip_eps, "clip_eps")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise ValueError(f"generator must be a CPU torch.Generator or None, got {generator!r}")
     if method == "grpo" and batch_size % group_size:
         raise ValueError(f"for grpo, batch_size ({batch_size}) must be a multiple of group_size ({group_size})")
 
