@@ -229,3 +229,9 @@ def test_constant_reward_budget_message_has_no_negative_zero():
     with pytest.warns(BudgetExceedsMaximumWarning, match=r"maximum 0 nats"):
         sol = max_reward_gain(np.full(4, 0.25), np.ones(4), 0.5)
     assert sol.gain == 0.0 and not math.isnan(sol.jeffreys)
+
+
+@pytest.mark.parametrize("eps", [True, np.array([0.3]), [0.3], "0.3x"])
+def test_budget_must_be_one_real_number(eps):
+    with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
+        max_reward_gain(np.full(4, 0.25), [0.0, 1.0, 2.0, 3.0], eps)

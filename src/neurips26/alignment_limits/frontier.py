@@ -293,6 +293,8 @@ def max_reward_gain(pi0, r, epsilon: float) -> BudgetSolution:
     """
     pi0, r = policy_and_rewards(pi0, r)
     try:
+        if isinstance(epsilon, (bool, np.bool_)) or np.ndim(epsilon) != 0:
+            raise TypeError                   # one budget per call (a bool is not a budget)
         eps = float(epsilon)
     except (TypeError, ValueError):
         raise ValueError(f"epsilon must be a finite number >= 0 (a KL budget in nats), got {epsilon!r}") from None
