@@ -35,6 +35,10 @@ def test_tiny_run_end_to_end(tmp_path: Path):
         else:
             assert c.measured is not None or c.id.startswith("real_data")
     assert ctx.figures == []
+    mom = next(c for c in out.claims if c.id == "momentum_hard_exponent")
+    assert mom.measured["batch_of_verdict"] == 1 and set(mom.measured["per_batch"]) == {"m=1", "m=8"}
+    assert "m=1" in mom.tolerance and "m=8: gain" in mom.note
+    assert set(out.metrics["momentum"]["extra_batches"]) == {"8"}
     json.dumps(out.metrics)  # JSON-able metrics (numpy converted by the harness is not relied on here)
 
 
@@ -71,3 +75,31 @@ def test_full_scale_horizon_sweep_part_runs_on_a_tiny_grid(tmp_path: Path):
     assert out["horizons"] == [10, 20, 40] and len(out["best_base_lr"]) == 3
     assert all(lr in (0.05, 0.5) or 0.05 <= lr <= 0.5 for lr in out["best_base_lr"])
     assert Config.full().sweep_model == "cnn" and Config.full().sweep_horizons
+
+
+@pytest.mark.parametrize("override, key", [
+    ({"n_knots": 1000}, "n_knots"),                      # T smaller than the schedule's resolution
+    ({"horizons": [10, 20, 40]}, "n_knots"),
+    ({"momentum_knots": 500}, "momentum_knots"),
+    ({"batch_sizes": [1, 2, 400]}, "batch_budget"),
+    ({"alpha": float("inf")}, "alpha"),
+    ({"sigma0_sq": float("nan")}, "sigma0_sq"),
+    ({"sweep_base_lrs": [-1.0, 0.0]}, "sweep_base_lrs"),
+    ({"momentum_extra_batches": [0]}, "momentum_extra_batches"),
+])
+def test_config_cross_checks_fail_before_running(override, key):
+    with pytest.raises(ConfigError, match=key):
+        apply_overrides(Config.quick(), override, "lr_schedules")
+
+
+def test_momentum_claim_verdict_at_the_brief_default_batch_and_other_batches_reported(tmp_path: Path):
+    from neurips26.lr_schedules.experiment import _claims, _momentum_part  # noqa: F401  (interface)
+
+    assert Config.quick().momentum_batch == 1 and Config.full().momentum_batch == 1  # brief §2 default m = 1
+    cfg = Config(momentum_N=10, momentum_horizons=[20, 40, 80], momentum_knots=4, momentum_max_iter=3, max_iter=5,
+                 momentum_extra_batches=[4])
+    ctx = RunContext(seed=0, out_dir=tmp_path)
+    mom = _momentum_part(cfg, ctx)
+    assert mom["m"] == 1
+    extra = _momentum_part(cfg, ctx, 4)
+    assert extra["m"] == 4 and extra["sgd"][0].eta_max > mom["sgd"][0].eta_max  # a larger batch raises the cap

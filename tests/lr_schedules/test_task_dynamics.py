@@ -210,3 +210,51 @@ def test_adjoint_matches_finite_differences_on_random_tasks(alpha, beta, N, T, f
     fd = (loss_curve(sp, eta + e, m, validate=False)[-1] - loss_curve(sp, eta - e, m, validate=False)[-1]) / (2 * h)
     # central differences: truncation O(h²) and rounding ~1e-16·L/h ≈ 1e-10 relative; issue bound 1e-4
     assert fd == pytest.approx(g[t], rel=1e-4, abs=1e-9 * np.max(np.abs(g)))
+
+
+@pytest.mark.parametrize("store_all", [True, False])
+@pytest.mark.parametrize("block", [1, 3, 16])
+def test_adjoint_block_and_checkpoint_paths_match_autograd(small, monkeypatch, store_all, block):
+    """The forward/backward run in cache-sized blocks of precomputed factors; with T·N above the
+    store-all size they recompute √T segments from checkpoints. Every path gives the same gradient."""
+    import neurips26.lr_schedules.dynamics as dyn
+
+    monkeypatch.setattr(dyn, "_BLOCK_FLOATS", block * small.N)
+    monkeypatch.setattr(dyn, "_STORE_ALL_FLOATS", 10**9 if store_all else 1)
+    T = 53
+    rng = np.random.default_rng(block)
+    eta = stability_bound(small.lambdas, 2.0) * rng.uniform(0.1, 0.9, T)
+    m = rng.choice([2.0, 3.0], T)
+    L, g, gm = final_loss_and_grad(small, eta, m, with_m_grad=True)
+    te = torch.tensor(eta, requires_grad=True)
+    tm = torch.tensor(m, requires_grad=True)
+    out = loss_curve_torch(torch.tensor(small.lambdas), torch.tensor(small.c0), small.residual, small.sigma0_sq, te, tm)
+    out[-1].backward()
+    np.testing.assert_allclose(L, out[-1].item(), rtol=1e-12)
+    np.testing.assert_allclose(te.grad.numpy(), g, rtol=1e-10, atol=1e-14 * np.max(np.abs(g)))
+    np.testing.assert_allclose(tm.grad.numpy(), gm, rtol=1e-10, atol=1e-14 * np.max(np.abs(gm)))
+    np.testing.assert_allclose(loss_curve(small, eta, m), out.detach().numpy(), rtol=1e-12)
+
+
+def test_bad_shapes_and_dtypes_name_the_argument(small):
+    from neurips26.lr_schedules import optimal_schedule
+
+    with pytest.raises(ValueError, match=r"batch size m must be a scalar or have the schedule's shape \(10,\)"):
+        loss_curve(small, np.full(10, 0.1), np.ones(3))
+    with pytest.raises(ValueError, match="complex"):
+        loss_curve(small, np.array([0.1 + 1j, 0.1]))
+    with pytest.raises(ValueError, match="complex"):
+        final_loss_and_grad(small, np.full(4, 0.1), np.full(4, 1 + 0j))
+    with pytest.raises(ValueError, match="horizon T must be an integer >= 1, got nan"):
+        optimal_schedule(small, float("nan"))
+    with pytest.raises(ValueError, match=r"eta_init must be a constant or have shape \(40,\)"):
+        optimal_schedule(small, 40, n_knots=4, eta_init=np.full(7, 0.01))
+
+
+def test_alpha_so_large_that_lambda_underflows_is_a_clear_error():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning (division by an underflowed 0) on the way
+        with pytest.raises(ValueError, match="alpha=400.*underflows"):
+            PowerLawTask(alpha=400.0, beta=1.0, N=10, M=100, sigma0_sq=0.0).spectrum()

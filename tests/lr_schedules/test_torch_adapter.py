@@ -307,3 +307,36 @@ def test_digits_tasks_train_and_validate():
         digits_mlp_task(n_train=1790)
     with pytest.raises(ValueError, match="channels"):
         digits_cnn_task(channels=0)
+
+
+@pytest.mark.parametrize("opt_cls", [torch.optim.SGD, torch.optim.AdamW])
+def test_schedule_lr_resume_when_optimizer_state_is_loaded_before_the_scheduler_is_built(opt_cls):
+    """Loading the optimizer first and then building the scheduler (which sets η(0)) must still resume at
+    the saved step's LR, not play η(0) for one step."""
+    eta = np.geomspace(0.5, 0.005, 8)
+    model = torch.nn.Linear(3, 1)
+    opt = opt_cls(model.parameters(), lr=1.0)
+    sched = ScheduleLR(opt, eta)
+    for _ in range(3):
+        model(torch.ones(2, 3)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        sched.step()
+    buf = io.BytesIO()
+    torch.save({"opt": opt.state_dict(), "sched": sched.state_dict()}, buf)
+    buf.seek(0)
+    ckpt = torch.load(buf, weights_only=True)
+    model2 = torch.nn.Linear(3, 1)
+    opt2 = opt_cls(model2.parameters(), lr=1.0)
+    opt2.load_state_dict(ckpt["opt"])
+    sched2 = ScheduleLR(opt2, eta)  # sets η(0) on the optimizer
+    sched2.load_state_dict(ckpt["sched"])
+    played = []
+    for _ in range(5):
+        played.append(opt2.param_groups[0]["lr"])
+        opt2.step()
+        sched2.step()
+    np.testing.assert_allclose(played, eta[3:])
+    assert sched2.exhausted
+    with pytest.raises(IndexError, match="8 steps"):
+        sched2.step()

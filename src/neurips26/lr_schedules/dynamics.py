@@ -13,8 +13,9 @@ Written as c_{t+1} = A_t c_t + b_t with A_t = diag(a_t) + q_t λλᵀ, q_t = η_
     ∂L_T/∂η_t = p_{t+1} · (∂a_t/∂η ∘ c_t + ∂q_t/∂η λ (λ·c_t + s)),     s = σ0² + R_N,
 
 at the cost of one extra backward sweep: O(T·N) time for all T derivatives (finite differences
-need T+1 forward runs). The forward states are checkpointed every ⌈√T⌉ steps and recomputed
-segment by segment, so memory is O(√T·N).
+need T+1 forward runs). The per-step factors a_t are computed for cache-sized blocks of steps at
+once. The forward states are all kept while T·N ≤ 2²³ (64 MiB; one forward pass); above that they
+are checkpointed every ⌈√T⌉ steps and recomputed segment by segment, so memory is O(√T·N).
 
 Stability: for a constant (η, m) the map c ↦ A c + b has spectral radius < 1 iff every
 a_k < 1 and (η/m) Σ_k λ_k / (2 − η λ_k (1 + 1/m)) < 1 (rank-one update of a diagonal map;
@@ -96,10 +97,15 @@ def check_schedule(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | float = 
     Raises:
         ValueError: naming the first bad step, its value and the allowed range.
     """
+    if np.iscomplexobj(eta) or np.iscomplexobj(m):
+        raise ValueError("eta and m must be real numbers, got complex values")
     eta = np.asarray(eta, dtype=np.float64)
     if eta.ndim != 1 or eta.size == 0:
         raise ValueError(f"eta must be a non-empty 1-d schedule, got shape {eta.shape}")
-    m_arr = np.broadcast_to(np.asarray(m, dtype=np.float64), eta.shape).copy()
+    m_in = np.asarray(m, dtype=np.float64)
+    if m_in.shape not in ((), (1,), eta.shape):
+        raise ValueError(f"batch size m must be a scalar or have the schedule's shape {eta.shape}, got shape {m_in.shape}")
+    m_arr = np.broadcast_to(m_in, eta.shape).copy()
     bad = np.flatnonzero(~np.isfinite(m_arr) | (m_arr <= 0))
     if bad.size:
         raise ValueError(f"batch size m must be finite and > 0; m[{bad[0]}] = {m_arr[bad[0]]!r}")
@@ -146,16 +152,36 @@ def loss_curve(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | float = 1.0,
     lam, s, R = spectrum.lambdas, spectrum.sigma0_sq, spectrum.residual
     lam2 = lam * lam
     c = spectrum.c0.copy()
-    out = np.empty(eta.size + 1)
+    T = eta.size
+    out = np.empty(T + 1)
     out[0] = lam @ c + R
-    for t in range(eta.size):
-        e, q = eta[t], eta[t] * eta[t] / m_arr[t]
-        a = (1.0 - e * lam) ** 2 + q * lam2
-        c = a * c + (q * (out[t] + s)) * lam
-        out[t + 1] = lam @ c + R
-        if not math.isfinite(out[t + 1]):
-            _raise_nonfinite(t, e)
+    q_all = eta * eta / m_arr
+    blk = _block_len(lam.size)
+    for b0 in range(0, T, blk):  # per-step factors a_t precomputed a block at a time (fewer numpy calls per step)
+        b1 = min(b0 + blk, T)
+        A = _a_factors(eta[b0:b1], q_all[b0:b1], lam, lam2)
+        for t in range(b0, b1):
+            c = A[t - b0] * c + (q_all[t] * (out[t] + s)) * lam
+            out[t + 1] = lam @ c + R
+            if not math.isfinite(out[t + 1]):
+                _raise_nonfinite(t, eta[t])
     return out
+
+
+_BLOCK_FLOATS = 1 << 15  # 256 KiB of float64 per precomputed (steps, N) block (cache-sized)
+_STORE_ALL_FLOATS = 1 << 23  # store every forward state (no recomputation) up to 64 MiB
+
+
+def _block_len(n: int) -> int:
+    return max(1, _BLOCK_FLOATS // max(1, n))
+
+
+def _a_factors(eta: np.ndarray, q: np.ndarray, lam: np.ndarray, lam2: np.ndarray) -> np.ndarray:
+    """(steps, N) diagonal factors a_t = (1 − η_t λ)² + q_t λ² of the recursion."""
+    one = 1.0 - np.outer(eta, lam)
+    one *= one
+    one += np.outer(q, lam2)
+    return one
 
 
 def final_loss_and_grad(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | float = 1.0,
@@ -163,8 +189,8 @@ def final_loss_and_grad(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | flo
     """Final loss L_T and its exact gradient with respect to every η_t (adjoint method).
 
     Implements p_T = λ, p_t = A_tᵀ p_{t+1} and ∂L_T/∂η_t = p_{t+1}·∂_η(A_t c_t + b_t) (module
-    docstring). Forward states are checkpointed every ⌈√T⌉ steps; memory O(√T·N), time ≈ 3
-    forward passes.
+    docstring). Forward states are kept while T·N ≤ 2²³ (time ≈ 2 forward passes), else
+    checkpointed every ⌈√T⌉ steps (memory O(√T·N), time ≈ 3 forward passes).
 
     Args:
         spectrum: the task's spectrum.
@@ -186,16 +212,38 @@ def final_loss_and_grad(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | flo
         m_arr = np.broadcast_to(np.asarray(m, dtype=np.float64), eta.shape)
     lam, s, R = spectrum.lambdas, spectrum.sigma0_sq, spectrum.residual
     lam2 = lam * lam
-    T = eta.size
-    seg = max(1, int(math.ceil(math.sqrt(T))))
+    T, N = eta.size, lam.size
+    Rs = R + s
+    q_all = eta * eta / m_arr
+    # Segments of `blk` steps (a cache-sized (steps, N) block: the per-step factors a_t are computed
+    # for a whole block at once). All forward states are kept when T·N <= _STORE_ALL_FLOATS (one
+    # forward pass); otherwise checkpoints every ≥ ⌈√T⌉ steps, recomputed segment by segment
+    # (memory O(√T·N), one extra forward pass).
+    blk = _block_len(N)
+    store_all = T * N <= _STORE_ALL_FLOATS
+    seg = blk if store_all else max(blk, int(math.ceil(math.sqrt(T))))
     starts = list(range(0, T, seg))
-    checkpoints = {}
+    saved: dict[int, np.ndarray] = {}  # t0 -> (n, N) states (store_all) or (N,) checkpoint
+
+    def run_segment(t0: int, t1: int, c: np.ndarray, cs: np.ndarray | None) -> np.ndarray:
+        for b0 in range(t0, t1, blk):
+            b1 = min(b0 + blk, t1)
+            A = _a_factors(eta[b0:b1], q_all[b0:b1], lam, lam2)
+            for t in range(b0, b1):
+                if cs is not None:
+                    cs[t - t0] = c
+                c = A[t - b0] * c + (q_all[t] * (lam @ c + Rs)) * lam
+        return c
+
     c = spectrum.c0.copy()
-    for t in range(T):
-        if t % seg == 0:
-            checkpoints[t] = c
-        e, q = eta[t], eta[t] * eta[t] / m_arr[t]
-        c = ((1.0 - e * lam) ** 2 + q * lam2) * c + (q * (lam @ c + R + s)) * lam
+    for t0 in starts:
+        t1 = min(t0 + seg, T)
+        if store_all:
+            saved[t0] = np.empty((t1 - t0, N))
+            c = run_segment(t0, t1, c, saved[t0])
+        else:
+            saved[t0] = c
+            c = run_segment(t0, t1, c, None)
     L_T = float(lam @ c + R)
     if not math.isfinite(L_T):
         _raise_nonfinite(T - 1, float(eta[-1]))
@@ -204,24 +252,28 @@ def final_loss_and_grad(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | flo
     p = lam.copy()
     for t0 in reversed(starts):
         t1 = min(t0 + seg, T)
-        cs = np.empty((t1 - t0, lam.size))
-        c = checkpoints[t0]
-        for t in range(t0, t1):
-            cs[t - t0] = c
-            e, q = eta[t], eta[t] * eta[t] / m_arr[t]
-            c = ((1.0 - e * lam) ** 2 + q * lam2) * c + (q * (lam @ c + R + s)) * lam
-        for t in range(t1 - 1, t0 - 1, -1):
-            c = cs[t - t0]
-            e, mt = eta[t], m_arr[t]
-            q = e * e / mt
-            Ls = lam @ c + R + s
-            plam = p @ lam
-            # ∂a/∂η = −2λ(1−ηλ) + 2ηλ²/m ;  ∂q/∂η = 2η/m
-            g_eta[t] = p @ ((-2.0 * lam * (1.0 - e * lam) + 2.0 * e * lam2 / mt) * c) + (2.0 * e / mt) * Ls * plam
-            if with_m_grad:
-                # ∂a/∂m = −η²λ²/m² ;  ∂q/∂m = −η²/m²
-                g_m[t] = -(e * e / (mt * mt)) * (p @ (lam2 * c) + Ls * plam)
-            p = ((1.0 - e * lam) ** 2 + q * lam2) * p + (q * plam) * lam
+        n = t1 - t0
+        if store_all:
+            cs = saved.pop(t0)
+        else:  # recompute the segment's states from its checkpoint
+            cs = np.empty((n, N))
+            run_segment(t0, t1, saved.pop(t0), cs)
+        ps = np.empty((n, N))  # p_{t+1} for each step of the segment
+        for b1 in range(t1, t0, -blk):
+            b0 = max(b1 - blk, t0)
+            A = _a_factors(eta[b0:b1], q_all[b0:b1], lam, lam2)
+            for t in range(b1 - 1, b0 - 1, -1):
+                ps[t - t0] = p
+                p = A[t - b0] * p + (q_all[t] * (p @ lam)) * lam
+        # vectorised over the segment: ∂a/∂η = −2λ(1−ηλ) + 2ηλ²/m ;  ∂q/∂η = 2η/m
+        e, mt = eta[t0:t1], m_arr[t0:t1]
+        Ls = cs @ lam + Rs
+        plam = ps @ lam
+        dA = -2.0 * lam * (1.0 - np.outer(e, lam)) + np.outer(2.0 * e / mt, lam2)
+        g_eta[t0:t1] = np.einsum("tk,tk->t", ps, dA * cs) + (2.0 * e / mt) * Ls * plam
+        if with_m_grad:
+            # ∂a/∂m = −η²λ²/m² ;  ∂q/∂m = −η²/m²
+            g_m[t0:t1] = -(e * e / (mt * mt)) * (np.einsum("tk,tk->t", ps, lam2 * cs) + Ls * plam)
     if with_m_grad:
         return L_T, g_eta, g_m
     return L_T, g_eta

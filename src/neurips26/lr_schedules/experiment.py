@@ -15,7 +15,7 @@ import time
 import numpy as np
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import claims as C
 from neurips26.harness.claims import Outcome
@@ -53,7 +53,9 @@ class Config(ExperimentConfig):
     max_iter: int = Field(300, ge=1, description="L-BFGS-B iterations for the optimal schedule")
     flat_exponent: float = Field(0.1, gt=0.0, description="|exponent| counted as flat for the phase label")
     momentum_N: int = Field(500, ge=10, description="learned features for the momentum comparison")
-    momentum_batch: int = Field(8, ge=1, description="batch size m for the momentum comparison")
+    momentum_batch: int = Field(1, ge=1, description="batch size m of the momentum claim's verdict (brief default m = 1)")
+    momentum_extra_batches: list[int] = Field([8], description="further batch sizes of the momentum comparison, "
+                                              "measured and reported (not in the verdict)")
     momentum_horizons: list[int] = Field([200, 400, 800], min_length=3, description="horizons for momentum")
     momentum_knots: int = Field(8, ge=4, description="knots per schedule (η and β) for momentum")
     momentum_max_iter: int = Field(80, ge=1, description="L-BFGS-B iterations for the momentum schedules")
@@ -80,6 +82,55 @@ class Config(ExperimentConfig):
     def _increasing(cls, v: list[int]) -> list[int]:
         if any(t < 10 for t in v) or any(b <= a for a, b in zip(v, v[1:])):
             raise ValueError(f"horizons must be strictly increasing integers >= 10, got {v}")
+        return v
+
+    @field_validator("alpha", "beta_easy", "beta_hard", "sigma0_sq", "flat_exponent")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError(f"must be a finite number, got {v!r}")
+        return v
+
+    @field_validator("sweep_base_lrs")
+    @classmethod
+    def _base_lrs(cls, v: list[float]) -> list[float]:
+        if any(not (math.isfinite(x) and x > 0) for x in v):
+            raise ValueError(f"base learning rates must be finite and > 0, got {v}")
+        return v
+
+    @field_validator("momentum_extra_batches")
+    @classmethod
+    def _extra_batches(cls, v: list[int]) -> list[int]:
+        if any(b < 1 for b in v):
+            raise ValueError(f"batch sizes must be integers >= 1, got {v}")
+        return v
+
+    # T smaller than the schedule's resolution: refused here, before anything runs (cross-field checks on the
+    # later field, so the one-line error names it)
+    @field_validator("n_knots")
+    @classmethod
+    def _knots_fit(cls, v: int, info: ValidationInfo) -> int:
+        hs = info.data.get("horizons")
+        if hs and v > hs[0]:
+            raise ValueError(f"n_knots={v} exceeds the shortest horizon {hs[0]}; allowed: n_knots <= min(horizons)")
+        return v
+
+    @field_validator("momentum_knots")
+    @classmethod
+    def _momentum_knots_fit(cls, v: int, info: ValidationInfo) -> int:
+        hs = info.data.get("momentum_horizons")
+        if hs and v > hs[0]:
+            raise ValueError(f"momentum_knots={v} exceeds the shortest momentum horizon {hs[0]}; "
+                             "allowed: momentum_knots <= min(momentum_horizons)")
+        return v
+
+    @field_validator("batch_budget")
+    @classmethod
+    def _budget_fits(cls, v: int, info: ValidationInfo) -> int:
+        bs = info.data.get("batch_sizes")
+        if bs and v // bs[-1] < 10:
+            raise ValueError(f"batch_budget={v} leaves fewer than 10 steps at batch size {bs[-1]}; "
+                             "allowed: batch_budget >= 10 * max(batch_sizes)")
         return v
 
     @field_validator("batch_sizes")
@@ -131,20 +182,22 @@ def _phase_sweep(spectrum: Spectrum, cfg: Config, ctx: RunContext, name: str) ->
     return out
 
 
-def _momentum_part(cfg: Config, ctx: RunContext) -> dict:
+def _momentum_part(cfg: Config, ctx: RunContext, m: int | None = None) -> dict:
+    """SGD vs heavy ball, both with optimised schedules, in the hard phase at batch size m."""
+    m = cfg.momentum_batch if m is None else m
     task = PowerLawTask(cfg.alpha, cfg.beta_hard, cfg.momentum_N, cfg.mode_factor * cfg.momentum_N, cfg.sigma0_sq)
     sp = task.spectrum()
     sgd, mom = [], []
-    for T in ctx.track(cfg.momentum_horizons, "momentum (hard phase)"):
-        o = optimal_schedule(sp, T, m=cfg.momentum_batch, n_knots=cfg.momentum_knots, max_iter=cfg.max_iter,
-                             eta_init=0.25 * stability_bound(sp.lambdas, cfg.momentum_batch))
-        mo = optimal_momentum_schedule(sp, T, m=cfg.momentum_batch, n_knots=cfg.momentum_knots,
+    for T in ctx.track(cfg.momentum_horizons, f"momentum (hard phase, m={m})"):
+        o = optimal_schedule(sp, T, m=m, n_knots=cfg.momentum_knots, max_iter=cfg.max_iter,
+                             eta_init=0.25 * stability_bound(sp.lambdas, m))
+        mo = optimal_momentum_schedule(sp, T, m=m, n_knots=cfg.momentum_knots,
                                        eta_init=np.minimum(o.eta, 0.95 * o.eta_max), max_iter=cfg.momentum_max_iter)
         sgd.append(o)
         mom.append(mo)
     T = np.array(cfg.momentum_horizons, dtype=float)
     R = sp.residual
-    return {"sgd": sgd, "mom": mom, "residual": R,
+    return {"m": m, "sgd": sgd, "mom": mom, "residual": R,
             "exp_sgd": fit_exponent(T, [o.loss - R for o in sgd]),
             "exp_mom": fit_exponent(T, [o.loss - R for o in mom])}
 
@@ -266,8 +319,11 @@ def _figures(ctx: RunContext, easy: dict, hard: dict, mom: dict, batch: dict, mc
     ax.legend(fontsize=7)
     ax = axes[1]
     R = mom["residual"]
-    ax.plot(cfg.momentum_horizons, [o.loss - R for o in mom["sgd"]], "o-", label="SGD, optimal η(t)")
-    ax.plot(cfg.momentum_horizons, [o.loss - R for o in mom["mom"]], "s-", label="heavy ball, optimal η(t), β(t)")
+    for mm in [mom] + mom.get("extra", []):
+        line, = ax.plot(cfg.momentum_horizons, [o.loss - R for o in mm["sgd"]], "o-",
+                        label=f"SGD, optimal η(t), m={mm['m']} (slope {mm['exp_sgd'].slope:.3f})")
+        ax.plot(cfg.momentum_horizons, [o.loss - R for o in mm["mom"]], "s--", color=line.get_color(),
+                label=f"heavy ball, optimal η(t), β(t), m={mm['m']} (slope {mm['exp_mom'].slope:.3f})")
     ax.set(title="hard phase: momentum", xlabel="T", ylabel="L_T − R_N", xscale="log", yscale="log")
     ax.legend(fontsize=7)
     ax = axes[2]
@@ -344,6 +400,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     timings["pontryagin_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     mom = _momentum_part(cfg, ctx)
+    mom["extra"] = [_momentum_part(cfg, ctx, m) for m in cfg.momentum_extra_batches if m != cfg.momentum_batch]
     timings["momentum_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     batch = _batch_part(easy["spectrum"], easy, cfg, ctx)
@@ -457,20 +514,36 @@ def _claims(cfg, easy, hard, mom, batch, mc, real, real_error, pont_ratio) -> li
         paper_value="better rate than constant and power law"))
     ms, mg = mom["exp_mom"], mom["exp_sgd"]
     lower = all(a.loss < b.loss for a, b in zip(mom["mom"], mom["sgd"]))
+    per_batch = {f"m={mm['m']}": {"exponent_sgd": round(mm["exp_sgd"].slope, 4),
+                                 "exponent_momentum": round(mm["exp_mom"].slope, 4),
+                                 "gain": round(mm["exp_sgd"].slope - mm["exp_mom"].slope, 4),
+                                 "loss_ratio_momentum_over_sgd": [round(a.loss / b.loss, 4)
+                                                                  for a, b in zip(mm["mom"], mm["sgd"])],
+                                 "sgd_peak_over_cap": [round(float(o.eta.max() / o.eta_max), 3) for o in mm["sgd"]]}
+                 for mm in [mom] + mom.get("extra", [])}
+    gain = mg.slope - ms.slope
     cl.append(C.check(
         "momentum_hard_exponent",
         "Momentum with an optimised schedule β(t) achieves a better loss-scaling exponent in the hard phase "
         "(abstract).",
-        measured={"exponent_sgd": mg.as_dict(), "exponent_momentum": ms.as_dict(),
-                  "loss_sgd": [o.loss for o in mom["sgd"]], "loss_momentum": [o.loss for o in mom["mom"]]},
+        measured={"batch_of_verdict": mom["m"], "exponent_sgd": mg.as_dict(), "exponent_momentum": ms.as_dict(),
+                  "loss_sgd": [o.loss for o in mom["sgd"]], "loss_momentum": [o.loss for o in mom["mom"]],
+                  "per_batch": per_batch},
         holds=bool(ms.slope < mg.slope and lower),
-        tolerance="slope of log(L_T − R_N) vs log T more negative with momentum, and L_T lower at every T",
-        reason="the paper gives no number; point estimates compared (95% CIs reported)",
+        tolerance=f"at batch m={mom['m']}: slope of log(L_T − R_N) vs log T more negative with momentum, and L_T "
+                  "lower at every T",
+        reason=f"the paper gives no number and no batch size; the verdict uses the brief's default m={mom['m']} "
+               "(brief §2 defaults, §4 iv); point estimates compared (95% CIs reported)",
         paper_value="better exponent with momentum in the hard phase",
-        note=f"batch m={cfg.momentum_batch}, N={cfg.momentum_N}, T={cfg.momentum_horizons}. With only 3 horizons the "
-             "95% CIs of the two exponents overlap. At batch m=1 (SGD noise, not λ_1, sets the stability cap) a "
-             "development run measured a marginal gain only (excess-loss slope −0.411 → −0.418, N=1000, "
-             "T=250–1000): momentum helps where the deterministic cap binds."))
+        note=f"N={cfg.momentum_N}, T={cfg.momentum_horizons}; exponent gain (SGD slope − momentum slope) "
+             f"{gain:.3f} at m={mom['m']} against a fit SE of about {max(mg.se, ms.se):.3f}"
+             + (" — a marginal gain, within the exponents' 95% CIs" if gain < 2 * max(mg.se, ms.se) else "")
+             + ". Also measured (not in the verdict): "
+             + "; ".join(f"{k}: gain {v['gain']:.3f}" for k, v in per_batch.items() if k != f"m={mom['m']}")
+             + ". Optimal SGD peak / stability cap per batch: "
+             + "; ".join(f"{k}: {v['sgd_peak_over_cap']}" for k, v in per_batch.items())
+             + " — momentum gains most where SGD presses against its cap. With only 3 horizons the 95% CIs of the "
+               "two exponents overlap at every m."))
     spread = max(batch["losses"]) / min(batch["losses"]) - 1
     cl.append(C.at_most(
         "batch_degenerate_optimum",
@@ -598,7 +671,13 @@ def _metrics(cfg, easy, hard, mom, batch, mc, real, pont, pont_ratio, timings) -
     m["easy"]["xi_theory"] = easy["task"].constant_lr_exponent()
     m["momentum"] = {"T": cfg.momentum_horizons, "loss_sgd": [o.loss for o in mom["sgd"]],
                      "loss_momentum": [o.loss for o in mom["mom"]], "unstable_trials": [o.n_unstable for o in mom["mom"]],
-                     "exponent_sgd": mom["exp_sgd"].as_dict(), "exponent_momentum": mom["exp_mom"].as_dict()}
+                     "exponent_sgd": mom["exp_sgd"].as_dict(), "exponent_momentum": mom["exp_mom"].as_dict(),
+                     "batch": mom["m"],
+                     "extra_batches": {str(mm["m"]): {"loss_sgd": [o.loss for o in mm["sgd"]],
+                                                      "loss_momentum": [o.loss for o in mm["mom"]],
+                                                      "exponent_sgd": mm["exp_sgd"].as_dict(),
+                                                      "exponent_momentum": mm["exp_mom"].as_dict()}
+                                       for mm in mom.get("extra", [])}}
     m["batch"] = {"sizes": cfg.batch_sizes, "loss_at_budget": batch["losses"], "eta_c": batch["eta_c"],
                   "ramp_steps": [r.steps for r in batch["ramps"]], "ramp_loss": [r.loss for r in batch["ramps"]]}
     m["monte_carlo"] = {"steps": mc["steps"].tolist(), "mean": mc["mc"].mean.tolist(), "sem": mc["mc"].sem.tolist(),

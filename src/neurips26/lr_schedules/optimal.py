@@ -118,12 +118,16 @@ def optimal_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, n_knots: int
     """
     if not (np.isfinite(m) and m > 0):
         raise ValueError(f"batch size m must be finite and > 0, got {m!r}")
+    if not (isinstance(T, (int, np.integer)) or (isinstance(T, float) and T.is_integer())) or T < 1:
+        raise ValueError(f"horizon T must be an integer >= 1, got {T!r}")
     knots = knot_positions(n_knots, knot_power)
     W = interpolation_matrix(T, knots)
     eta_max = stability_bound(spectrum.lambdas, m)
     if eta_init is None:
         z0 = np.full(knots.size, logit(0.25))
     else:
+        if np.ndim(eta_init) and np.shape(eta_init) != (int(T),):
+            raise ValueError(f"eta_init must be a constant or have shape ({int(T)},), got shape {np.shape(eta_init)}")
         e0 = np.broadcast_to(np.asarray(eta_init, dtype=np.float64), (int(T),)) if np.ndim(eta_init) else \
             np.full(int(T), float(eta_init))
         if np.any(~np.isfinite(e0)) or np.any(e0 <= 0) or np.any(e0 >= eta_max):

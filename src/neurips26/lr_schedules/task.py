@@ -168,6 +168,9 @@ class PowerLawTask:
     def spectrum(self) -> Spectrum:
         """The :class:`Spectrum` for the dynamics (w_0 = 0, so c_{0,k} = w*_k² = k^{-αβ-1+α})."""
         lam = self.lambdas
+        if lam[-1] <= 0:
+            raise ValueError(f"alpha={self.alpha!r}: λ_N = N^-α underflows to 0 in float64 at N={self.N}; "
+                             "use a smaller alpha or N")
         return Spectrum(lam, self.target_power / lam, self.residual, self.sigma0_sq)
 
     def constant_lr_exponent(self) -> float:

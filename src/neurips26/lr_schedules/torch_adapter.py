@@ -182,6 +182,12 @@ class ScheduleLR(torch.optim.lr_scheduler.LRScheduler):
         ):
             raise ValueError("saved schedule differs from this scheduler's schedule; construct it with the same array")
         self.__dict__.update({k: v for k, v in state_dict.items() if k not in ("_fn", "_eta")})
+        # the optimizer plays the restored step's LR whatever the load order (a scheduler built after the
+        # optimizer's state was loaded has just set η(0) on it)
+        last = state_dict.get("_last_lr")
+        if last is not None and len(last) == len(self.optimizer.param_groups):
+            for group, lr in zip(self.optimizer.param_groups, last):
+                group["lr"] = lr
 
 
 def _check_values(eta: np.ndarray, name: str) -> None:
