@@ -16,8 +16,9 @@ log-concave and M_ℓ-smooth and h_ℓ ≤ 2/(m_ℓ + M_ℓ),
 
     e_ℓ ≤ (1 − m_ℓ h_ℓ)^{K_ℓ} (e_{ℓ+1} + W2(π_{ℓ+1}, π_ℓ)) + 1.65 (M_ℓ/m_ℓ) √(h_ℓ d) + δ/m_ℓ,
 
-and inverting this chain gives decision rules for h_ℓ, K_ℓ and L that guarantee W2 ≤ ε
-(``tuning.tune``). In the Gaussian setting every quantity has a closed form (``gaussian``).
+and the paper inverts this chain into decision rules for h_ℓ, K_ℓ and L that guarantee W2 ≤ ε.
+The rule implemented here (``tuning.tune``) is INFERRED from that bound, not copied from the paper
+(its exact rule could not be read): see ``tuning``'s docstring for the choices we made. In the Gaussian setting every quantity has a closed form (``gaussian``).
 
 Public API:
     VPSchedule                                   schedule.py

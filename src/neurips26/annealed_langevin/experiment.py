@@ -6,7 +6,16 @@ bridging densities, constants, the tuned (h_ℓ, K_ℓ, L), and the *exact* W2 o
 output law (Gaussian recursion, no particles). Transfer: a Gaussian-mixture prior (bimodal
 posterior) with exact scores and exact reference samples; hyperparameters tuned on a Gaussian
 moment fit; accuracy by empirical W2 (POT) against the reference, with a reference-vs-reference
-noise floor. Optionally (``sbi_simulations > 0``, full scale) an sbi-trained NPSE estimator.
+noise floor. sbi: a small NPSE (quick: 3000 simulations, ≤ 60 epochs, ~15 s on one CPU thread)
+trained on a linear-Gaussian task, run through ``sample_tall_posterior`` and judged against the
+exact tall posterior with the approximate-score bound evaluated at the network's measured score
+error (``_sbi_run``).
+
+Decision rule: INFERRED, not the paper's. The brief could not read the paper's exact rule for
+(h_ℓ, K_ℓ, L); ``tuning.tune`` inverts the chained per-level bound (DK19 Thm 4/5) in a way we
+chose (bias share r of ε, K_ℓ from the contraction, L by the max-gap rule). Every claim that says
+"under the decision rule" is checked under this inferred rule, so a failure may be ours, not the
+paper's.
 """
 
 from __future__ import annotations
@@ -42,8 +51,12 @@ class Config(ExperimentConfig):
     transfer_epsilon: float = Field(0.2, gt=0, description="ε for the transfer runs")
     transfer_particles: int = Field(800, ge=100, description="particles per transfer run")
     transfer_rsde_steps: int = Field(300, ge=1, description="reverse-SDE steps in the transfer baseline")
-    sbi_simulations: int = Field(0, ge=0, description="simulations for an sbi-trained NPSE run (0 = skip)")
-    sbi_epochs: int = Field(200, ge=1, description="max training epochs for the NPSE run")
+    sbi_simulations: int = Field(3000, ge=0, description="simulations for the sbi-trained NPSE run (0 = skip)")
+    sbi_epochs: int = Field(60, ge=1, description="max training epochs for the NPSE run")
+    sbi_n: int = Field(3, ge=2, description="observations n for the NPSE run")
+    sbi_epsilon: float = Field(0.3, gt=0, description="ε asked of the rule in the NPSE run")
+    sbi_particles: int = Field(400, ge=50, description="ALD particles in the NPSE run")
+    sbi_fit_samples: int = Field(150, ge=10, description="reverse-SDE samples per observation for the Gaussian fit")
 
     @classmethod
     def quick(cls) -> "Config":
@@ -53,7 +66,8 @@ class Config(ExperimentConfig):
     def full(cls) -> "Config":
         return cls(dims=[2, 5, 10, 20], ns=[2, 5, 10, 30, 100, 300], epsilons=[0.2, 0.1, 0.05, 0.02],
                    rsde_steps=[100, 300, 1000, 3000, 10000], transfer_ns=[3, 10, 30, 100],
-                   transfer_epsilon=0.1, transfer_particles=10000, transfer_rsde_steps=3000, sbi_simulations=20000, sbi_epochs=1000)
+                   transfer_epsilon=0.1, transfer_particles=10000, transfer_rsde_steps=3000, sbi_simulations=20000, sbi_epochs=1000,
+                   sbi_n=10, sbi_epsilon=0.1, sbi_particles=2000, sbi_fit_samples=500)
 
 
 def _random_prior_cov(d: int, rng: np.random.Generator) -> np.ndarray:
@@ -191,8 +205,9 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
     metrics["same_levels_L25_total_steps_geffner_linhart"] = same_lv
     claims.append(C.check(
         "linhart_fewer_total_steps",
-        "Gaussian setting: under the decision rule, Linhart's bridging densities need fewer total Langevin steps "
-        "than Geffner's (abstract).",
+        "Gaussian setting: the bridging densities of Linhart et al. consistently require fewer total Langevin "
+        "steps than those of Geffner et al. (abstract, proved in the Gaussian section); checked here under our "
+        "inferred decision rule, not the paper's.",
         measured={"settings where Linhart <= Geffner": f"{sum(fewer.values())}/{len(fewer)}",
                   "exceptions": worse,
                   "median ratio G/L": round(float(np.median([v['geffner'] / v['linhart'] for v in pairs.values()])), 3)},
@@ -303,26 +318,35 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
                "reference-vs-reference W2 of the same sample size (the finite-sample noise floor); ε is the "
                "accuracy the rule was asked for",
         note=f"Per-n results (W2, total steps): {transfer}. Score errors are zero here (exact mixture scores); "
-             "the sbi-trained estimator path runs when sbi_simulations > 0 (full scale)."))
+             "a trained sbi NPSE score is checked in sbi_npse_tuned_accuracy."))
 
     # ----------------------------------------------------------------- optional sbi NPSE run
     if config.sbi_simulations > 0:
-        metrics["sbi_npse"] = _sbi_run(config, ctx)
-        sb = metrics["sbi_npse"]
+        sb = _sbi_run(config, ctx)
+        metrics["sbi_npse"] = sb
         claims.append(C.at_most(
             "sbi_npse_tuned_accuracy",
-            "With an sbi-trained NPSE score, the Gaussian-tuned ALD (Linhart score) samples the tall posterior of "
-            "a linear-Gaussian task within the prescribed ε (up to the network's score error).",
-            measured=sb["w2_linhart"], bound=sb["epsilon"] + sb["w2_single_fit_error"],
-            reason="exact posterior known; the trained score adds an error the rule did not budget, estimated by "
-                   "the fit error of the single posteriors", paper_value="transfer to trained scores"))
+            "With an sbi-trained NPSE score, ALD tuned by the Gaussian rule (Linhart score) samples the tall "
+            "posterior of a linear-Gaussian task within the approximate-score Wasserstein bound (main theorem: "
+            "ε is met up to the score error's δ/m terms, which the rule did not budget).",
+            measured=sb["w2_linhart"], bound=sb["tolerance"], paper_value="W2 <= bound with approximate scores",
+            reason="exact tall posterior; tolerance = the chained bound of the hyperparameters used, evaluated on "
+                   "the exact bridges with the network's measured score error δ_ℓ (95th percentile per level) + "
+                   "W2(π_{t_min}, π_0) (sampler stops at t_min) + 3× the rms Monte Carlo error of the moment-based "
+                   "W2 from the particle count",
+            note=(f"ε = {sb['epsilon']}, n = {sb['n']}, {sb['simulations']} simulations, ≤ {sb['epochs']} epochs "
+                  f"({sb['train_seconds']} s training); W2/ε = {sb['w2_over_eps']} "
+                  f"({'within' if sb['w2_linhart'] <= sb['epsilon'] else 'NOT within'} ε itself); "
+                  f"bound with measured δ {sb['bound_with_measured_delta']}, δ_ℓ (p95) {sb['delta_per_level_p95']}; "
+                  f"step sizes stable on the exact bridges: {sb['step_sizes_stable_on_exact_bridges']}.")))
     else:
         claims.append(C.not_checkable(
             "sbi_npse_tuned_accuracy",
-            "The tuned sampler keeps its accuracy with a trained NPSE score network on sbibm-style tasks.",
-            paper_value="qualitative", reason="training NPSE networks does not fit the 2-minute CPU budget",
-            full_scale="trains sbi NPSE on a linear-Gaussian task (20k simulations) and runs the tuned sampler "
-                       "through sample_tall_posterior against the analytic tall posterior"))
+            "With an sbi-trained NPSE score, ALD tuned by the Gaussian rule (Linhart score) samples the tall "
+            "posterior of a linear-Gaussian task within the approximate-score Wasserstein bound.",
+            paper_value="W2 <= bound with approximate scores", reason="skipped by configuration (sbi_simulations = 0)",
+            full_scale="trains sbi NPSE on a linear-Gaussian task and runs the tuned sampler through "
+                       "sample_tall_posterior against the analytic tall posterior"))
 
     # ----------------------------------------------------------------------------- figures
     fig, axes = plt.subplots(1, len(base_ns), figsize=(5.2 * len(base_ns), 4), squeeze=False)
@@ -391,28 +415,81 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
 
 
 def _sbi_run(config: Config, ctx: RunContext) -> dict:
-    """Train sbi NPSE on x | θ ~ N(θ, 2I), θ ~ N(1, Σ₀) (d = 2) and run the tuned sampler."""
+    """Train sbi NPSE on x | θ ~ N(θ, 2I), θ ~ N(1, Σ₀) (d = 2), run the tuned sampler
+    (``sample_tall_posterior``, Linhart score) for ``sbi_n`` observations, and measure everything the
+    approximate-score bound needs against the exact (analytic) tall posterior:
+
+    * W2 of the output: Gaussian W2 between the samples' moments and the exact tall posterior;
+    * δ_ℓ: the network's composite-score error at each level, ‖ŝ_ℓ(θ) − ∇log π_ℓ(θ)‖ at 256 draws
+      from the exact bridge π_ℓ (Linhart with exact precisions = diffused tall posterior), 95th
+      percentile (the bound needs a bound on the error, not its mean);
+    * the chained bound of the hyperparameters actually used, on the exact bridges, with δ_ℓ in
+      place of 0 (``tuning.level_bound``), plus W2(π_{t_min}, π_0) (the sampler stops at t_min).
+    """
     from sbi.inference import NPSE
 
-    from .sbi_adapter import sample_tall_posterior
+    from .composite import COMPOSITE_SCORES  # noqa: F401  (kind names)
+    from .sbi_adapter import composite_score_fn, sample_tall_posterior, single_scores_from_estimator
+    from .tuning import level_bound, max_step_size
+
+    import warnings
 
     rng = ctx.child_rng(99)
-    d, n, eps = 2, 10, 0.1
+    d, n, eps = 2, config.sbi_n, config.sbi_epsilon
     s0 = _random_prior_cov(d, rng)
+    t0 = time.time()
     prior = torch.distributions.MultivariateNormal(torch.ones(d), torch.tensor(s0, dtype=torch.float32))
+    torch.manual_seed(int(rng.integers(2**31)))
     theta = prior.sample((config.sbi_simulations,))
     xs = theta + np.sqrt(2) * torch.randn(theta.shape)
-    inf = NPSE(prior=prior, sde_type="vp")
-    inf.append_simulations(theta, xs)
-    est = inf.train(max_num_epochs=config.sbi_epochs, show_train_summary=False)
-    theta_o = np.ones(d)
-    x = rng.multivariate_normal(theta_o, 2 * np.eye(d), size=n)
-    fit = GaussianFit.linear_gaussian(np.ones(d), s0, 2 * np.eye(d), x)
-    res = sample_tall_posterior(est, torch.tensor(x, dtype=torch.float32), prior, 2000, eps, kind="linhart",
-                                generator=ctx.torch_generator(5))
-    mn, sn = fit.tall_posterior()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # sbi's "not converged" at the epoch cap is expected here
+        inf = NPSE(prior=prior, sde_type="vp", show_progress_bars=False)
+        inf.append_simulations(theta, xs)
+        est = inf.train(max_num_epochs=config.sbi_epochs, show_train_summary=False)
+    train_s = time.time() - t0
+    x = rng.multivariate_normal(np.ones(d), 2 * np.eye(d), size=n)
+    exact = GaussianFit.linear_gaussian(np.ones(d), s0, 2 * np.eye(d), x)
+    xt = torch.tensor(x, dtype=torch.float32)
+    res = sample_tall_posterior(est, xt, prior, config.sbi_particles, eps, kind="linhart",
+                                fit_samples=config.sbi_fit_samples, generator=ctx.torch_generator(5))
+    hp = res.hyperparameters
+    mn, sn = exact.tall_posterior()
     s = res.samples.numpy()
-    fit_err = max(w2_gaussian(a, b, c, e) for a, b, c, e in zip(res.fit.post_means, res.fit.post_covs,
-                                                               fit.post_means, fit.post_covs))
-    return dict(epsilon=eps, w2_linhart=w2_gaussian(s.mean(0), np.cov(s.T), mn, sn), w2_single_fit_error=fit_err,
-                total_steps=res.hyperparameters.total_steps, score_evaluations=res.score_evaluations)
+    w2 = w2_gaussian(s.mean(0), np.cov(s.T), mn, sn)
+    # measured composite-score error per level, against the exact bridge the sampler should track
+    sch = VPSchedule.from_sbi(est)
+    sch = VPSchedule(sch.beta_min, sch.beta_max, float(hp.times[-1]), sch.t_max)
+    score = composite_score_fn("linhart", single_scores_from_estimator(est, xt), n, prior.mean.double(),
+                               prior.covariance_matrix.double(), sch,
+                               torch.as_tensor(np.linalg.inv(res.fit.post_covs)))
+    g = ctx.torch_generator(6)
+    deltas, bound, stable = [], None, True
+    e = None
+    bs = [bridge("linhart", float(t), sch, exact) for t in hp.times]
+    for i, (b, h, k) in enumerate(zip(bs, hp.step_sizes, hp.n_steps)):
+        cov = np.linalg.inv(b.precision)
+        z = torch.randn((256, d), generator=g, dtype=torch.float64)
+        th = torch.as_tensor(b.mean) + z @ torch.linalg.cholesky(torch.as_tensor(cov)).T
+        true = -(th - torch.as_tensor(b.mean)) @ torch.as_tensor(b.precision).T
+        err = torch.linalg.norm(score(th, float(b.t)) - true, dim=1).numpy()
+        deltas.append(float(np.quantile(err, 0.95)))
+        w_in = (w2_gaussian(np.zeros(d), np.eye(d), b.mean, cov) if i == 0
+                else e + w2_gaussian(bs[i - 1].mean, np.linalg.inv(bs[i - 1].precision), b.mean, cov))
+        stable &= bool(h <= max_step_size(b.m, b.M) * (1 + 1e-9))
+        e = level_bound(w_in, float(h), int(k), b.m, b.M, d, deltas[-1], "hessian_lipschitz")
+    tail = w2_gaussian(bs[-1].mean, np.linalg.inv(bs[-1].precision), mn, sn)
+    # Monte Carlo slack of the moment-based W2 from P samples: E‖m̂ − m‖² = tr Σ/P and
+    # E‖Σ̂^½ − Σ^½‖_F² ≈ tr Σ/(2P) for Gaussian samples; 3× the rms of their sum.
+    slack = 3 * float(np.sqrt(1.5 * np.trace(sn) / config.sbi_particles))
+    fit_err = max(w2_gaussian(a, b_, c, e_) for a, b_, c, e_ in zip(res.fit.post_means, res.fit.post_covs,
+                                                                  exact.post_means, exact.post_covs))
+    return dict(epsilon=eps, n=n, simulations=config.sbi_simulations, epochs=config.sbi_epochs,
+                w2_linhart=round(w2, 4), w2_over_eps=round(w2 / eps, 3),
+                bound_with_measured_delta=round(float(e), 4), w2_tmin_to_posterior=round(tail, 4),
+                mc_slack=round(slack, 4), tolerance=round(float(e) + tail + slack, 4),
+                step_sizes_stable_on_exact_bridges=stable,
+                delta_per_level_p95=[round(v, 3) for v in deltas], t_levels=[round(float(t), 4) for t in hp.times],
+                w2_single_fit_error=round(fit_err, 4), total_steps=hp.total_steps,
+                score_evaluations=res.score_evaluations, train_seconds=round(train_s, 1),
+                seconds=round(time.time() - t0, 1))
