@@ -108,6 +108,8 @@ class GaussianFit:
         ms = np.asarray(self.post_means, dtype=float)
         if ms.ndim != 2 or ms.shape[1] != d:
             raise ValueError(f"post_means must have shape (n, {d}), got {ms.shape}")
+        if ms.shape[0] == 0:
+            raise ValueError("need at least one observation (post_means has n = 0 rows)")
         if not np.all(np.isfinite(ms)):
             raise ValueError("post_means contains NaN or inf")
         ss = np.asarray(self.post_covs, dtype=float)
@@ -254,6 +256,7 @@ def w2_gaussian(mean1, cov1, mean2, cov2) -> float:
         W2² = |μ₁ − μ₂|² + tr(Σ₁ + Σ₂ − 2 (Σ₁^{½} Σ₂ Σ₁^{½})^{½})
 
     Args: means ``(d,)``, covariances ``(d, d)`` symmetric PSD. Returns W2 (not squared), ≥ 0.
+    Raises ValueError on shape mismatch, NaN/inf, or a covariance that is not PSD.
 
     References: Peyré & Cuturi, Computational Optimal Transport (2019), eq. 2.41.
     """
@@ -261,6 +264,13 @@ def w2_gaussian(mean1, cov1, mean2, cov2) -> float:
     c1, c2 = _sym(np.asarray(cov1, float)), _sym(np.asarray(cov2, float))
     if m1.shape != m2.shape or c1.shape != c2.shape or c1.shape != (m1.shape[0],) * 2:
         raise ValueError(f"shape mismatch: means {m1.shape}, {m2.shape}; covs {c1.shape}, {c2.shape}")
+    for name, a in (("mean1", m1), ("cov1", c1), ("mean2", m2), ("cov2", c2)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains NaN or inf")
+    for name, c in (("cov1", c1), ("cov2", c2)):
+        ev = np.linalg.eigvalsh(c)
+        if ev[0] < -1e-8 * max(1.0, abs(ev[-1])):
+            raise ValueError(f"{name} must be positive semi-definite (smallest eigenvalue {ev[0]:.4g})")
     r1 = _psd_sqrt(c1)
     cross = _psd_sqrt(_sym(r1 @ c2 @ r1))
     w2sq = float(np.sum((m1 - m2) ** 2) + np.trace(c1 + c2 - 2 * cross))

@@ -48,9 +48,15 @@ def annealed_langevin(score_fn: ScoreFn, theta0: torch.Tensor, times: Sequence[f
     """
     if theta0.ndim != 2:
         raise ValueError(f"theta0 must have shape (b, d), got {tuple(theta0.shape)}")
+    if not torch.is_floating_point(theta0):
+        raise ValueError(f"theta0 must be a floating-point tensor, got dtype {theta0.dtype}")
     L = len(times)
-    hs = np.broadcast_to(np.asarray(step_sizes, dtype=float), (L,))
-    ks = np.broadcast_to(np.asarray(n_steps), (L,))
+    try:
+        hs = np.broadcast_to(np.asarray(step_sizes, dtype=float), (L,))
+        ks = np.broadcast_to(np.asarray(n_steps), (L,))
+    except ValueError:
+        raise ValueError(f"step_sizes ({np.size(step_sizes)}) and n_steps ({np.size(n_steps)}) must be scalars "
+                         f"or have one entry per level (len(times) = {L})") from None
     if np.any(~(hs > 0)) or not np.all(np.isfinite(hs)):
         raise ValueError(f"step sizes must be finite and > 0, got {hs[~(hs > 0)][:3]}")
     if np.any(ks < 0) or np.any(ks != np.round(ks)):

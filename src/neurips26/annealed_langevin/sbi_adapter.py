@@ -170,10 +170,21 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
         TypeError: non-Gaussian prior. ValueError: bad shapes/arguments.
         NonNormalisableBridgeError / InfeasibleAccuracyError: from the rule.
     """
-    if num_samples < 1:
-        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
+        raise ValueError(f"num_samples must be an integer >= 1, got {num_samples!r}")
+    if not isinstance(x, torch.Tensor):
+        x = torch.as_tensor(np.asarray(x, dtype=float))
+    if x.ndim < 2 or x.shape[0] < 1:
+        raise ValueError(f"x must have shape (n, *condition_shape) with n >= 1 observations, got {tuple(x.shape)}")
+    if not torch.isfinite(x).all():
+        raise ValueError("x contains NaN or inf")
     mean0, cov0 = _prior_gaussian(prior)
     d = mean0.shape[0]
+    if fit is not None:
+        if fit.d != d:
+            raise ValueError(f"prior dimension {d} does not match fit dimension {fit.d}")
+        if fit.n != x.shape[0]:
+            raise ValueError(f"fit has {fit.n} single posteriors but x has n = {x.shape[0]} observations")
     if callable(single) and not isinstance(single, torch.nn.Module):
         if schedule is None:
             raise ValueError("pass schedule= (a VPSchedule) when single is a plain callable")
