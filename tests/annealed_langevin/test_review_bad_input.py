@@ -53,3 +53,16 @@ def test_sample_tall_posterior_refuses_mismatched_or_bad_observations():
         _stp(prior=torch.distributions.MultivariateNormal(torch.ones(3), torch.eye(3)))
     with pytest.raises(ValueError, match="integer >= 1, got 2.5"):
         _stp(num=2.5)
+
+
+@pytest.mark.parametrize("bad", [dict(ns=[1, 2]), dict(dims=[0]), dict(epsilons=[0.1, -1.0]),
+                                 dict(score_error=float("inf")), dict(rsde_steps=[100]), dict(transfer_ns=[1]),
+                                 dict(sbi_epsilon=float("nan"))])
+def test_config_rejects_bad_values_up_front(bad):
+    """These used to pass validation and fail mid-run (or, for score_error=inf, inside the tuner)."""
+    from pydantic import ValidationError
+
+    from neurips26.annealed_langevin.experiment import Config
+
+    with pytest.raises(ValidationError):
+        Config(**bad)

@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 import torch
+from typing import Annotated
+
 from pydantic import Field
 
 from neurips26.harness import claims as C
@@ -41,20 +43,20 @@ from .tuning import BIAS_TERMS, hand_tuned, max_step_profile, tune, tune_for_lev
 class Config(ExperimentConfig):
     """Experiment configuration (quick = default)."""
 
-    dims: list[int] = Field([2, 10], min_length=1, description="parameter dimensions d")
-    ns: list[int] = Field([2, 10, 30, 100], min_length=1, description="numbers of observations n (>= 2)")
-    epsilons: list[float] = Field([0.1, 0.05], min_length=1, description="prescribed W2 accuracies")
-    score_error: float = Field(0.02, ge=0, description="norm of a constant composite-score error δ (one extra run at epsilons[0])")
+    dims: list[Annotated[int, Field(ge=1)]] = Field([2, 10], min_length=1, description="parameter dimensions d")
+    ns: list[Annotated[int, Field(ge=2)]] = Field([2, 10, 30, 100], min_length=1, description="numbers of observations n (>= 2)")
+    epsilons: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field([0.1, 0.05], min_length=1, description="prescribed W2 accuracies")
+    score_error: float = Field(0.02, ge=0, allow_inf_nan=False, description="norm of a constant composite-score error δ (one extra run at epsilons[0])")
     bias_fraction: float = Field(0.5, gt=0, lt=1, description="share r of ε given to the stationary bias")
-    rsde_steps: list[int] = Field([100, 300, 1000, 3000], min_length=1, description="reverse-SDE step counts")
-    transfer_ns: list[int] = Field([3, 10], min_length=1, description="n for the non-Gaussian transfer")
-    transfer_epsilon: float = Field(0.2, gt=0, description="ε for the transfer runs")
+    rsde_steps: list[Annotated[int, Field(ge=2)]] = Field([100, 300, 1000, 3000], min_length=2, description="reverse-SDE step counts")
+    transfer_ns: list[Annotated[int, Field(ge=2)]] = Field([3, 10], min_length=1, description="n for the non-Gaussian transfer")
+    transfer_epsilon: float = Field(0.2, gt=0, allow_inf_nan=False, description="ε for the transfer runs")
     transfer_particles: int = Field(800, ge=100, description="particles per transfer run")
     transfer_rsde_steps: int = Field(300, ge=1, description="reverse-SDE steps in the transfer baseline")
     sbi_simulations: int = Field(3000, ge=0, description="simulations for the sbi-trained NPSE run (0 = skip)")
     sbi_epochs: int = Field(60, ge=1, description="max training epochs for the NPSE run")
     sbi_n: int = Field(3, ge=2, description="observations n for the NPSE run")
-    sbi_epsilon: float = Field(0.3, gt=0, description="ε asked of the rule in the NPSE run")
+    sbi_epsilon: float = Field(0.3, gt=0, allow_inf_nan=False, description="ε asked of the rule in the NPSE run")
     sbi_particles: int = Field(400, ge=50, description="ALD particles in the NPSE run")
     sbi_fit_samples: int = Field(150, ge=10, description="reverse-SDE samples per observation for the Gaussian fit")
 
