@@ -103,3 +103,17 @@ def test_config_full_and_validation():
     assert Config.full().lanczos_dim == 3072
     with pytest.raises(ValidationError):
         Config(path_kl_samples=10)
+
+
+@pytest.mark.parametrize("bad", [dict(digits_k=[0]), dict(digits_k=[1, -3]), dict(lanczos_kappas=[0.5]),
+                                 dict(lanczos_kappas=[float("nan")]), dict(path_kl_T=[16, 16, 32]),
+                                 dict(path_kl_T=[1, 2, 4]), dict(digits_T=[2000]), dict(net_T=[0]),
+                                 dict(gmm_reg=float("inf")), dict(lanczos_max_k=60, lanczos_dim=50)])
+def test_config_rejects_bad_values(bad):
+    # each of these used to start a multi-minute run that crashed (or fitted a slope to nonsense) late
+    from pydantic import ValidationError
+
+    from neurips26.lanczos_ddpm.experiment import Config
+
+    with pytest.raises(ValidationError):
+        Config(**bad)

@@ -135,3 +135,13 @@ def test_mixture_validation():
         gaussian_mixture_law([1.0], [[0.0, 0.0]], [np.diag([1.0, -1.0])])
     with pytest.raises(ValueError, match="need weights"):
         gaussian_mixture_law([1.0], [[0.0, 0.0]], [np.eye(3)])
+
+
+def test_mixture_rejects_nonfinite_entries():
+    # NaN weights/means used to be accepted silently and gave NaN densities downstream
+    with pytest.raises(ValueError, match="means contain NaN"):
+        gaussian_mixture_law([0.5, 0.5], [[0.0, float("nan")], [1.0, 1.0]], [np.eye(2), np.eye(2)])
+    with pytest.raises(ValueError, match="weights contain NaN"):
+        gaussian_mixture_law([float("nan"), 0.5], [[0.0, 0.0], [1.0, 1.0]], [np.eye(2), np.eye(2)])
+    with pytest.raises(ValueError, match="covariances contain NaN"):
+        gaussian_mixture_law([1.0], [[0.0, 0.0]], [np.diag([np.inf, 1.0])])

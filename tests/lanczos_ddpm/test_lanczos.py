@@ -105,3 +105,24 @@ def test_bad_inputs():
         lanczos_gaussian_sample(lambda v: v[:, :2], torch.ones(1, 3), 2)
     with pytest.raises(ValueError, match=r"cov must be \(B, d, d\)"):
         dense_sqrt_apply(torch.eye(3)[None], torch.ones(1, 4))
+
+
+def test_review_inputs_numpy_k_empty_batch_nonfinite_cov_and_half_precision():
+    # a NumPy integer k is a valid k (it used to be rejected as "not a positive integer")
+    S = torch.diag(torch.tensor([1.0, 4.0, 9.0], dtype=torch.float64))
+    z = torch.randn(2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    xi, info = lanczos_gaussian_sample(lambda v: v @ S, z, np.int64(3))
+    assert info["k"] == 3
+    torch.testing.assert_close(xi, z * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64))
+    with pytest.raises(ValueError, match="B >= 1"):               # used to be a torch RuntimeError
+        lanczos_gaussian_sample(lambda v: v, torch.ones(0, 3), 2)
+    with pytest.raises(ValueError, match="NaN or infinite"):      # used to be an eigh LinAlgError
+        dense_sqrt_apply(torch.full((1, 3, 3), float("nan")), torch.ones(1, 3))
+    # float16 has no eigh kernel on CPU: the k×k eigenproblem is solved in float32, output stays half
+    zh = z.half()
+    xh, _ = lanczos_gaussian_sample(lambda v: v @ S.half(), zh, 3)
+    assert xh.dtype == torch.float16
+    torch.testing.assert_close(xh.double(), xi, rtol=1e-2, atol=1e-2)
+    dh, _ = dense_sqrt_apply(S.half().expand(2, 3, 3), zh)
+    assert dh.dtype == torch.float16
+    torch.testing.assert_close(dh.double(), xi, rtol=1e-2, atol=1e-2)

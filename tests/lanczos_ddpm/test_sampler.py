@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.lanczos_ddpm import (ForwardModeUnsupportedWarning, SamplerStats, ddpm_sample, gaussian_mixture_law,
-                                    gmm_denoiser, linearize, reverse_step, schedule_steps, spaced_timesteps,
+from neurips26.lanczos_ddpm import (ForwardModeUnsupportedWarning, SamplerStats, covariance_matvec, ddpm_sample,
+                                    gaussian_mixture_law, gmm_denoiser, linearize, reverse_step, schedule_steps, spaced_timesteps,
                                     vp_alphas_cumprod)
 
 D = 4
@@ -148,3 +148,35 @@ def test_bad_input_errors():
 def test_k_larger_than_d_is_capped():
     x, st = _sample("lanczos", k=50, n=10)
     assert st.jvp == 4 * D
+
+
+def test_review_dtype_and_integer_arguments():
+    model = _gauss_model()
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(ValueError, match="real floating torch dtype"):   # used to be a NotImplementedError
+        ddpm_sample(model, (2, D), AC, [999, 10], prediction_type="sample", generator=g, dtype=torch.int64)
+    with pytest.raises(ValueError, match="num_inference_steps must be an integer, got 2.5"):
+        spaced_timesteps(100, 2.5)
+    x, st = ddpm_sample(model, (2, D), AC, spaced_timesteps(np.int64(1000), np.int64(5)), prediction_type="sample",
+                        generator=g, dtype=torch.float64, k=np.int64(2))
+    assert torch.isfinite(x).all() and st.jvp == 4 * 2
+    xh, _ = ddpm_sample(lambda x, t: 0.5 * x, (2, D), AC, [999, 10], prediction_type="sample",
+                        generator=g, dtype=torch.float16)                 # half precision: eigh runs in float32
+    assert xh.dtype == torch.float16 and torch.isfinite(xh).all()
+
+
+def test_symmetrize_uses_the_symmetric_part_of_a_non_symmetric_jacobian():
+    # m(x) = A x with A non-symmetric: Σ v must be β̃ v + c0²·(1-ᾱ)/√ᾱ · ½(A + Aᵀ) v (the ε-/x0-Tweedie factor)
+    g = torch.Generator().manual_seed(3)
+    A = torch.randn(D, D, dtype=torch.float64, generator=g) * 0.3
+    co = schedule_steps(AC, [700, 300])[0][1]
+    x = torch.randn(2, D, dtype=torch.float64, generator=g)
+    v = torch.randn(2, D, dtype=torch.float64, generator=g)
+    st = SamplerStats()
+    _, jvp, vjp = linearize(lambda y: y @ A.T, x, st, need_vjp=True)
+    scale = co.c0 ** 2 * (1 - co.alpha_bar) / math.sqrt(co.alpha_bar)
+    sym = covariance_matvec(jvp, co, x.shape, vjp)(v)
+    torch.testing.assert_close(sym, co.beta_tilde * v + scale * v @ (0.5 * (A + A.T)).T)
+    raw = covariance_matvec(jvp, co, x.shape)(v)
+    torch.testing.assert_close(raw, co.beta_tilde * v + scale * v @ A.T)
+    assert st.vjp == 1 and st.jvp == 2

@@ -58,7 +58,7 @@ def gaussian_mixture_law(weights, means, covariances, dtype: torch.dtype = torch
             symmetric positive definite.
 
     Raises:
-        ValueError: on shape mismatches, bad weights, or a covariance that is not SPD.
+        ValueError: on shape mismatches, NaN/inf entries, bad weights, or a covariance that is not SPD.
     """
     w = torch.as_tensor(np.asarray(weights), dtype=dtype)
     m = torch.as_tensor(np.asarray(means), dtype=dtype)
@@ -67,6 +67,9 @@ def gaussian_mixture_law(weights, means, covariances, dtype: torch.dtype = torch
             or S.shape[1:] != (m.shape[1], m.shape[1]):
         raise ValueError(f"need weights (K,), means (K, d), covariances (K, d, d); got "
                          f"{tuple(w.shape)}, {tuple(m.shape)}, {tuple(S.shape)}")
+    for name, a in (("weights", w), ("means", m), ("covariances", S)):
+        if not torch.isfinite(a).all():
+            raise ValueError(f"{name} contain NaN or infinite entries")
     if (w < 0).any() or abs(float(w.sum()) - 1) > 1e-6:
         raise ValueError(f"weights must be non-negative and sum to 1, got sum {float(w.sum())}")
     if not torch.allclose(S, S.transpose(1, 2), atol=1e-8 * float(S.abs().max())):

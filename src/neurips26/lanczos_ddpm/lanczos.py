@@ -36,6 +36,7 @@ References:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -82,8 +83,8 @@ class LanczosDecomposition:
 def _check_batch(z: torch.Tensor) -> None:
     if not isinstance(z, torch.Tensor):
         raise TypeError(f"z must be a torch.Tensor of shape (B, d), got {type(z).__name__}")
-    if z.ndim != 2 or z.shape[1] < 1:
-        raise ValueError(f"z must have shape (B, d) with d >= 1, got shape {tuple(z.shape)}")
+    if z.ndim != 2 or z.shape[0] < 1 or z.shape[1] < 1:
+        raise ValueError(f"z must have shape (B, d) with B >= 1 and d >= 1, got shape {tuple(z.shape)}")
     if not torch.is_floating_point(z):
         raise TypeError(f"z must be a floating tensor, got dtype {z.dtype}")
     if not torch.isfinite(z).all():
@@ -97,12 +98,16 @@ def check_num_steps(k: int, d: int) -> int:
         min(k, d).
 
     Raises:
-        ValueError: if k is not a positive integer.
+        ValueError: if k is not a positive integer (Python or NumPy integer; bool is rejected).
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+    try:
+        kk = operator.index(k) if not isinstance(k, bool) else None
+    except TypeError:
+        kk = None
+    if kk is None or kk <= 0:
         raise ValueError(f"number of Lanczos steps k must be a positive integer, got {k!r} "
                          f"(k > d = {d} is allowed and capped at d)")
-    return min(k, d)
+    return min(kk, d)
 
 
 def lanczos_tridiagonal(matvec: Matvec, z: torch.Tensor, k: int, *,
@@ -114,6 +119,7 @@ def lanczos_tridiagonal(matvec: Matvec, z: torch.Tensor, k: int, *,
             (a zero row maps to a zero row).
         z: starting vectors, shape (B, d), floating dtype, finite and non-zero rows.
         k: number of steps, ≥ 1; capped at d.
+            float16/bfloat16 z: the recursion runs in float32 (the matvec still gets the input dtype).
         reorthogonalize: full re-orthogonalisation against all previous vectors (default).
 
     Returns:
@@ -129,6 +135,8 @@ def lanczos_tridiagonal(matvec: Matvec, z: torch.Tensor, k: int, *,
     _check_batch(z)
     B, d = z.shape
     k = check_num_steps(k, d)
+    in_dtype = z.dtype
+    z = z.to(_eig_dtype(in_dtype))          # half precision: recursion in float32, matvec in the input dtype
     z_norm = z.norm(dim=1)
     if (z_norm == 0).any():
         raise ValueError("z has a zero row; the Lanczos start vector z/‖z‖ is undefined")
@@ -141,11 +149,12 @@ def lanczos_tridiagonal(matvec: Matvec, z: torch.Tensor, k: int, *,
     v = z / z_norm[:, None]
     for j in range(k):
         V[:, j] = v
-        w = matvec(v)
+        w = matvec(v.to(in_dtype))
         if w.shape != v.shape:
             raise ValueError(f"matvec returned shape {tuple(w.shape)}, expected {tuple(v.shape)}")
         if not torch.isfinite(w).all():
             raise ValueError(f"matvec returned NaN/inf at Lanczos step {j + 1}")
+        w = w.to(z.dtype)
         a = (w * v).sum(dim=1)                                   # α_j = v_jᵀ Σ v_j
         alpha[:, j] = a
         scale = torch.maximum(scale, a.abs())
@@ -189,12 +198,12 @@ def lanczos_sqrt(decomp: LanczosDecomposition, k: int | None = None, *,
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= decomp.k:
         raise ValueError(f"k must be an integer in 1..{decomp.k}, got {k!r}")
     T = decomp.tridiagonal(k)
-    theta, S = torch.linalg.eigh(T)                              # T_k = S diag(θ) Sᵀ
+    theta, S = torch.linalg.eigh(T.to(_eig_dtype(T.dtype)))     # T_k = S diag(θ) Sᵀ
     if clip_tol is None:
         clip_tol = 1e3 * torch.finfo(T.dtype).eps * float(decomp.alpha[:, :k].abs().max())
     clipped = int((theta < -clip_tol).sum())
     root = torch.sqrt(torch.clamp(theta, min=0.0))
-    coeff = torch.einsum("bij,bj,bj->bi", S, root, S[:, 0, :])   # T_k^{1/2} e_1
+    coeff = torch.einsum("bij,bj,bj->bi", S, root, S[:, 0, :]).to(T.dtype)  # T_k^{1/2} e_1
     xi = decomp.z_norm[:, None] * torch.einsum("bi,bid->bd", coeff, decomp.basis[:, :k])
     return xi, clipped
 
@@ -221,7 +230,7 @@ def lanczos_gaussian_sample(matvec: Matvec, z: torch.Tensor, k: int = 3, *,
     """
     dec = lanczos_tridiagonal(matvec, z, k, reorthogonalize=reorthogonalize)
     xi, clipped = lanczos_sqrt(dec)
-    return xi, {"k": dec.k, "matvecs": dec.matvecs, "clipped": clipped, "breakdown": dec.breakdown}
+    return xi.to(z.dtype), {"k": dec.k, "matvecs": dec.matvecs, "clipped": clipped, "breakdown": dec.breakdown}
 
 
 def dense_sqrt_apply(cov: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -242,8 +251,17 @@ def dense_sqrt_apply(cov: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, 
     """
     if cov.ndim != 3 or cov.shape[1] != cov.shape[2] or z.shape != cov.shape[:2]:
         raise ValueError(f"cov must be (B, d, d) and z (B, d); got {tuple(cov.shape)} and {tuple(z.shape)}")
-    lam, U = torch.linalg.eigh(0.5 * (cov + cov.transpose(1, 2)))
+    if not torch.isfinite(cov).all():
+        raise ValueError("cov contains NaN or infinite entries")
+    wd = _eig_dtype(cov.dtype)
+    lam, U = torch.linalg.eigh(0.5 * (cov + cov.transpose(1, 2)).to(wd))
     tol = 1e3 * torch.finfo(cov.dtype).eps * float(lam.abs().max())
     clipped = int((lam < -tol).sum())
     root = torch.sqrt(torch.clamp(lam, min=0.0))
-    return torch.einsum("bij,bj,bkj,bk->bi", U, root, U, z), clipped
+    return torch.einsum("bij,bj,bkj,bk->bi", U, root, U, z.to(wd)).to(z.dtype), clipped
+
+
+def _eig_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Working dtype of the small eigendecompositions: float16/bfloat16 are promoted to float32
+    (no half-precision ``eigh`` kernels; the k×k problem is negligible in cost)."""
+    return torch.float32 if torch.finfo(dtype).bits < 32 else dtype

@@ -111,7 +111,7 @@ def ddpm_sample(model: Model, shape: tuple[int, ...], alphas_cumprod, timesteps,
         (x_0 samples of ``shape``, :class:`.covariance.SamplerStats`).
 
     Raises:
-        ValueError: unknown covariance/prediction type, k ≤ 0, bad schedule or shapes.
+        ValueError: unknown covariance/prediction type, k ≤ 0, bad schedule, shapes or dtype.
         FloatingPointError: NaN/inf from the network.
     """
     if covariance not in COVARIANCES:
@@ -119,6 +119,8 @@ def ddpm_sample(model: Model, shape: tuple[int, ...], alphas_cumprod, timesteps,
     check_prediction_type(prediction_type)
     if len(shape) < 2 or any(int(s) < 1 for s in shape):
         raise ValueError(f"shape must be (B, ...) with positive sizes, got {shape}")
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point and not dtype.is_complex):
+        raise ValueError(f"dtype must be a real floating torch dtype (e.g. torch.float32), got {dtype!r}")
     d = int(np.prod(shape[1:]))
     k = check_num_steps(k, d)
     steps = schedule_steps(alphas_cumprod, timesteps)

@@ -55,6 +55,9 @@ def spaced_timesteps(num_train_steps: int, num_inference_steps: int) -> np.ndarr
     Raises:
         ValueError: unless 1 ≤ num_inference_steps ≤ num_train_steps.
     """
+    for name, v in (("num_train_steps", num_train_steps), ("num_inference_steps", num_inference_steps)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {v!r}")
     if not 1 <= num_inference_steps <= num_train_steps:
         raise ValueError(f"need 1 <= num_inference_steps <= num_train_steps, got "
                          f"{num_inference_steps} and {num_train_steps}")
