@@ -168,7 +168,7 @@ def loss_curve(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | float = 1.0,
     return out
 
 
-_BLOCK_FLOATS = 1 << 15  # 256 KiB of float64 per precomputed (steps, N) block (cache-sized)
+_BLOCK_FLOATS = 1 << 16  # 512 KiB of float64 per precomputed (steps, N) block (cache-sized)
 _STORE_ALL_FLOATS = 1 << 23  # store every forward state (no recomputation) up to 64 MiB
 
 
@@ -258,22 +258,23 @@ def final_loss_and_grad(spectrum: Spectrum, eta: np.ndarray, m: np.ndarray | flo
         else:  # recompute the segment's states from its checkpoint
             cs = np.empty((n, N))
             run_segment(t0, t1, saved.pop(t0), cs)
-        ps = np.empty((n, N))  # p_{t+1} for each step of the segment
-        for b1 in range(t1, t0, -blk):
+        for b1 in range(t1, t0, -blk):  # cache-sized chunks, last to first
             b0 = max(b1 - blk, t0)
             A = _a_factors(eta[b0:b1], q_all[b0:b1], lam, lam2)
+            ps = np.empty((b1 - b0, N))  # p_{t+1} for each step of the chunk
             for t in range(b1 - 1, b0 - 1, -1):
-                ps[t - t0] = p
+                ps[t - b0] = p
                 p = A[t - b0] * p + (q_all[t] * (p @ lam)) * lam
-        # vectorised over the segment: ∂a/∂η = −2λ(1−ηλ) + 2ηλ²/m ;  ∂q/∂η = 2η/m
-        e, mt = eta[t0:t1], m_arr[t0:t1]
-        Ls = cs @ lam + Rs
-        plam = ps @ lam
-        dA = -2.0 * lam * (1.0 - np.outer(e, lam)) + np.outer(2.0 * e / mt, lam2)
-        g_eta[t0:t1] = np.einsum("tk,tk->t", ps, dA * cs) + (2.0 * e / mt) * Ls * plam
-        if with_m_grad:
-            # ∂a/∂m = −η²λ²/m² ;  ∂q/∂m = −η²/m²
-            g_m[t0:t1] = -(e * e / (mt * mt)) * (np.einsum("tk,tk->t", ps, lam2 * cs) + Ls * plam)
+            # vectorised over the chunk: ∂a/∂η = −2λ(1−ηλ) + 2ηλ²/m ;  ∂q/∂η = 2η/m
+            c_ = cs[b0 - t0:b1 - t0]
+            e, mt = eta[b0:b1], m_arr[b0:b1]
+            Ls = c_ @ lam + Rs
+            plam = ps @ lam
+            dA = -2.0 * lam * (1.0 - np.outer(e, lam)) + np.outer(2.0 * e / mt, lam2)
+            g_eta[b0:b1] = np.einsum("tk,tk->t", ps, dA * c_) + (2.0 * e / mt) * Ls * plam
+            if with_m_grad:
+                # ∂a/∂m = −η²λ²/m² ;  ∂q/∂m = −η²/m²
+                g_m[b0:b1] = -(e * e / (mt * mt)) * (np.einsum("tk,tk->t", ps, lam2 * c_) + Ls * plam)
     if with_m_grad:
         return L_T, g_eta, g_m
     return L_T, g_eta
