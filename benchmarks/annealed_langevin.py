@@ -2,7 +2,7 @@
 reverse SDE — and batched vs per-observation network calls. Ratios within one process.
 
 Gaussian setting (d = 2, n = 10, the authors' example); accuracy is the *exact* W2 of each sampler's
-output law (closed form), wall-clock is measured on 2000 particles with the analytic score.
+output law (closed form), wall-clock is measured on PARTICLES = 1000 particles with the analytic score.
 Run: .venv/bin/python benchmarks/annealed_langevin.py
 """
 

@@ -428,13 +428,12 @@ def _sbi_run(config: Config, ctx: RunContext) -> dict:
     * the chained bound of the hyperparameters actually used, on the exact bridges, with δ_ℓ in
       place of 0 (``tuning.level_bound``), plus W2(π_{t_min}, π_0) (the sampler stops at t_min).
     """
+    import warnings
+
     from sbi.inference import NPSE
 
-    from .composite import COMPOSITE_SCORES  # noqa: F401  (kind names)
     from .sbi_adapter import composite_score_fn, sample_tall_posterior, single_scores_from_estimator
     from .tuning import level_bound, max_step_size
-
-    import warnings
 
     rng = ctx.child_rng(99)
     d, n, eps = 2, config.sbi_n, config.sbi_epsilon
