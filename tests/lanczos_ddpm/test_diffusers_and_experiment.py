@@ -117,3 +117,11 @@ def test_config_rejects_bad_values(bad):
 
     with pytest.raises(ValidationError):
         Config(**bad)
+
+
+@pytest.mark.parametrize("kw", [dict(batch_size=2, num_inference_steps=0), dict(batch_size=0, num_inference_steps=2),
+                                dict(batch_size=2, num_inference_steps=2.5)])
+def test_adapter_rejects_bad_counts(kw):
+    # num_inference_steps=0 used to surface as a ZeroDivisionError from inside diffusers
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        sample_with_diffusers(_unet(False), diffusers.DDPMScheduler(num_train_timesteps=100), **kw)

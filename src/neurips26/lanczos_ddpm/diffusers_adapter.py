@@ -77,10 +77,15 @@ def sample_with_diffusers(unet, scheduler, *, batch_size: int, num_inference_ste
         (images of shape (B, C, H, W), :class:`.covariance.SamplerStats`).
 
     Raises:
-        ValueError: see :func:`diffusers_model` and :func:`.sampler.ddpm_sample`.
+        ValueError: batch_size or num_inference_steps not a positive integer (more steps than the
+            scheduler's training grid: diffusers' own ValueError); see :func:`diffusers_model` and
+            :func:`.sampler.ddpm_sample`.
     """
     if covariance not in COVARIANCES:
         raise ValueError(f"covariance {covariance!r} is not one of {COVARIANCES}")
+    for name, v in (("batch_size", batch_size), ("num_inference_steps", num_inference_steps)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
     model, ac, pt = diffusers_model(unet, scheduler, prediction_type)
     scheduler.set_timesteps(num_inference_steps)
     ts = np.asarray(scheduler.timesteps.cpu().numpy(), dtype=int)
