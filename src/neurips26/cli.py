@@ -32,8 +32,11 @@ def _fail(message: str, code: int = 2) -> None:
 def list_systems() -> None:
     """Print the nineteen papers of the catalogue, each marked implemented or not yet."""
     table = Table(title="neurips26 catalogue")
-    for col in ("#", "system", "paper", "arXiv / venue", "status"):
-        table.add_column(col)
+    table.add_column("#")
+    table.add_column("system", no_wrap=True)  # the name to type: never cut
+    table.add_column("paper")
+    table.add_column("arXiv / venue")
+    table.add_column("status", no_wrap=True)
     for p in PAPERS:
         table.add_row(str(p.number), p.cli_name, p.title, p.arxiv,
                       "[green]implemented[/]" if p.implemented else "[dim]not yet[/]")
@@ -72,7 +75,7 @@ def reproduce(
     open_report: Annotated[bool, typer.Option("--open", help="Open report.html in a browser when done.")] = False,
 ) -> None:
     """Run the reproductions, write results and report.html."""
-    from .harness.runner import SystemSpec
+    from .harness.runner import SystemSpec, resolve_config
     from .harness.runner import reproduce as run_all
 
     if scale not in ("quick", "full"):
@@ -86,16 +89,36 @@ def reproduce(
             target, key, value = parse_assignment(item)
             matched = [s for s in specs if (target is None or s.name == target)
                        and key in s.module.Config.model_fields]
+            names = ", ".join(s.name.replace("_", "-") for s in specs)
             if target is not None and target not in {s.name for s in specs}:
-                _fail(f"--set {item!r}: system {target!r} is not among those being run")
+                try:
+                    get_paper(target)
+                    what = "is not among those being run"
+                except KeyError:
+                    what = "is not a known system"
+                _fail(f"--set {item!r}: system {target.replace('_', '-')!r} {what}; selected: {names}")
             if not matched:
-                _fail(f"--set {item!r}: no selected system has a config key {key!r}")
+                keys = "; ".join(f"{s.name.replace('_', '-')}: {', '.join(s.module.Config.model_fields)}"
+                                 for s in specs if target is None or s.name == target)
+                _fail(f"--set {item!r}: no selected system has a config key {key!r}; keys: {keys}")
             for s in matched:
                 s.overrides[key] = value
+        for s in specs:  # validate every config before touching the disk
+            resolve_config(s.module, scale, s.overrides, s.name)
+        if out.exists() and not out.is_dir():
+            _fail(f"--out {str(out)!r}: is a file; give a folder (created if missing)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _fail(f"--out {str(out)!r}: cannot create the folder ({exc.strerror or exc})")
+        if not os.access(out, os.W_OK | os.X_OK):
+            _fail(f"--out {str(out)!r}: the folder is not writable; give a writable folder")
         results, interrupted = run_all(specs, scale=scale, seed=seed, out=out, device=device,
                                        force=force, console=console)
     except ConfigError as exc:
         _fail(str(exc))
+    except OSError as exc:  # disk full, folder removed mid-run, ...
+        _fail(f"cannot write results under {str(out)!r}: {exc}", code=1)
     report = (out / "report.html").resolve()
     console.print(f"report: [link=file://{report}]{report}[/link]")
     if open_report:
@@ -113,8 +136,12 @@ def report(out: Annotated[Path, typer.Argument(help="Results folder.")] = Path("
     """Rebuild OUT/report.html from the results in OUT."""
     if not out.is_dir():
         _fail(f"results folder {str(out)!r} does not exist")
-    if not latest_results(out):
-        _fail(f"no results found under {str(out)!r}; run `neurips26 reproduce --out {out}` first")
+    skipped: list[tuple[Path, str]] = []
+    found = latest_results(out, skipped)
+    for path, why in skipped:
+        err.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False)
+    if not found:
+        _fail(f"no readable results under {str(out)!r}; run `neurips26 reproduce --out {out}` first")
     console.print(f"report: {write_report(out).resolve()}")
 
 

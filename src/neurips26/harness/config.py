@@ -8,6 +8,7 @@ that forbids unknown keys) and provides ``quick()`` (default: minutes on 2 CPU c
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -84,11 +85,42 @@ def apply_overrides(config: ExperimentConfig, overrides: dict[str, Any], system:
             allowed = ", ".join(cls.model_fields)
             raise ConfigError(f"{system}: unknown config key {key!r}; allowed keys: {allowed}")
     try:
-        return cls.model_validate({**config.model_dump(), **overrides})
+        new = cls.model_validate({**config.model_dump(), **overrides})
     except ValidationError as exc:
         err = exc.errors()[0]
-        key = str(err["loc"][0]) if err["loc"] else "?"
+        msg = " ".join(str(err["msg"]).split())  # one line, whatever the validator wrote
+        if not err["loc"]:  # a model-level validator: the combination is invalid
+            given = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+            raise ConfigError(f"{system}: invalid override(s) {given}: {msg}") from None
+        key = str(err["loc"][0])
         value = overrides.get(key, err.get("input"))
         allowed = _allowed(cls, key) if key in cls.model_fields else ""
-        raise ConfigError(f"{system}: invalid value {value!r} for {key!r}: {err['msg']}"
+        raise ConfigError(f"{system}: invalid value {value!r} for {key!r}: {msg}"
                           + (f" (allowed: {allowed})" if allowed else "")) from None
+    for key, value in overrides.items():
+        # pydantic's lax mode reads true/false as 1/0 and accepts NaN and ±inf for floats:
+        # neither is ever what a --set meant for a numeric field.
+        got = getattr(new, key)
+        if _has_bool(value) and not _has_bool(got):
+            raise ConfigError(f"{system}: invalid value {value!r} for {key!r}: a boolean where a number "
+                              f"is expected (allowed: {_allowed(cls, key)})")
+        if not _finite(got):
+            raise ConfigError(f"{system}: invalid value {value!r} for {key!r}: must be a finite number "
+                              f"(allowed: {_allowed(cls, key)})")
+    return new
+
+
+def _has_bool(x: Any) -> bool:
+    if isinstance(x, (list, tuple)):
+        return any(_has_bool(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_bool(v) for v in x.values())
+    return isinstance(x, bool)
+
+
+def _finite(x: Any) -> bool:
+    if isinstance(x, (list, tuple)):
+        return all(_finite(v) for v in x)
+    if isinstance(x, dict):
+        return all(_finite(v) for v in x.values())
+    return not isinstance(x, float) or math.isfinite(x)

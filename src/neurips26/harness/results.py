@@ -86,7 +86,7 @@ class Result:
     Attributes:
         system: system name (``lr_schedules``).
         status: ``ok``, or ``failed`` (then ``error`` holds the traceback).
-        scale: ``quick``, ``full`` or ``custom`` (when ``--set`` changed the config).
+        scale: ``quick`` or ``full`` (the base config; see ``overrides``).
         seed: the run's seed.
         config: the validated config as a dict.
         run_key: the folder name (scale, seed and a hash of config + code version).
@@ -96,6 +96,7 @@ class Result:
         figures: figure file names relative to the run folder.
         environment: versions, machine, device.
         error: traceback text if ``status == "failed"``.
+        overrides: the ``--set`` values applied on top of the scale's config (empty if none).
     """
 
     system: str
@@ -114,6 +115,7 @@ class Result:
     figures: list[str] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """Strict JSON text (no NaN)."""
@@ -123,17 +125,36 @@ class Result:
 
     @classmethod
     def from_json(cls, text: str) -> "Result":
-        """Inverse of :meth:`to_json`.
+        """Inverse of :meth:`to_json`; checks the record's fields and their types.
 
         Raises:
-            ValueError: if the text is not a result record.
+            ValueError: if the text is not a result record (one line saying what is wrong).
         """
         try:
             d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not a neurips26 result record: invalid JSON ({exc})") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"not a neurips26 result record: a JSON {type(d).__name__}, expected an object")
+        missing = [k for k in _REQUIRED if k not in d]
+        unknown = sorted(set(d) - set(_FIELD_TYPES))
+        if missing or unknown:
+            raise ValueError("not a neurips26 result record: "
+                             + "; ".join(([f"missing {', '.join(missing)}"] if missing else [])
+                                         + ([f"unknown {', '.join(unknown)}"] if unknown else [])))
+        for key, types in _FIELD_TYPES.items():
+            if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool) and bool not in types):
+                raise ValueError(f"not a neurips26 result record: {key} is {d[key]!r:.60}")
+        if d["status"] not in ("ok", "failed"):
+            raise ValueError(f"not a neurips26 result record: status {d['status']!r:.40} (ok or failed)")
+        bad = [f for f in d.get("figures", []) if not isinstance(f, str) or not _inside(f)]
+        if bad:
+            raise ValueError(f"not a neurips26 result record: figure path {bad[0]!r:.60} outside the run folder")
+        try:
             d["claims"] = [Claim.from_dict(c) for c in d.get("claims", [])]
-            return cls(**d)
-        except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
-            raise ValueError(f"not a neurips26 result record: {exc}") from exc
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a neurips26 result record: bad claim ({exc})") from None
+        return cls(**d)
 
     def save(self, run_dir: Path) -> Path:
         """Atomically write ``run_dir/result.json``; returns its path."""
@@ -149,21 +170,40 @@ class Result:
         return out
 
 
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "system": (str,), "status": (str,), "scale": (str,), "seed": (int,), "config": (dict,),
+    "run_key": (str,), "code_version": (str,), "started_at": (str,), "finished_at": (str,),
+    "wall_time_s": (int, float), "metrics": (dict,), "claims": (list,), "notes": (str,),
+    "figures": (list,), "environment": (dict,), "error": (str,), "overrides": (dict,),
+}
+_REQUIRED = ("system", "status", "scale", "seed", "config", "run_key", "code_version",
+             "started_at", "finished_at", "wall_time_s")
+
+
+def _inside(rel: str) -> bool:
+    parts = Path(rel).parts
+    return bool(parts) and not Path(rel).is_absolute() and ".." not in parts
+
+
 def load_result(path: Path) -> Result:
     """Read a ``result.json``."""
     return Result.from_json(Path(path).read_text(encoding="utf-8"))
 
 
-def latest_results(out_dir: Path) -> dict[str, tuple[Path, Result]]:
+def latest_results(out_dir: Path, skipped: list[tuple[Path, str]] | None = None,
+                   ) -> dict[str, tuple[Path, Result]]:
     """The most recently finished result per system under ``out_dir``.
 
-    Returns a mapping system → (run folder, Result). Unreadable files are skipped.
+    Returns a mapping system → (run folder, Result). Unreadable files are skipped; pass a list
+    as ``skipped`` to receive (path, reason) for each.
     """
     best: dict[str, tuple[Path, Result]] = {}
     for path in sorted(Path(out_dir).glob(f"*/*/{RESULT_FILE}")):
         try:
             res = load_result(path)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+            if skipped is not None:
+                skipped.append((path, str(exc)))
             continue
         cur = best.get(res.system)
         if cur is None or res.finished_at > cur[1].finished_at:

@@ -12,7 +12,9 @@ import hashlib
 import json
 import os
 import platform
+import signal
 import subprocess
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -29,6 +31,15 @@ from .results import RESULT_FILE, Result, load_result, to_jsonable
 
 SCALES = ("quick", "full")
 _PKG_ROOT = Path(__file__).resolve().parent.parent
+# Set by the runner's SIGINT handler. Python can swallow a KeyboardInterrupt raised inside a
+# weakref callback or __del__ ("Exception ignored in ..."), and a system's broad ``except`` can
+# too; the flag makes such a Ctrl-C still stop the run (the interrupted system is not saved).
+_SIGINT = threading.Event()
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    _SIGINT.set()
+    raise KeyboardInterrupt
 
 
 @dataclass
@@ -147,6 +158,8 @@ def run_one(spec: SystemSpec, config: ExperimentConfig, *, scale: str, seed: int
         raise
     except Exception:  # one system failing must not lose the others
         status, error = "failed", traceback.format_exc()
+    if _SIGINT.is_set():  # a Ctrl-C was swallowed during the run: its result is not trusted
+        raise KeyboardInterrupt
     result = Result(
         system=spec.name, status=status, scale=scale, seed=seed,
         config=to_jsonable(config.model_dump()), run_key=key,
@@ -154,6 +167,7 @@ def run_one(spec: SystemSpec, config: ExperimentConfig, *, scale: str, seed: int
         started_at=started, finished_at=_now(), wall_time_s=round(time.perf_counter() - t0, 3),
         metrics=to_jsonable(outcome.metrics), claims=list(outcome.claims), notes=outcome.notes,
         figures=list(ctx.figures), environment=environment(device), error=error,
+        overrides=to_jsonable(spec.overrides),
     )
     result.save(run_dir)
     return result, False
@@ -177,20 +191,42 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
     device = device or default_device()
     configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
     results: list[Result] = []
-    interrupted = False
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False) as progress:
-        top = progress.add_task("systems", total=len(specs))
+    _SIGINT.clear()
+    handler = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
+            signal.SIG_IGN, None):
+        handler = signal.signal(signal.SIGINT, _on_sigint)
+    interrupted = False
+    try:
+        with Progress(*columns, console=console, transient=False) as progress:
+            interrupted = _run_all(specs, configs, results, scale=scale, seed=seed, out=out,
+                                   device=device, force=force, progress=progress)
+        try:
+            write_report(Path(out))
+        except KeyboardInterrupt:  # the previous report.html is left intact (atomic write)
+            interrupted = True
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        interrupted = interrupted or _SIGINT.is_set()
+        _SIGINT.clear()
+    return results, interrupted
+
+
+def _run_all(specs: Sequence[SystemSpec], configs: list[ExperimentConfig], results: list[Result], *,
+             scale: str, seed: int, out: Path, device: str, force: bool, progress: Any) -> bool:
+    """Run the systems in turn, appending to ``results``; returns whether Ctrl-C stopped it."""
+    top = progress.add_task("systems", total=len(specs))
+    current = ""
+    try:
         for spec, config in zip(specs, configs):
+            current = spec.name
             progress.update(top, description=f"[bold]{spec.name}")
-            try:
-                res, reused = run_one(spec, config, scale=scale, seed=seed, out=out, device=device,
-                                      progress=progress, force=force)
-            except KeyboardInterrupt:
-                interrupted = True
-                progress.console.print(f"[yellow]interrupted during {spec.name}; finished systems are kept")
-                break
+            res, reused = run_one(spec, config, scale=scale, seed=seed, out=out, device=device,
+                                  progress=progress, force=force)
             results.append(res)
+            current = ""
             counts = res.counts()
             tag = "reused" if reused else f"{res.wall_time_s:.1f}s"
             if res.status == "ok":
@@ -201,8 +237,13 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
                 last = res.error.strip().splitlines()[-1] if res.error.strip() else "error"
                 progress.console.print(f"[red]✗[/] {spec.name} failed: {last}")
             progress.advance(top)
-    write_report(Path(out))
-    return results, interrupted
+            if _SIGINT.is_set():
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        where = f" during {current}" if current else ""
+        progress.console.print(f"[yellow]interrupted{where}; finished systems are kept; rerun to resume")
+        return True
+    return False
 
 
 __all__ = ["SystemSpec", "reproduce", "run_one", "resolve_config", "code_version", "ConfigError"]
