@@ -166,14 +166,21 @@ def show(
     except NotImplementedError as exc:
         console.print(f"full config: [red]{exc}[/]")
     found = latest_results(out).get(paper.system) if out.is_dir() else None
-    if found:
-        res = found[1]
-        table = Table(title=f"claims ({res.scale}, {res.finished_at})")
-        for col in ("claim", "paper", "measured", "verdict"):
-            table.add_column(col)
-        for c in res.claims:
-            table.add_row(c.id, str(c.paper_value), str(c.measured)[:60], c.verdict.label)
-        console.print(table)
+    if not found:
+        console.print(f"no results under {str(out)!r} yet: "
+                      f"`neurips26 reproduce {paper.cli_name} --out {out}`", highlight=False)
+        return
+    from .harness.report import _fmt
+
+    res = found[1]
+    table = Table(title=f"claims ({res.scale}, seed {res.seed}, {res.status}, {res.finished_at})")
+    table.add_column("claim", no_wrap=True)
+    for col in ("paper", "measured"):
+        table.add_column(col)
+    table.add_column("verdict")
+    for c in res.claims:
+        table.add_row(c.id, _fmt(c.paper_value), _fmt(c.measured)[:60], c.verdict.label)
+    console.print(table)
 
 
 def main() -> None:

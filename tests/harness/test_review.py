@@ -180,3 +180,12 @@ def test_report_escapes_claim_text_and_shows_overrides(tmp_path: Path, make_fake
 def test_list_never_cuts_system_names():
     res = runner.invoke(app, ["list"], env={"COLUMNS": "80"})
     assert res.exit_code == 0 and "text-uncanny-valley" in res.output and "search-agent-attacks" in res.output
+
+
+def test_show_without_results_says_how_to_get_them(monkeypatch, tmp_path, make_fake):
+    _patch_fake_system(monkeypatch, [], make_fake)
+    res = runner.invoke(app, ["show", "lr-schedules", "--out", str(tmp_path)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0 and "no results under" in res.output
+    runner.invoke(app, ["reproduce", "--out", str(tmp_path)])
+    res = runner.invoke(app, ["show", "lr-schedules", "--out", str(tmp_path)], env={"COLUMNS": "80"})
+    assert res.exit_code == 0 and "holds" in res.output and "None" not in res.output
