@@ -63,6 +63,20 @@ def _select(systems: list[str]) -> list[Paper]:
     return papers
 
 
+def _check_device(device: str) -> None:
+    """Fail with one line unless torch knows ``device`` and, for cuda/mps, it is available."""
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError):
+        _fail(f"--device {device!r}: not a torch device; allowed: cpu, cuda, cuda:N, mps")
+    available = {"cuda": torch.cuda.is_available(),
+                 "mps": getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()}
+    if not available.get(kind, True):
+        _fail(f"--device {device!r}: torch sees no {kind} device here; use --device cpu (or omit --device)")
+
+
 @app.command()
 def reproduce(
     systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to run (default: every implemented one).")] = None,
@@ -82,6 +96,8 @@ def reproduce(
         _fail(f"--scale {scale!r}: allowed values are quick, full")
     if seed < 0:
         _fail(f"--seed {seed}: must be a non-negative integer")
+    if device is not None:
+        _check_device(device)
     papers = _select(systems or [])
     specs = [SystemSpec(p.system, load_experiment(p), {}) for p in papers]
     try:

@@ -189,3 +189,16 @@ def test_show_without_results_says_how_to_get_them(monkeypatch, tmp_path, make_f
     runner.invoke(app, ["reproduce", "--out", str(tmp_path)])
     res = runner.invoke(app, ["show", "lr-schedules", "--out", str(tmp_path)], env={"COLUMNS": "80"})
     assert res.exit_code == 0 and "holds" in res.output and "None" not in res.output
+
+
+def test_bad_device_is_one_line(monkeypatch, tmp_path, make_fake):
+    import torch
+
+    calls: list = []
+    _patch_fake_system(monkeypatch, calls, make_fake)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--device", "bogus"], env={"COLUMNS": "300"})
+    assert res.exit_code == 2 and "--device 'bogus'" in res.output and "cpu, cuda" in res.output
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--device", "cuda"], env={"COLUMNS": "300"})
+    assert res.exit_code == 2 and "no cuda device" in res.output and calls == []
+    assert runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--device", "cpu"]).exit_code == 0
