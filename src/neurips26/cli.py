@@ -117,8 +117,10 @@ def reproduce(
                 keys = "; ".join(f"{s.name.replace('_', '-')}: {', '.join(s.module.Config.model_fields)}"
                                  for s in specs if target is None or s.name == target)
                 _fail(f"--set {item!r}: no selected system has a config key {key!r}; keys: {keys}")
-            for s in matched:
-                s.overrides[key] = value
+            raw = item.split("=", 1)[1]
+            for s in matched:  # a text field takes the text as typed: --set model=1 means "1"
+                text_field = s.module.Config.model_fields[key].annotation is str
+                s.overrides[key] = raw if text_field and not isinstance(value, str) else value
         for s in specs:  # validate every config before touching the disk
             resolve_config(s.module, scale, s.overrides, s.name)
         if out.exists() and not out.is_dir():

@@ -202,3 +202,22 @@ def test_bad_device_is_one_line(monkeypatch, tmp_path, make_fake):
     res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--device", "cuda"], env={"COLUMNS": "300"})
     assert res.exit_code == 2 and "no cuda device" in res.output and calls == []
     assert runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--device", "cpu"]).exit_code == 0
+
+
+def test_text_fields_take_the_text_as_typed(monkeypatch, tmp_path, make_fake):
+    import neurips26.cli as cli
+
+    calls: list = []
+    _patch_fake_system(monkeypatch, calls, make_fake)
+    mod = make_fake(calls)
+
+    class Cfg(mod.Config):
+        model: str = ""
+
+    mod.Config = Cfg
+    monkeypatch.setattr(cli, "load_experiment", lambda p: mod)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--set", "model=1e3", "--set", "eta=0.1"])
+    assert res.exit_code == 0, res.output
+    assert calls[0].model == "1e3" and calls[0].eta == 0.1
+    html = (tmp_path / "report.html").read_text()
+    assert "Seed: 0." in html

@@ -66,6 +66,7 @@ def build_report(out_dir: Path) -> str:
     environment = sections[0]["res"].environment if sections else {}
     return env.get_template("report.html.j2").render(
         sections=sections, summary=summary, totals=totals, environment=environment,
+        seeds=sorted({s["res"].seed for s in sections}),
         skipped=[(str(p.relative_to(out_dir)), why) for p, why in skipped],
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         n_papers=len(PAPERS))
