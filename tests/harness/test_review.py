@@ -221,3 +221,20 @@ def test_text_fields_take_the_text_as_typed(monkeypatch, tmp_path, make_fake):
     assert calls[0].model == "1e3" and calls[0].eta == 0.1
     html = (tmp_path / "report.html").read_text()
     assert "Seed: 0." in html
+
+
+def test_scale_without_a_config_is_a_config_error(monkeypatch, tmp_path, make_fake):
+    import neurips26.cli as cli
+    from neurips26.harness.config import ExperimentConfig
+
+    calls: list = []
+    _patch_fake_system(monkeypatch, calls, make_fake)
+    mod = make_fake(calls)
+
+    class QuickOnly(ExperimentConfig):
+        eta: float = 0.1
+
+    mod.Config = QuickOnly
+    monkeypatch.setattr(cli, "load_experiment", lambda p: mod)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--scale", "full"], env={"COLUMNS": "300"})
+    assert res.exit_code == 2 and "no full configuration" in res.output and calls == []

@@ -115,7 +115,10 @@ def resolve_config(module: ModuleType, scale: str, overrides: dict[str, Any], sy
     """
     if scale not in SCALES:
         raise ConfigError(f"unknown scale {scale!r}; allowed: {', '.join(SCALES)}")
-    base = getattr(module.Config, scale)()
+    try:
+        base = getattr(module.Config, scale)()
+    except NotImplementedError as exc:
+        raise ConfigError(f"{system}: no {scale} configuration ({exc})") from None
     return apply_overrides(base, overrides, system) if overrides else base
 
 
