@@ -94,8 +94,8 @@ def reproduce(
 
     if scale not in ("quick", "full"):
         _fail(f"--scale {scale!r}: allowed values are quick, full")
-    if seed < 0:
-        _fail(f"--seed {seed}: must be a non-negative integer")
+    if not 0 <= seed < 2**32:  # numpy's and every system's seeding accept this range
+        _fail(f"--seed {seed}: allowed: an integer from 0 to {2**32 - 1}")
     if device is not None:
         _check_device(device)
     papers = _select(systems or [])

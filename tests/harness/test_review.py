@@ -238,3 +238,11 @@ def test_scale_without_a_config_is_a_config_error(monkeypatch, tmp_path, make_fa
     monkeypatch.setattr(cli, "load_experiment", lambda p: mod)
     res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--scale", "full"], env={"COLUMNS": "300"})
     assert res.exit_code == 2 and "no full configuration" in res.output and calls == []
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32), str(2**70)])
+def test_seed_out_of_range_is_one_line(monkeypatch, tmp_path, make_fake, seed):
+    calls: list = []
+    _patch_fake_system(monkeypatch, calls, make_fake)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--seed", seed], env={"COLUMNS": "300"})
+    assert res.exit_code == 2 and f"--seed {seed}: allowed" in res.output and calls == []
