@@ -160,7 +160,11 @@ def report(out: Annotated[Path, typer.Argument(help="Results folder.")] = Path("
         err.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False)
     if not found:
         _fail(f"no readable results under {str(out)!r}; run `neurips26 reproduce --out {out}` first")
-    console.print(f"report: {write_report(out).resolve()}")
+    try:
+        path = write_report(out)
+    except OSError as exc:
+        _fail(f"cannot write {str(out / 'report.html')!r}: {exc.strerror or exc}", code=1)
+    console.print(f"report: {path.resolve()}")
 
 
 @app.command()

@@ -246,3 +246,16 @@ def test_seed_out_of_range_is_one_line(monkeypatch, tmp_path, make_fake, seed):
     _patch_fake_system(monkeypatch, calls, make_fake)
     res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--seed", seed], env={"COLUMNS": "300"})
     assert res.exit_code == 2 and f"--seed {seed}: allowed" in res.output and calls == []
+
+
+def test_report_write_failure_is_one_line(monkeypatch, tmp_path, make_fake):
+    import neurips26.cli as cli
+
+    reproduce([SystemSpec("a", make_fake([]), {})], out=tmp_path, device="cpu")
+
+    def deny(out):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cli, "write_report", deny)
+    res = runner.invoke(app, ["report", str(tmp_path)], env={"COLUMNS": "300"})
+    assert res.exit_code == 1 and "cannot write" in res.output and "Permission denied" in res.output
