@@ -24,11 +24,15 @@ from neurips26.lanczos_ddpm.sampler import reverse_step
 
 
 def _time(fn, repeat: int = 20) -> float:
+    """Median wall time of one call (robust to scheduler hiccups on a loaded machine; the mean of 5
+    calls was dominated by single preemptions)."""
     fn()
-    t0 = time.perf_counter()
+    times = []
     for _ in range(repeat):
+        t0 = time.perf_counter()
         fn()
-    return (time.perf_counter() - t0) / repeat
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
 
 
 def _mlp():
