@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .harness.catalogue import PAPERS, Paper, get_paper, implemented_papers, load_experiment
@@ -24,7 +25,7 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)  # values like [nan] are not markup
     raise typer.Exit(code)
 
 

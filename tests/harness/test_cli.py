@@ -58,3 +58,10 @@ def test_reproduce_and_set_through_the_cli(monkeypatch, tmp_path, make_fake):
     assert len(calls) == 1  # neither bad invocation ran anything
     rebuilt = runner.invoke(app, ["report", str(tmp_path)])
     assert rebuilt.exit_code == 0 and "report.html" in rebuilt.output
+
+
+def test_error_messages_keep_bracketed_values(monkeypatch, tmp_path, make_fake):
+    """rich markup must not eat a value such as [nan] from the one-line error."""
+    _patch_fake_system(monkeypatch, [], make_fake)
+    res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--set", "eta=[nan]"])
+    assert res.exit_code == 2 and "[nan]" in res.output, res.output
