@@ -148,3 +148,17 @@ def test_atomic_write_gives_normal_permissions(tmp_path: Path):
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # as a plain open() would create it
     assert [p.name for p in path.parent.iterdir()] == ["x.txt"]  # no temp files left behind
+
+
+def test_failure_line_keeps_brackets(tmp_path: Path, make_fake, capsys):
+    from rich.console import Console
+
+    mod = make_fake([])
+
+    def run(config, ctx):
+        raise ValueError("bad value [nan] in list")
+
+    mod.run = run
+    console = Console(file=None, force_terminal=False, width=200)
+    reproduce([SystemSpec("fake", mod, {})], out=tmp_path, device="cpu", console=console)
+    assert "[nan]" in capsys.readouterr().out

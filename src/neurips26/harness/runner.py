@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from rich.markup import escape
+
 from .claims import Outcome
 from .config import ConfigError, ExperimentConfig, apply_overrides
 from .context import RunContext
@@ -238,7 +240,7 @@ def _run_all(specs: Sequence[SystemSpec], configs: list[ExperimentConfig], resul
                     f"{counts['does_not_hold']} do not hold, {counts['not_checkable']} not checkable")
             else:
                 last = res.error.strip().splitlines()[-1] if res.error.strip() else "error"
-                progress.console.print(f"[red]✗[/] {spec.name} failed: {last}")
+                progress.console.print(f"[red]✗[/] {spec.name} failed: {escape(last)}")
             progress.advance(top)
             if _SIGINT.is_set():
                 raise KeyboardInterrupt
