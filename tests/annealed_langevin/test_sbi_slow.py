@@ -11,7 +11,7 @@ from neurips26.annealed_langevin.gaussian import GaussianFit
 
 
 @pytest.mark.slow
-def test_sbi_trained_npse_through_tuned_sampler():
+def test_sbi_trained_npse_through_tuned_sampler(tmp_path):
     from sbi.inference import NPSE
 
     torch.manual_seed(0)
@@ -22,7 +22,9 @@ def test_sbi_trained_npse_through_tuned_sampler():
     xs = theta + np.sqrt(2) * torch.randn(theta.shape)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        inf = NPSE(prior=prior, sde_type="vp")
+        from torch.utils.tensorboard import SummaryWriter
+
+        inf = NPSE(prior=prior, sde_type="vp", summary_writer=SummaryWriter(log_dir=str(tmp_path / "sbi-logs")))
         inf.append_simulations(theta, xs)
         est = inf.train(max_num_epochs=60, show_train_summary=False)
     x = np.random.default_rng(1).multivariate_normal(np.ones(d), 2 * np.eye(d), size=n)

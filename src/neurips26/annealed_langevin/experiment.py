@@ -445,7 +445,11 @@ def _sbi_run(config: Config, ctx: RunContext) -> dict:
     xs = theta + np.sqrt(2) * torch.randn(theta.shape)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # sbi's "not converged" at the epoch cap is expected here
-        inf = NPSE(prior=prior, sde_type="vp", show_progress_bars=False)
+        from torch.utils.tensorboard import SummaryWriter
+
+        # sbi's default writer logs to ./sbi-logs in the caller's folder; keep it in the run folder
+        inf = NPSE(prior=prior, sde_type="vp", show_progress_bars=False,
+                   summary_writer=SummaryWriter(log_dir=str(ctx.out_dir / "sbi-logs")))
         inf.append_simulations(theta, xs)
         est = inf.train(max_num_epochs=config.sbi_epochs, show_train_summary=False)
     train_s = time.time() - t0
