@@ -1,0 +1,319 @@
+r"""Best-of-N and KL-penalised policy gradient on a small, locally trained language model.
+
+The paper's Pareto-frontier experiments (safety, summarisation) fine-tune real LMs; here the same
+*measurement* is made on a language model small enough to train from scratch on a CPU:
+
+1. **Base policy** :math:`\pi_0`. A 2-layer GPT-2 (``transformers.GPT2Config``, ``n_embd=64``,
+   vocabulary of ``vocab`` tokens plus one BOS token; built locally, nothing from the hub) is
+   pretrained by maximum likelihood on sequences of ``length`` tokens from a random first-order
+   Markov chain (Dirichlet rows). :math:`\pi_0(y)` is the model's probability of the whole sequence
+   :math:`y = (y_1..y_L)` given BOS.
+2. **Reward**. :math:`r(y) = \sum_t w_{t, y_t}` with fixed :math:`w_{t,v} \sim N(0, 1/L)` (position-
+   dependent, so almost all sequences have distinct rewards; sd of :math:`r` about 1).
+3. **Measurement** (all KL in nats, gains in reward units, relative to :math:`\mathbb{E}_{\pi_0} r`
+   estimated from the base samples):
+
+   - frontier: :func:`.estimate_frontier` (covariance form) on ``n_base`` rewards of base samples,
+     on a grid of :math:`\beta`; the frontier gain at a KL is interpolated in :math:`\log\mathrm{KL}`
+     on the reliable (ESS) part of the grid.
+   - best-of-N: :func:`.sampled_best_of_n` on the same base rewards (gain from disjoint groups; KL
+     the exact grouped formula on the empirical distribution, a plug-in estimate).
+   - policy gradient: the GPT-2 is copied and fine-tuned at each :math:`\beta`, sequence level —
+     ``reinforce``: reward :math:`r(y) - \beta(\log\pi_\theta(y) - \log\pi_0(y))` with a
+     leave-one-out baseline; ``grpo``: group-normalised :math:`r` advantages plus
+     :math:`\beta\sum_t k_3` per-token KL penalty (one on-policy pass per batch, so the clipped
+     ratio is 1 and the surrogate reduces to the policy gradient). KL and gain of the trained
+     policy are Monte Carlo means over ``n_eval`` of its own samples:
+     :math:`\widehat{\mathrm{KL}} = \frac1M\sum_i \log\pi_\theta(y_i) - \log\pi_0(y_i)` (unbiased, "k1").
+   - efficiency = gain / frontier gain at the same KL (the frontier interpolated linearly in
+     :math:`\sqrt{\mathrm{KL}}` through the origin).
+
+trl is not used: it is not installed in this environment and cannot be added, so the trainers are
+our own (same KL-regularised objectives as :mod:`.trainers`, on sequences). The paper's LMs,
+reward models and datasets are not reproduced; this is a small stand-in where the frontier is
+estimated, not known.
+
+References:
+    Monteiro Paes et al. (2026), arXiv:2605.07105; Beirami et al. (2024), arXiv:2401.01879;
+    Williams (1992) REINFORCE; Shao et al. (2024) GRPO; Schulman (2020) k1/k3 KL estimators.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .best_of_n import best_of_n_kl_bound, sampled_best_of_n
+from .estimator import estimate_frontier
+from .validation import as_positive_int
+
+LM_METHODS = ("reinforce", "grpo")
+
+
+@dataclass
+class LMTask:
+    """A pretrained tiny GPT-2 base policy and a sequence reward.
+
+    Attributes:
+        model: ``transformers.GPT2LMHeadModel`` (eval mode), vocabulary ``vocab + 1`` (BOS = ``vocab``).
+        vocab: V, number of ordinary tokens.
+        length: L, tokens per sequence (BOS excluded).
+        reward_weights: shape (L, V), :math:`w_{t,v}`.
+        transition: shape (V, V), the Markov chain of the pretraining corpus (rows sum to 1).
+        pretrain_loss: shape (S,), per-step mean token cross-entropy (nats) during pretraining.
+    """
+
+    model: torch.nn.Module
+    vocab: int
+    length: int
+    reward_weights: np.ndarray
+    transition: np.ndarray
+    pretrain_loss: np.ndarray
+
+    def reward(self, tokens) -> np.ndarray:
+        """Rewards of sequences: ``tokens`` shape (n, L) integer in [0, V) -> shape (n,) float64."""
+        t = np.asarray(tokens)
+        if t.ndim != 2 or t.shape[1] != self.length:
+            raise ValueError(f"tokens must have shape (n, {self.length}), got {t.shape}")
+        return self.reward_weights[np.arange(self.length)[None, :], t].sum(axis=1)
+
+
+def build_lm_task(vocab: int = 8, length: int = 8, *, pretrain_steps: int = 300, batch_size: int = 64,
+                  lr: float = 3e-3, seed: int = 0) -> LMTask:
+    """Build and pretrain the tiny GPT-2 base policy on a synthetic Markov-chain corpus.
+
+    Args:
+        vocab: V >= 2 ordinary tokens.
+        length: L >= 1 tokens per sequence.
+        pretrain_steps: Adam steps of maximum-likelihood training (>= 1), each on ``batch_size``
+            freshly drawn corpus sequences.
+        batch_size: sequences per step (>= 1).
+        lr: Adam learning rate (> 0).
+        seed: seeds the chain, the reward, the corpus and the model initialisation (the global torch
+            RNG state is restored afterwards).
+
+    Returns:
+        :class:`LMTask`.
+
+    Raises:
+        ValueError: on non-positive sizes or learning rate.
+    """
+    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers.utils import logging as hf_logging
+
+    vocab = as_positive_int(vocab, "vocab")
+    length = as_positive_int(length, "length")
+    pretrain_steps = as_positive_int(pretrain_steps, "pretrain_steps")
+    batch_size = as_positive_int(batch_size, "batch_size")
+    if vocab < 2 or not (math.isfinite(lr) and lr > 0):
+        raise ValueError("need vocab >= 2 and a finite lr > 0")
+    rng = np.random.default_rng([seed, 11])
+    trans = rng.dirichlet(np.full(vocab, 0.5), size=vocab)
+    init = rng.dirichlet(np.full(vocab, 0.5))
+    w = rng.normal(0.0, 1.0 / math.sqrt(length), size=(length, vocab))
+    cfg = GPT2Config(vocab_size=vocab + 1, n_positions=length + 1, n_embd=64, n_layer=2, n_head=4,
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=vocab, eos_token_id=vocab)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = GPT2LMHeadModel(cfg)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    cum = np.cumsum(trans, axis=1)
+    losses = []
+    model.train()
+    for _ in range(pretrain_steps):
+        seqs = np.empty((batch_size, length), dtype=np.int64)
+        seqs[:, 0] = rng.choice(vocab, size=batch_size, p=init)
+        for t in range(1, length):
+            u = rng.random(batch_size)[:, None]
+            seqs[:, t] = np.minimum((u > cum[seqs[:, t - 1]]).sum(axis=1), vocab - 1)
+        lp = token_logprobs(model, torch.from_numpy(seqs), vocab)
+        loss = -lp.mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    return LMTask(model, vocab, length, w, trans, np.array(losses))
+
+
+def token_logprobs(model: torch.nn.Module, tokens: torch.Tensor, bos: int) -> torch.Tensor:
+    """Per-token log-probabilities :math:`\\log\\pi(y_t | \\mathrm{BOS}, y_{<t})`.
+
+    Args:
+        model: a causal LM returning ``.logits``.
+        tokens: shape (n, L) int64.
+        bos: the BOS token id (prepended); must be the last id (``vocab``), whose logit is dropped.
+
+    Returns:
+        shape (n, L) tensor (nats), normalised over the ``bos`` ordinary tokens, differentiable w.r.t. the model's parameters.
+    """
+    inp = torch.cat([torch.full((tokens.shape[0], 1), bos, dtype=tokens.dtype), tokens[:, :-1]], dim=1)
+    logits = model(input_ids=inp).logits[..., :bos]     # BOS is never emitted: renormalise over the V tokens
+    return torch.log_softmax(logits, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+
+
+@torch.no_grad()
+def sample_sequences(model: torch.nn.Module, n: int, length: int, bos: int,
+                     generator: torch.Generator | None = None) -> torch.Tensor:
+    """Draw ``n`` sequences of ``length`` tokens by ancestral sampling (temperature 1, BOS token
+    never emitted). Returns shape (n, length) int64."""
+    seq = torch.full((n, 1), bos, dtype=torch.long)
+    for _ in range(length):
+        logits = model(input_ids=seq).logits[:, -1, :bos]
+        nxt = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
+        seq = torch.cat([seq, nxt], dim=1)
+    return seq[:, 1:]
+
+
+@dataclass
+class LMMeasurement:
+    """Best-of-N and policy-gradient fine-tuning of the tiny LM against the estimated frontier.
+
+    Attributes:
+        base_mean_reward: mean reward of the ``n_base`` base samples (the zero of every gain).
+        base_reward_sd: their standard deviation.
+        frontier_kl, frontier_gain: shape (B,), the estimated frontier (nats, reward units) at the
+            reliable betas of ``frontier_beta``.
+        frontier_beta: shape (B,).
+        bon_n: shape (K,), N values; bon_kl, bon_gain, bon_gain_se, bon_bound, bon_efficiency: shape (K,).
+        pg: ``{method: {"beta", "kl", "kl_se", "gain", "gain_se", "efficiency"}}``, each shape (P,)
+            over ``pg_betas``.
+    """
+
+    base_mean_reward: float
+    base_reward_sd: float
+    frontier_beta: np.ndarray
+    frontier_kl: np.ndarray
+    frontier_gain: np.ndarray
+    bon_n: np.ndarray
+    bon_kl: np.ndarray
+    bon_gain: np.ndarray
+    bon_gain_se: np.ndarray
+    bon_bound: np.ndarray
+    bon_efficiency: np.ndarray
+    pg: dict = field(default_factory=dict)
+
+    def frontier_gain_at(self, kl) -> np.ndarray:
+        """Estimated frontier gain at KL ``kl`` (nats): linear in :math:`\\sqrt{\\mathrm{KL}}` through
+        (0, 0) and the reliable grid (gain ~ sqrt(2 Var(r) KL) at small KL), clamped above its end."""
+        k = np.sqrt(np.maximum(np.asarray(kl, dtype=float), 0.0))
+        return np.interp(k, np.sqrt(np.concatenate([[0.0], self.frontier_kl])),
+                         np.concatenate([[0.0], self.frontier_gain]))
+
+
+def _train_pg(task: LMTask, beta: float, method: str, steps: int, batch_size: int, lr: float,
+              group_size: int, generator: torch.Generator) -> torch.nn.Module:
+    policy = copy.deepcopy(task.model)
+    policy.train()
+    base = task.model
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    bos = task.vocab
+    for _ in range(steps):
+        y = sample_sequences(policy, batch_size, task.length, bos, generator)
+        r = torch.from_numpy(task.reward(y.numpy())).float()
+        with torch.no_grad():
+            lp0_tok = token_logprobs(base, y, bos)
+        lp_tok = token_logprobs(policy, y, bos)
+        lp = lp_tok.sum(1)
+        if method == "reinforce":
+            shaped = r - beta * (lp.detach() - lp0_tok.sum(1))
+            adv = shaped - (shaped.sum() - shaped) / (batch_size - 1)   # leave-one-out baseline
+            loss = -(adv * lp).mean()
+        else:   # grpo: group-normalised reward advantage + per-token k3 KL penalty
+            g = r.view(-1, group_size)
+            adv = ((g - g.mean(1, keepdim=True)) / (g.std(1, keepdim=True) + 1e-6)).view(-1)
+            d = lp0_tok - lp_tok
+            k3 = (torch.exp(d) - d - 1).sum(1)
+            loss = -(adv * lp).mean() + beta * k3.mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    policy.eval()
+    return policy
+
+
+def measure_lm(task: LMTask, *, ns=(1, 2, 4, 8, 16), pg_betas=(1.0, 0.3), methods=LM_METHODS,
+               n_base: int = 4000, n_eval: int = 2000, pg_steps: int = 200, pg_batch: int = 64,
+               pg_lr: float = 1e-3, group_size: int = 8, relative_betas: bool = False,
+               seed: int = 0) -> LMMeasurement:
+    """Measure best-of-N and KL-penalised PG fine-tuning of ``task.model`` against the frontier.
+
+    Args:
+        task: from :func:`build_lm_task`.
+        ns: best-of-N sizes, each >= 1 with ``n_base >= 2 N``.
+        pg_betas: KL penalties (reward units per nat, > 0) of the PG runs.
+        methods: subset of ``("reinforce", "grpo")``.
+        n_base: base-policy samples (frontier, best-of-N and the reward baseline).
+        n_eval: samples of each trained policy for its Monte Carlo KL and gain.
+        pg_steps, pg_batch, pg_lr: PG optimiser steps, sequences per step (a multiple of
+            ``group_size``), Adam learning rate.
+        group_size: GRPO group size.
+        relative_betas: if True, ``pg_betas`` are multiples of the sd of the base rewards.
+        seed: seeds every sampling generator.
+
+    Returns:
+        :class:`LMMeasurement` (KL in nats, gains in reward units).
+
+    Raises:
+        ValueError: on an unknown method, a non-positive beta, a batch not divisible by ``group_size``, or ``n_base < 2 max(ns)``
+            (raised by :func:`.sampled_best_of_n`).
+    """
+    bad = set(methods) - set(LM_METHODS)
+    if bad:
+        raise ValueError(f"unknown methods {sorted(bad)}; choose from {LM_METHODS}")
+    if pg_batch % group_size or pg_batch < 2:
+        raise ValueError(f"pg_batch must be >= 2 and a multiple of group_size={group_size}, got {pg_batch}")
+    gen = torch.Generator().manual_seed(seed)
+    bos = task.vocab
+    base_y = sample_sequences(task.model, n_base, task.length, bos, gen)
+    rb = task.reward(base_y.numpy())
+    rbar, sd = float(rb.mean()), float(rb.std())
+    betas = sd * np.geomspace(4.0, 0.05, 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fe = estimate_frontier(rb, betas, warn_unreliable=False)
+    ok = fe.reliable & np.isfinite(fe.kl) & (fe.kl > 0)
+    if not ok.any():
+        ok = np.zeros_like(ok)
+        ok[0] = True
+    fkl, fgain = np.maximum.accumulate(fe.kl[ok]), np.maximum.accumulate(fe.gain[ok])
+    ns_arr = np.array(sorted(set(int(n) for n in ns)))
+    bons = [sampled_best_of_n(rb, int(n)) for n in ns_arr]
+    out = LMMeasurement(rbar, sd, fe.beta[ok], fkl, fgain, ns_arr,
+                        np.array([b.kl for b in bons]), np.array([b.gain for b in bons]),
+                        np.array([b.gain_se for b in bons]), np.asarray(best_of_n_kl_bound(ns_arr), float),
+                        np.zeros(ns_arr.size))
+    fb = out.frontier_gain_at(out.bon_kl)
+    # N = 1 is the base policy (KL 0, gain 0): efficiency 1 by convention
+    out.bon_efficiency = np.where((ns_arr > 1) & (fb > 0), out.bon_gain / np.where(fb > 0, fb, 1.0), 1.0)
+    pg_betas = [float(b) * (sd if relative_betas else 1.0) for b in pg_betas]
+    if not all(math.isfinite(b) and b > 0 for b in pg_betas):
+        raise ValueError(f"pg_betas must be finite and > 0, got {pg_betas}")
+    for method in methods:
+        rows = {k: [] for k in ("beta", "kl", "kl_se", "gain", "gain_se", "efficiency")}
+        for j, beta in enumerate(pg_betas):
+            pol = _train_pg(task, float(beta), method, pg_steps, pg_batch, pg_lr, group_size, gen)
+            with torch.no_grad():
+                y = sample_sequences(pol, n_eval, task.length, bos, gen)
+                diff = (token_logprobs(pol, y, bos) - token_logprobs(task.model, y, bos)).sum(1).double().numpy()
+            r = task.reward(y.numpy())
+            kl, gain = float(diff.mean()), float(r.mean() - rbar)
+            front = float(out.frontier_gain_at(max(kl, 1e-12)))
+            rows["beta"].append(float(beta))
+            rows["kl"].append(kl)
+            rows["kl_se"].append(float(diff.std(ddof=1) / math.sqrt(n_eval)))
+            rows["gain"].append(gain)
+            rows["gain_se"].append(float(math.sqrt(r.var(ddof=1) / n_eval + rb.var(ddof=1) / n_base)))
+            rows["efficiency"].append(gain / front if front > 0 else float("nan"))
+        out.pg[method] = {k: np.array(v) for k, v in rows.items()}
+    return out
