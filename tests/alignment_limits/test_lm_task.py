@@ -54,6 +54,7 @@ def test_measurement_shapes_finite(tiny):
     assert np.all(np.diff(m.frontier_kl) >= 0) and np.all(m.frontier_gain >= 0)
     assert set(m.pg) == {"reinforce", "grpo"}
     for row in m.pg.values():
+        assert row["in_range"].shape == (2,) and row["in_range"].dtype == bool
         for key in ("beta", "kl", "kl_se", "gain", "gain_se", "efficiency"):
             assert row[key].shape == (2,) and np.all(np.isfinite(row[key])), key
         np.testing.assert_allclose(row["beta"], np.array([1.0, 0.5]) * m.base_reward_sd)

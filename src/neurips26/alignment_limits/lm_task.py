@@ -186,8 +186,10 @@ class LMMeasurement:
             reliable betas of ``frontier_beta``.
         frontier_beta: shape (B,).
         bon_n: shape (K,), N values; bon_kl, bon_gain, bon_gain_se, bon_bound, bon_efficiency: shape (K,).
-        pg: ``{method: {"beta", "kl", "kl_se", "gain", "gain_se", "efficiency"}}``, each shape (P,)
-            over ``pg_betas``.
+        pg: ``{method: {"beta", "kl", "kl_se", "gain", "gain_se", "efficiency", "in_range"}}``, each
+            shape (P,) over ``pg_betas``; ``in_range`` (bool) is False where the policy's KL exceeds the
+            largest reliably estimated frontier KL — there the frontier gain is clamped at its last
+            value, so ``efficiency`` overstates (it can exceed 1) and is not a measurement.
     """
 
     base_mean_reward: float
@@ -300,7 +302,7 @@ def measure_lm(task: LMTask, *, ns=(1, 2, 4, 8, 16), pg_betas=(1.0, 0.3), method
     if not all(math.isfinite(b) and b > 0 for b in pg_betas):
         raise ValueError(f"pg_betas must be finite and > 0, got {pg_betas}")
     for method in methods:
-        rows = {k: [] for k in ("beta", "kl", "kl_se", "gain", "gain_se", "efficiency")}
+        rows = {k: [] for k in ("beta", "kl", "kl_se", "gain", "gain_se", "efficiency", "in_range")}
         for j, beta in enumerate(pg_betas):
             pol = _train_pg(task, float(beta), method, pg_steps, pg_batch, pg_lr, group_size, gen)
             with torch.no_grad():
@@ -315,5 +317,6 @@ def measure_lm(task: LMTask, *, ns=(1, 2, 4, 8, 16), pg_betas=(1.0, 0.3), method
             rows["gain"].append(gain)
             rows["gain_se"].append(float(math.sqrt(r.var(ddof=1) / n_eval + rb.var(ddof=1) / n_base)))
             rows["efficiency"].append(gain / front if front > 0 else float("nan"))
+            rows["in_range"].append(bool(kl <= out.frontier_kl[-1]))
         out.pg[method] = {k: np.array(v) for k, v in rows.items()}
     return out
