@@ -42,8 +42,8 @@ def coding_error_exponent(P: np.ndarray, rates: np.ndarray, solver: str | None =
     import warnings
 
     import cvxpy as cp
-    import scipy.sparse as sp
 
+    from .large_deviations import _support_program
     from .mdp import is_irreducible, validate_pair_kernel
 
     P = validate_pair_kernel(P)
@@ -56,17 +56,10 @@ def coding_error_exponent(P: np.ndarray, rates: np.ndarray, solver: str | None =
         warnings.warn("P is not irreducible: E(R) is still the value of the program (minimum over balanced "
                       "Q on the support of P, i.e. over every recurrent class), but the entropy rate is not "
                       "unique and P_err ≈ exp(−m E(R)) needs an ergodic source", RuntimeWarning, stacklevel=2)
-    Zn = P.shape[0]
-    rows, cols = np.nonzero(P > 0)
-    E = len(rows)
-    q = cp.Variable(E, nonneg=True)
-    Rm = sp.csr_matrix((np.ones(E), (rows, np.arange(E))), shape=(Zn, E))
-    Cm = sp.csr_matrix((np.ones(E), (cols, np.arange(E))), shape=(Zn, E))
-    q1 = Rm @ q
-    D = cp.sum(cp.rel_entr(q, cp.multiply(q1[rows], P[rows, cols])))
+    q, q1, D, cons, rows, _ = _support_program(P)  # the rate function's program on the support of P
     H = -cp.sum(cp.rel_entr(q, q1[rows]))
     R = cp.Parameter(nonneg=True)
-    prob = cp.Problem(cp.Minimize(D), [cp.sum(q) == 1, Rm @ q == Cm @ q, H >= R])
+    prob = cp.Problem(cp.Minimize(D), [*cons, H >= R])
     out = np.empty(len(rates))
     for i, rate in enumerate(rates):
         R.value = float(rate)
