@@ -128,10 +128,6 @@ class Config(ExperimentConfig):
             raise ValueError("must be a multiple of 8 (the GRPO trainer's group size)")
         return v
 
-    @classmethod
-    def quick(cls) -> "Config":
-        """CPU minutes: the research brief's synthetic setup and the digits task."""
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":

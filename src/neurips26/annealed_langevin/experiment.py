@@ -60,9 +60,6 @@ class Config(ExperimentConfig):
     sbi_particles: int = Field(400, ge=50, description="ALD particles in the NPSE run")
     sbi_fit_samples: int = Field(150, ge=10, description="reverse-SDE samples per observation for the Gaussian fit")
 
-    @classmethod
-    def quick(cls) -> "Config":
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":

@@ -92,10 +92,6 @@ class Config(ExperimentConfig):
                              "timed in both modes)")
         return v
 
-    @classmethod
-    def quick(cls) -> "Config":
-        """Laptop scale (default)."""
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":

@@ -123,10 +123,6 @@ class Config(ExperimentConfig):
             raise ValueError(f"must be finite and > 0, got {v}")
         return v
 
-    @classmethod
-    def quick(cls) -> "Config":
-        """About 2 minutes on 2 CPU cores."""
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":

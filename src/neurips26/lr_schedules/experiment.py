@@ -140,9 +140,6 @@ class Config(ExperimentConfig):
             raise ValueError(f"batch_sizes must start at 1 and increase, got {v}")
         return v
 
-    @classmethod
-    def quick(cls) -> "Config":
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":

@@ -89,9 +89,6 @@ class Config(ExperimentConfig):
             raise ValueError(f"every m must be >= 10 transitions, got {v}")
         return v
 
-    @classmethod
-    def quick(cls) -> "Config":
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":

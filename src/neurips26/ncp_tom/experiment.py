@@ -100,10 +100,6 @@ class Config(ExperimentConfig):
         """Accept ``--set settings=agentic`` or ``settings=agentic,one_shot`` as well as a JSON list."""
         return [x.strip() for x in v.split(",")] if isinstance(v, str) else v
 
-    @classmethod
-    def quick(cls) -> "Config":
-        """600 instances, baselines only (seconds on a CPU)."""
-        return cls()
 
     @classmethod
     def full(cls) -> "Config":
