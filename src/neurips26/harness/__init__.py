@@ -5,13 +5,13 @@ helpers in ``neurips26.harness.claims``.
 """
 
 from .catalogue import PAPERS, Paper, get_paper, implemented_papers, load_experiment
-from .claims import Claim, Outcome, Verdict
+from .claims import Claim, Kind, Outcome, SeedRecord, Verdict
 from .config import ConfigError, ExperimentConfig
 from .context import RunContext
 from .results import Result, atomic_write_text, latest_results, load_result
 
 __all__ = [
     "PAPERS", "Paper", "get_paper", "implemented_papers", "load_experiment",
-    "Claim", "Outcome", "Verdict", "ConfigError", "ExperimentConfig", "RunContext",
+    "Claim", "Kind", "Outcome", "SeedRecord", "Verdict", "ConfigError", "ExperimentConfig", "RunContext",
     "Result", "atomic_write_text", "latest_results", "load_result",
 ]

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .claims import Claim, Verdict
+from .claims import Claim, Verdict, counts_by_kind
 
 RESULT_FILE = "result.json"
 _UMASK = os.umask(0o022)
@@ -168,6 +168,10 @@ class Result:
         for c in self.claims:
             out[c.verdict.value] += 1
         return out
+
+    def counts_by_kind(self) -> dict[str, dict[str, int]]:
+        """``{kind: {verdict: count}}``: paper claims first, then reconstruction, then checks."""
+        return counts_by_kind(self.claims)
 
 
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
