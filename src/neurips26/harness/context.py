@@ -36,6 +36,7 @@ class RunContext:
     device: str = "cpu"
     progress: Any = None
     figures: list[str] = field(default_factory=list)
+    captions: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
@@ -74,10 +75,12 @@ class RunContext:
         finally:
             self.progress.remove_task(task)
 
-    def save_figure(self, name: str, fig: Any) -> str:
+    def save_figure(self, name: str, fig: Any, caption: str = "") -> str:
         """Save a matplotlib figure as ``figures/<name>.png`` atomically and close it.
 
-        Returns the path relative to the run folder.
+        ``caption`` is what the report prints under the figure: what to look at and what the
+        paper predicts (one or two sentences). The first figure saved is the system's key
+        figure, shown first in the report. Returns the path relative to the run folder.
 
         Raises:
             ValueError: if ``name`` is not a plain file stem (letters, digits, ``-_.``).
@@ -93,4 +96,6 @@ class RunContext:
         atomic_write_bytes(self.out_dir / rel, buf.getvalue())
         if rel not in self.figures:
             self.figures.append(rel)
+        if caption:
+            self.captions[rel] = caption
         return rel

@@ -93,7 +93,8 @@ class Result:
         code_version: hash of the system's and the spine's source files (+ git commit if known).
         started_at / finished_at: ISO-8601 UTC times; ``wall_time_s``: seconds.
         metrics, claims, notes: from the system's :class:`~neurips26.harness.claims.Outcome`.
-        figures: figure file names relative to the run folder.
+        figures: figure file names relative to the run folder (the first is the key figure).
+        captions: figure file name → caption (what to look at, what the paper predicts).
         environment: versions, machine, device.
         error: traceback text if ``status == "failed"``.
         overrides: the ``--set`` values applied on top of the scale's config (empty if none).
@@ -116,6 +117,7 @@ class Result:
     environment: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     overrides: dict[str, Any] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """Strict JSON text (no NaN)."""
@@ -178,7 +180,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "system": (str,), "status": (str,), "scale": (str,), "seed": (int,), "config": (dict,),
     "run_key": (str,), "code_version": (str,), "started_at": (str,), "finished_at": (str,),
     "wall_time_s": (int, float), "metrics": (dict,), "claims": (list,), "notes": (str,),
-    "figures": (list,), "environment": (dict,), "error": (str,), "overrides": (dict,),
+    "figures": (list,), "environment": (dict,), "error": (str,), "overrides": (dict,), "captions": (dict,),
 }
 _REQUIRED = ("system", "status", "scale", "seed", "config", "run_key", "code_version",
              "started_at", "finished_at", "wall_time_s")

@@ -172,7 +172,7 @@ def run_one(spec: SystemSpec, config: ExperimentConfig, *, scale: str, seed: int
         started_at=started, finished_at=_now(), wall_time_s=round(time.perf_counter() - t0, 3),
         metrics=to_jsonable(outcome.metrics), claims=list(outcome.claims), notes=outcome.notes,
         figures=list(ctx.figures), environment=environment(device), error=error,
-        overrides=to_jsonable(spec.overrides),
+        overrides=to_jsonable(spec.overrides), captions=dict(ctx.captions),
     )
     result.save(run_dir)
     return result, False
