@@ -18,8 +18,16 @@ from .harness.results import latest_results
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+def _n_implemented() -> int:
+    """How many catalogue systems have an ``experiment.py`` (a file check: imports nothing)."""
+    root = Path(__file__).resolve().parent
+    return sum((root / p.system / "experiment.py").is_file() for p in PAPERS)
+
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Implement and reproduce nineteen NeurIPS 2026 papers at laptop scale.")
+                  help=f"Implement and reproduce NeurIPS 2026 papers at laptop scale, with an honest "
+                       f"verdict per claim: {_n_implemented()} of the {len(PAPERS)} catalogue papers "
+                       "are implemented (`neurips26 list`).")
 console = Console()
 err = Console(stderr=True, soft_wrap=True)
 
@@ -29,9 +37,27 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("neurips26")
+        except metadata.PackageNotFoundError:  # run from a source tree without installing
+            version = "unknown (not installed)"
+        console.print(f"neurips26 {version}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
+    """Implement and reproduce NeurIPS 2026 papers at laptop scale."""
+
+
 @app.command("list")
 def list_systems() -> None:
-    """Print the nineteen papers of the catalogue, each marked implemented or not yet."""
+    """Print the catalogue's nineteen papers, each marked implemented or not yet."""
     table = Table(title="neurips26 catalogue")
     table.add_column("#")
     table.add_column("system", no_wrap=True)  # the name to type: never cut
@@ -42,6 +68,7 @@ def list_systems() -> None:
         table.add_row(str(p.number), p.cli_name, p.title, p.arxiv,
                       "[green]implemented[/]" if p.implemented else "[dim]not yet[/]")
     console.print(table)
+    console.print(f"{sum(p.implemented for p in PAPERS)} of {len(PAPERS)} papers implemented.")
 
 
 def _select(systems: list[str]) -> list[Paper]:
@@ -151,21 +178,35 @@ def reproduce(
 
 
 @app.command()
-def report(out: Annotated[Path, typer.Argument(help="Results folder.")] = Path("results")) -> None:
-    """Rebuild OUT/report.html from the results in OUT."""
+def report(
+    folder: Annotated[Optional[Path], typer.Argument(help="Results folder (same as --out).", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Results folder  [default: results]", show_default=False)] = None,
+) -> None:
+    """Rebuild report.html in the results folder from the results in it.
+
+    Exits 1 when a result.json could not be read (damaged, or an older format); the report is
+    still written and lists it.
+    """
+    if folder is not None and out is not None and folder != out:
+        _fail(f"two results folders given: {str(folder)!r} and --out {str(out)!r}; give one")
+    out = out or folder or Path("results")
     if not out.is_dir():
         _fail(f"results folder {str(out)!r} does not exist")
     skipped: list[tuple[Path, str]] = []
     found = latest_results(out, skipped)
     for path, why in skipped:
-        err.print(f"[yellow]warning:[/] skipped {path}: {why}", highlight=False)
+        err.print(f"[yellow]warning:[/] skipped {escape(str(path))}: {escape(why)}", highlight=False)
     if not found:
         _fail(f"no readable results under {str(out)!r}; run `neurips26 reproduce --out {out}` first")
     try:
         path = write_report(out)
     except OSError as exc:
         _fail(f"cannot write {str(out / 'report.html')!r}: {exc.strerror or exc}", code=1)
-    console.print(f"report: {path.resolve()}")
+    console.print(f"report: {path.resolve()}", highlight=False)
+    if skipped:
+        err.print(f"[red]{len(skipped)} result file{'s' if len(skipped) > 1 else ''} could not be read[/] "
+                  "(listed under Problems in the report)", highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -183,27 +224,59 @@ def show(
         console.print("[dim]not implemented yet[/]")
         return
     module = load_experiment(paper)
-    console.print("quick config:", module.Config.quick().model_dump())
+    from .harness.report import format_value, system_section
+
+    def settings(config) -> str:
+        return ", ".join(f"{k}={format_value(v, max_items=4, max_chars=60)}" for k, v in config.model_dump().items())
+
+    console.print(f"[bold]quick config:[/] {escape(settings(module.Config.quick()))}", highlight=False)
     try:
-        console.print("full config:", module.Config.full().model_dump())
+        console.print(f"[bold]full config:[/] {escape(settings(module.Config.full()))}", highlight=False)
     except NotImplementedError as exc:
-        console.print(f"full config: [red]{exc}[/]")
-    found = latest_results(out).get(paper.system) if out.is_dir() else None
-    if not found:
+        console.print(f"[bold]full config:[/] [red]{escape(str(exc))}[/]")
+    section = system_section(out, paper) if out.is_dir() else None
+    if section is None:
         console.print(f"no results under {str(out)!r} yet: "
                       f"`neurips26 reproduce {paper.cli_name} --out {out}`", highlight=False)
         return
-    from .harness.report import _fmt
-
-    res = found[1]
-    table = Table(title=f"claims ({res.scale}, seed {res.seed}, {res.status}, {res.finished_at})")
+    run = section.latest.result
+    seeds = ", ".join(map(str, section.seeds))
+    console.print(f"\n[bold]latest result[/] in {escape(str(out))}: {run.scale} scale, seed{'s' if len(section.seeds) > 1 else ''} "
+                  f"{seeds}, {section.status}, finished {run.finished_at}, code {escape(run.code_version)}"
+                  + (f" [yellow](stale: the code is now {section.latest.current_version}; rerun to refresh)[/]"
+                     if section.stale else ""), highlight=False)
+    for kind, row in section.counts.items():
+        if sum(row.values()):
+            console.print(f"  {kind}: {row['holds']} hold, {row['does_not_hold']} do not hold, "
+                          f"{row['inconclusive']} inconclusive, {row['not_checkable']} not checkable", highlight=False)
+    colour = {"holds": "green", "does_not_hold": "red", "inconclusive": "yellow", "not_checkable": "dim"}
+    table = Table(show_lines=False)
     table.add_column("claim", no_wrap=True)
-    for col in ("paper", "measured"):
-        table.add_column(col)
-    table.add_column("verdict")
-    for c in res.claims:
-        table.add_row(c.id, _fmt(c.paper_value), _fmt(c.measured)[:60], c.verdict.label)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("paper")
+    table.add_column("ours")
+    table.add_column("verdict", no_wrap=True)
+    for row in section.rows:
+        c = row.claim
+        ours = format_value(c.measured, max_items=4, max_chars=50)
+        if len(row.per_seed) > 1:
+            ours = ", ".join(format_value(pc.measured, max_items=2, max_chars=16) for _, pc in row.per_seed)
+        elif c.interval is not None:
+            from .harness.report import format_interval
+
+            ours += f" {format_interval(c.interval)}"
+        verdict = row.verdict.label if row.verdict.value != "not_checkable" else "not checkable"
+        if row.held is not None:
+            verdict += f" ({row.held[0]}/{row.held[1]} seeds)"
+        table.add_row(escape(c.id), row.kind, escape(format_value(c.paper_value, max_items=3, max_chars=40)),
+                      escape(ours), f"[{colour[row.verdict.value]}]{verdict}[/]")
     console.print(table)
+    for row in section.rows:
+        if row.verdict.value != "holds":
+            console.print(f"[{colour[row.verdict.value]}]{row.claim.id}[/]: {escape(row.reason_line())}", highlight=False)
+    for fr in section.failed_runs:
+        last = fr.result.error.strip().splitlines()[-1] if fr.result.error.strip() else "error"
+        console.print(f"[red]seed {fr.result.seed} failed:[/] {escape(last)}", highlight=False)
 
 
 def main() -> None:

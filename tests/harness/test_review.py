@@ -150,7 +150,7 @@ def test_report_on_damaged_folder_warns_and_flags(tmp_path: Path, make_fake):
     (a_dir / "result.json").write_text((a_dir / "result.json").read_text()[:200])  # truncated
     (b_dir / "figures" / "line.png").unlink()
     res = runner.invoke(app, ["report", str(tmp_path)], env={"COLUMNS": "300"})
-    assert res.exit_code == 0 and "warning: skipped" in res.output and "result.json" in res.output
+    assert res.exit_code == 1 and "warning: skipped" in res.output and "result.json" in res.output
     html = (tmp_path / "report.html").read_text()
     assert "Unreadable results" in html and "a/" in html and "is missing from the run folder" in html
     (b_dir / "result.json").write_text("[1, 2]")
