@@ -118,32 +118,46 @@ def train_gd(net: ReluNet3, X, y, lr: float, steps: int, block=(), record_every:
         raise ValueError(f"lr={lr}, steps={steps}, record_every={record_every}: need lr > 0, steps >= 1, record_every >= 1")
     arch = net.architecture
     block = list(block)
-    z1, _ = net.pre_activations(X)
-    dead1 = ~(z1 > 0).any(0)
+    W1, b1, W2, b2, W3, b3 = (np.array(a) for a in net.params())
+    N = len(X)
+    dead1 = ~((X @ W1.T + b1) > 0).any(0)
     always = np.ones(arch[1], dtype=bool)
     track = GDTrack()
-    theta = net.flat()
-    start = net
-    cur = net
     for t in range(steps + 1):
-        z1, _ = cur.pre_activations(X)
-        on = z1 > 0
-        always &= on.all(0)
+        # forward
+        z1 = X @ W1.T + b1
+        on1 = z1 > 0
+        h1 = np.where(on1, z1, 0.0)
+        z2 = h1 @ W2.T + b2
+        h2 = np.maximum(z2, 0.0)
+        r = h2 @ W3.T + b3 - y                      # residual [N, n3]
+        loss = 0.5 * float(np.sum(r * r)) / N
+        if not np.isfinite(loss):
+            raise FloatingPointError(f"loss became {loss} at step {t} (lr={lr} too large?)")
+        always &= on1.all(0)
         if t % record_every == 0 or t == steps:
-            loss, g = mse_gradient(cur, X, y)
+            cur = ReluNet3(W1, b1, W2, b2, W3, b3)
             track.steps.append(t)
             track.loss.append(loss)
             track.per_neuron.append(per_neuron_invariants(cur))
             track.gl.append(local_gl_invariant(cur, block) if block else np.zeros((0, 0)))
-            track.on_fraction.append(on.mean(0))
-        else:
-            loss, g = mse_gradient(cur, X, y)
-        if not np.isfinite(loss):
-            raise FloatingPointError(f"loss became {loss} at step {t} (lr={lr} too large?)")
+            track.on_fraction.append(on1.mean(0))
         if t == steps:
             break
-        theta = theta - lr * g
-        cur = ReluNet3.from_flat(arch, theta)
+        # backward: ∂L/∂W3 = rᵀh2/N, δ2 = (r W3) ⊙ 1[z2 > 0], δ1 = (δ2 W2) ⊙ 1[z1 > 0]
+        d2 = (r @ W3) * (z2 > 0)
+        d1 = (d2 @ W2) * on1
+        gW3, gb3 = r.T @ h2 / N, r.sum(0) / N
+        gW2, gb2 = d2.T @ h1 / N, d2.sum(0) / N
+        gW1, gb1 = d1.T @ X / N, d1.sum(0) / N
+        W1 = W1 - lr * gW1
+        b1 = b1 - lr * gb1
+        W2 = W2 - lr * gW2
+        b2 = b2 - lr * gb2
+        W3 = W3 - lr * gW3
+        b3 = b3 - lr * gb3
+    cur = ReluNet3(W1, b1, W2, b2, W3, b3)
+    start = net
     if dead1.any():
         track.frozen_max_change = float(max(np.max(np.abs(cur.W1[dead1] - start.W1[dead1])),
                                             np.max(np.abs(cur.b1[dead1] - start.b1[dead1])),

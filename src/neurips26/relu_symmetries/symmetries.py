@@ -238,8 +238,9 @@ def move_hidden_hyperplane(net: ReluNet3, delta: float) -> ReluNet3:
 def flip_unit(net: ReluNet3, unit: int, absorber: int, box: Box) -> ReluNet3:
     """For ``n1 = 1, n3 = 1``: replace unit ``j`` with ``v_j < 0`` by its mirror
     ``(−v_j, −c_j)`` (same breakpoint) using ``σ(z) = z + σ(−z)``; the affine remainder
-    ``a_j (v_j s + c_j)`` goes to the always-active unit ``k`` (slope: ``v_k += a_j v_j / a_k``,
-    constant: ``c_k += a_j c_j / a_k``) which must stay active on the box's range of ``s``.
+    ``a_j (v_j s + c_j)`` is absorbed by the always-active unit ``k`` (slope: ``v_k += a_j v_j / a_k``)
+    and the output bias (constant: ``d += a_j c_j``); unit k must stay active on the box's range
+    of ``s``.
 
     Raises:
         ValueError: shapes, ``v_j >= 0``, ``a_k = 0``, or the absorber not active on
@@ -261,14 +262,15 @@ def flip_unit(net: ReluNet3, unit: int, absorber: int, box: Box) -> ReluNet3:
     _, t_max = box.affine_range(net.W1, net.b1)
     s_max = max(float(t_max[0]), 0.0)
     new_v = v[absorber] + a[unit] * v[unit] / a[absorber]
-    new_c = c[absorber] + a[unit] * c[unit] / a[absorber]
+    new_c = c[absorber]
     for name, vv, cc in (("before", v[absorber], c[absorber]), ("after", new_v, new_c)):
         if min(cc, vv * s_max + cc) < 0:
             raise ValueError(f"absorber {absorber} is not active on s ∈ [0, {s_max:.4g}] {name} the flip "
                              f"(v = {vv:.4g}, c = {cc:.4g})")
-    v[absorber], c[absorber] = new_v, new_c
+    d = net.b3 + a[unit] * c[unit]
+    v[absorber] = new_v
     v[unit], c[unit] = -v[unit], -c[unit]
-    return net.replace(W2=v[:, None], b2=c)
+    return net.replace(W2=v[:, None], b2=c, b3=d)
 
 
 def redistribute_affine(net: ReluNet3, donor: int, receiver: int, fraction: float, box: Box) -> ReluNet3:
