@@ -1,0 +1,143 @@
+"""Subjects that answer detection prompts: chat models, a small local detector, a scripted mock.
+
+A *subject* is a callable ``Rendered -> str`` (the response text); it raises
+:class:`neurips26.backends.BackendError` when it cannot answer (counted, never scored).
+
+* :func:`chat_subject`: any :mod:`neurips26.backends` chat backend — an OpenAI-compatible
+  endpoint or a local transformers model loaded from a folder — at temperature 0.
+* :class:`LineDetector`: a small needle detector trained in-process (inferred stand-in for an
+  LLM, used as a ``reconstruction``): hashed bag of real BPE tokens and token bigrams of each
+  line, logistic regression. Trained on clean text only (``word mode``) or on clean and fully
+  fragmented text (``word + character modes``) — the abstract's mode-transition hypothesis says
+  the valley sits between two modes that each work.
+* :func:`mode_mixture_subject`: a scripted mock with a known valley; it only tests the harness
+  (sweep, bootstrap, U-test) and is no evidence for the hypothesis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .tasks import Rendered, fragment_line
+from .tokenisation import Tokenizer
+
+Subject = Callable[[Rendered], str]
+
+
+def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) -> Subject:
+    """Wrap a chat backend (``backend.chat(messages, params)``) as a subject, temperature 0.
+
+    A reply that hit the token limit is flagged by raising ``BackendError`` (truncated output is
+    never scored silently as a miss).
+    """
+    from neurips26.backends import BackendError, ChatParams, as_messages
+
+    params = ChatParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
+
+    def answer(rendered: Rendered) -> str:
+        reply = backend.chat(as_messages(rendered.messages), params)
+        if reply.completion_tokens and reply.completion_tokens >= max_tokens:
+            raise BackendError(f"reply truncated at max_tokens={max_tokens}")
+        return reply.text
+
+    return answer
+
+
+def _features(tokenizer: Tokenizer, lines: Sequence[str], n_buckets: int, cache: dict | None = None):
+    """Hashed token-unigram and token-bigram counts of each line: scipy CSR (len(lines), n_buckets).
+
+    ``cache`` (line → token ids) avoids re-encoding lines seen before (sweeps repeat lines)."""
+    from scipy import sparse
+
+    cache = {} if cache is None else cache
+    todo = sorted({ln for ln in lines if ln not in cache})
+    if todo:
+        for ln, ids in zip(todo, tokenizer.encode_batch([" " + ln for ln in todo])):
+            cache[ln] = np.asarray(ids, dtype=np.int64)
+    rows, cols = [], []
+    for i, ln in enumerate(lines):
+        ids = cache[ln]
+        uni = ids * 1_000_003 % n_buckets
+        bi = (ids[:-1] * 2_654_435_761 + ids[1:] * 40_503) % n_buckets
+        feats = np.concatenate([uni, bi])
+        rows.append(np.full(feats.size, i))
+        cols.append(feats)
+    r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    return sparse.csr_matrix((np.ones(r.size), (r, c)), shape=(len(lines), n_buckets))
+
+
+@dataclass
+class LineDetector:
+    """Logistic regression on hashed BPE tokens and bigrams; flags needle lines.
+
+    Attributes:
+        tokenizer: the vocabulary (``tokenisation.load_tokenizer``).
+        train_rates: insertion rates the training lines are fragmented at (``(0.0,)`` = word
+            mode only; ``(0.0, 1.0)`` = word and character modes).
+        n_buckets: hashed feature dimension.
+        seed: training seed.
+    """
+
+    tokenizer: Tokenizer
+    train_rates: tuple[float, ...] = (0.0, 1.0)
+    n_buckets: int = 2 ** 15
+    seed: int = 0
+
+    def fit(self, positives: Sequence[str], negatives: Sequence[str]) -> "LineDetector":
+        """Train on clean positive (needle) and negative (poem) lines, each fragmented at every
+        training rate with a few seeds.
+
+        Raises:
+            ValueError: an empty class.
+        """
+        from sklearn.linear_model import LogisticRegression
+
+        if not positives or not negatives:
+            raise ValueError("fit() needs at least one positive and one negative line")
+        lines, labels = [], []
+        for p in self.train_rates:
+            for s in range(3 if 0.0 < p < 1.0 else 1):
+                for y, group in ((1, positives), (0, negatives)):
+                    lines += [fragment_line(ln, p, self.seed * 7919 + s) for ln in group]
+                    labels += [y] * len(group)
+        X = _features(self.tokenizer, lines, self.n_buckets)
+        self.model_ = LogisticRegression(C=1.0, solver="liblinear", class_weight="balanced").fit(X, labels)
+        return self
+
+    def predict_proba(self, lines: Sequence[str]) -> np.ndarray:
+        """P(needle) for each line as shown (fragmented or not); float array (len(lines),)."""
+        if not hasattr(self, "model_"):
+            raise RuntimeError("LineDetector is not fitted; call fit() first")
+        if not lines:
+            return np.zeros(0)
+        if not hasattr(self, "cache_"):
+            self.cache_: dict = {}
+        return self.model_.predict_proba(_features(self.tokenizer, list(lines), self.n_buckets, self.cache_))[:, 1]
+
+    def __call__(self, rendered: Rendered) -> str:
+        """Answer a needle item: the recitation lines (as shown) it flags, one per line."""
+        if rendered.item.task != "needle":
+            raise ValueError(f"LineDetector answers needle items only, got task {rendered.item.task!r}")
+        shown = [rendered.shown[ln] for ln in rendered.item.recitation]
+        flags = self.predict_proba(shown) > 0.5
+        return "\n".join(s for s, f in zip(shown, flags) if f)
+
+
+def mode_mixture_subject(p_valley: float = 0.4, width: float = 0.15, depth: float = 0.7,
+                         seed: int = 0) -> Subject:
+    """A scripted subject with a known valley: each target is reported (echoed as shown) with
+    probability 1 - depth·exp(-(p - p_valley)² / (2 width²)). Tests the harness only."""
+    if not (0.0 <= depth <= 1.0 and width > 0 and 0.0 <= p_valley <= 1.0):
+        raise ValueError(f"mode_mixture_subject: need 0 <= depth <= 1, width > 0, 0 <= p_valley <= 1; "
+                         f"got depth={depth}, width={width}, p_valley={p_valley}")
+    rng = np.random.default_rng(seed)
+
+    def answer(rendered: Rendered) -> str:
+        q = 1.0 - depth * np.exp(-((rendered.p - p_valley) ** 2) / (2 * width ** 2))
+        return "\n".join(rendered.shown.get(t, t) for t in rendered.item.targets if rng.random() < q)
+
+    return answer
