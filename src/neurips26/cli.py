@@ -224,7 +224,7 @@ def show(
         console.print("[dim]not implemented yet[/]")
         return
     module = load_experiment(paper)
-    from .harness.report import format_value, system_section
+    from .harness.report import counts_text, format_interval, format_value, system_section
 
     def settings(config) -> str:
         return ", ".join(f"{k}={format_value(v, max_items=4, max_chars=60)}" for k, v in config.model_dump().items())
@@ -247,8 +247,7 @@ def show(
                      if section.stale else ""), highlight=False)
     for kind, row in section.counts.items():
         if sum(row.values()):
-            console.print(f"  {kind}: {row['holds']} hold, {row['does_not_hold']} do not hold, "
-                          f"{row['inconclusive']} inconclusive, {row['not_checkable']} not checkable", highlight=False)
+            console.print(f"  {kind} claims: {counts_text(row)}", highlight=False)
     colour = {"holds": "green", "does_not_hold": "red", "inconclusive": "yellow", "not_checkable": "dim"}
     table = Table(show_lines=False)
     table.add_column("claim", no_wrap=True)
@@ -262,8 +261,6 @@ def show(
         if len(row.per_seed) > 1:
             ours = ", ".join(format_value(pc.measured, max_items=2, max_chars=16) for _, pc in row.per_seed)
         elif c.interval is not None:
-            from .harness.report import format_interval
-
             ours += f" {format_interval(c.interval)}"
         verdict = row.verdict.label if row.verdict.value != "not_checkable" else "not checkable"
         if row.held is not None:

@@ -181,6 +181,15 @@ def format_seconds(s: float | None) -> str:
     return f"{s / 3600:.1f} h"
 
 
+def counts_text(row: dict[str, int]) -> str:
+    """``{verdict: count}`` in words, zeros left out: ``3 hold, 1 does not hold``; ``none``."""
+    words = {"holds": ("holds", "hold"), "does_not_hold": ("does not hold", "do not hold"),
+             "inconclusive": ("inconclusive", "inconclusive"),
+             "not_checkable": ("not checkable", "not checkable")}
+    parts = [f"{row[v]} {one if row[v] == 1 else many}" for v, (one, many) in words.items() if row.get(v)]
+    return ", ".join(parts) if parts else "none"
+
+
 def paper_link(arxiv: str) -> str | None:
     """The URL of an ``arXiv:ID`` or ``OpenReview:ID`` reference, else ``None``."""
     m = re.fullmatch(r"arXiv:(\S+)", arxiv.strip())
@@ -347,6 +356,7 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     in_catalogue: bool = True
     figure_seed: int | None = None
+    unreadable: int = 0
 
     @property
     def latest(self) -> Run | None:
@@ -503,6 +513,8 @@ def collect(out_dir: Path) -> ReportData:
             s.rows = _claim_rows(s.paper.system, s.runs)
             figure_run = max(s.ok_runs or s.runs, key=lambda r: r.result.finished_at)
             s.figures, s.figure_seed = _figures(figure_run), figure_run.result.seed
+    for s in sections:
+        s.unreadable = sum(p.parent.parent.name == s.paper.system for p, _ in unreadable)
     rel = [(str(p.relative_to(out_dir)) if p.is_relative_to(out_dir) else str(p), why)
            for p, why in unreadable]
     return ReportData(sections, rel, out_dir)
@@ -514,7 +526,7 @@ def _environment() -> Environment:
     env = Environment(loader=PackageLoader("neurips26.harness", "templates"),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
     env.filters.update(value=format_value, number=format_number, interval=format_interval,
-                       rule=format_rule, seconds=format_seconds)
+                       rule=format_rule, seconds=format_seconds, counts_text=counts_text)
     env.globals.update(paper_link=paper_link, Verdict=Verdict)
     return env
 
