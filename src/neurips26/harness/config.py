@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -21,10 +22,60 @@ class ConfigError(ValueError):
     """
 
 
+@dataclass(frozen=True)
+class Resources:
+    """What one run of a config needs, so an executor can place it (a Ray task, a pool slot).
+
+    Attributes:
+        num_cpus: CPU cores the run uses (threads of numpy/torch); a Ray task reserves them.
+        num_gpus: GPUs the run needs; ``> 0`` makes a GPU required: ``reproduce`` refuses
+            before anything runs when the driver's torch sees fewer (unless the run goes to a
+            Ray cluster with ``--address``, where Ray places it on a GPU node).
+        memory_gb: peak memory in GB (``None``: not estimated); a Ray cluster task reserves it.
+        hours: estimated wall-clock hours on the stated resources (``None``: not estimated);
+            used for the README's cluster estimate and the run's duration estimate.
+        credentials: names of environment variables that must be set (API keys, e.g.
+            ``OPENAI_API_KEY``); ``reproduce`` refuses early when one is missing and forwards
+            them to Ray workers.
+
+    Source: inferred: the fields Ray's task options take (num_cpus, num_gpus, memory), plus
+    what a user needs to know before launching a paper-scale run.
+    """
+
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    memory_gb: float | None = None
+    hours: float | None = None
+    credentials: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("num_cpus", "num_gpus", "memory_gb", "hours"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)
+                                  or v < 0):
+                raise ValueError(f"Resources.{name}={v!r}: must be a finite number >= 0")
+        if self.num_cpus <= 0:
+            raise ValueError(f"Resources.num_cpus={self.num_cpus!r}: must be > 0")
+        if isinstance(self.credentials, str) or not all(isinstance(c, str) and c for c in self.credentials):
+            raise ValueError(f"Resources.credentials={self.credentials!r}: a tuple of environment variable names")
+
+
 class ExperimentConfig(BaseModel):
     """Base of every system's ``Config``: unknown keys are errors, values are validated."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    def resources(self) -> Resources:
+        """What a run of this config needs (default: 1 CPU, no GPU, no credential).
+
+        Systems override it where a config needs more, typically depending on the config's
+        own fields, so ``full()`` runs land on GPU nodes of a Ray cluster::
+
+            def resources(self) -> Resources:
+                big = self.n_points > 100_000
+                return Resources(num_cpus=4, num_gpus=1 if big else 0, memory_gb=16, hours=3)
+        """
+        return Resources()
 
     @classmethod
     def quick(cls) -> "ExperimentConfig":

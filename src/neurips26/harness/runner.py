@@ -1,24 +1,45 @@
 """Run systems: resolve configs, seed, skip finished runs, isolate failures, write the report.
 
-One system failing never loses another's result: each result is written atomically as soon as
-its system finishes, a failure is recorded as a ``failed`` result, and Ctrl-C stops after
-keeping every finished system (the interrupted one reruns next time).
+One (system, seed, scale) run is one :class:`Task`. :func:`reproduce` turns the selected systems
+and seeds into tasks, skips those already finished (same config and code: the run folder's hash
+matches and its ``result.json`` says ``ok``), hands the rest to an executor
+(:mod:`neurips26.harness.executor`: in this process, a local process pool, or Ray tasks) and
+writes each result on the driver as soon as it comes back — so resume and the report never
+depend on where a run happened.
+
+One run failing never loses another's result: each result is written atomically as soon as its
+run finishes, a failure (an exception in the system, or a worker process that died) is recorded
+as a ``failed`` result with the traceback, and Ctrl-C cancels outstanding runs after keeping
+every finished one (the interrupted ones rerun next time).
+
+Several seeds. With ``seeds=[0, 1, 2]`` every system runs once per seed (one folder per seed:
+``<out>/<system>/<scale>-seed<N>-<hash>/``; the hash covers config and code, not the seed, so
+the folders of one multi-seed run share it). After a run over two or more seeds,
+:func:`write_seeds_summary` writes ``<out>/<system>/<scale>-seeds-summary.json``: per claim id,
+the claim combined over the seeds by :func:`neurips26.harness.claims.over_seeds` (unanimous
+rule: holds if it held in every seed, does not hold if it held in none, otherwise inconclusive;
+not checkable if any seed was), with its :class:`~neurips26.harness.claims.SeedRecord` (seeds,
+held k of n, per-seed values and verdicts). :func:`seeds_summary` computes the same from any
+list of results, and :func:`results_by_seed` lists a folder's results per (system, scale, seed).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import heapq
+import importlib
 import json
 import os
 import platform
 import signal
 import subprocess
+import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -26,12 +47,13 @@ from typing import Any
 
 from rich.markup import escape
 
-from .claims import Outcome
-from .config import ConfigError, ExperimentConfig, apply_overrides
+from .claims import Outcome, over_seeds
+from .config import ConfigError, ExperimentConfig, Resources, apply_overrides
 from .context import RunContext
-from .results import RESULT_FILE, Result, load_result, to_jsonable
+from .results import RESULT_FILE, Result, atomic_write_bytes, atomic_write_text, load_result, to_jsonable
 
 SCALES = ("quick", "full")
+EXECUTORS = ("local", "pool", "ray")
 _PKG_ROOT = Path(__file__).resolve().parent.parent
 # Set by the runner's SIGINT handler. Python can swallow a KeyboardInterrupt raised inside a
 # weakref callback or __del__ ("Exception ignored in ..."), and a system's broad ``except`` can
@@ -51,6 +73,58 @@ class SystemSpec:
     name: str
     module: ModuleType
     overrides: dict[str, Any]
+
+
+@dataclass
+class Task:
+    """One (system, seed, scale) run: everything a worker needs, and picklable.
+
+    Attributes:
+        system: system name (``lr_schedules``).
+        module_name: importable name of its experiment module (a worker imports it).
+        config: the validated config (pickled as its field values; a worker re-validates them
+            with the module's ``Config``).
+        overrides: the ``--set``/grid values applied on top of the scale's config.
+        scale: ``quick`` or ``full``.
+        seed: the run's seed.
+        version: :func:`code_version` of the system on the driver.
+        commit: the driver's git commit (``""`` outside git).
+        run_key: the run folder's name (:func:`run_key`).
+        resources: what the run needs (the config's ``resources()``).
+        label: how progress lines name the task (``lr-schedules seed 1``).
+        index: position in the run's task list (results are returned in this order).
+        module: the module object on the driver (not pickled; the local executor uses it, so
+            in-process test modules need not be importable).
+    """
+
+    system: str
+    module_name: str
+    config: Any
+    overrides: dict[str, Any]
+    scale: str
+    seed: int
+    version: str
+    commit: str
+    run_key: str
+    resources: Resources = field(default_factory=Resources)
+    label: str = ""
+    index: int = 0
+    module: ModuleType | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["module"] = None
+        if isinstance(self.config, ExperimentConfig):
+            state["config"] = self.config.model_dump()
+        return state
+
+    def load(self) -> tuple[ModuleType, ExperimentConfig]:
+        """The experiment module (imported by name in a worker) and the validated config."""
+        module = self.module or importlib.import_module(self.module_name)
+        config = self.config
+        if not isinstance(config, ExperimentConfig):
+            config = module.Config.model_validate(config)
+        return module, config
 
 
 def code_version(system: str) -> str:
@@ -124,131 +198,489 @@ def resolve_config(module: ModuleType, scale: str, overrides: dict[str, Any], sy
     return apply_overrides(base, overrides, system) if overrides else base
 
 
+def config_resources(config: ExperimentConfig, system: str) -> Resources:
+    """``config.resources()``, checked to be a :class:`Resources`.
+
+    Raises:
+        ConfigError: if the system's ``resources()`` returns something else or raises.
+    """
+    try:
+        res = config.resources()
+    except Exception as exc:  # a system's own method: report it as one line
+        raise ConfigError(f"{system}: Config.resources() raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(res, Resources):
+        raise ConfigError(f"{system}: Config.resources() returned {type(res).__name__}, expected Resources")
+    return res
+
+
 def run_key(scale: str, seed: int, config: ExperimentConfig, version: str) -> str:
     """Folder name of a run: scale, seed and a hash of (config, code version)."""
     blob = json.dumps({"config": to_jsonable(config.model_dump()), "code": version}, sort_keys=True)
     return f"{scale}-seed{seed}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
 
 
+def parse_seeds(text: str) -> list[int]:
+    """``"0,1,2"`` → ``[0, 1, 2]``; a single count ``"5"`` → ``[0, 1, 2, 3, 4]``.
+
+    Raises:
+        ConfigError: empty, not integers, a count < 1, a seed outside 0..2**32-1, or repeated.
+    """
+    text = text.strip()
+    allowed = "a count (5 = seeds 0..4) or a comma-separated list of seeds (0,1,2), each 0..2**32-1"
+    try:
+        if "," in text:
+            seeds = [int(s) for s in text.split(",") if s.strip()]
+        else:
+            count = int(text)
+            if count < 1:
+                raise ConfigError(f"--seeds {text!r}: a count must be at least 1; allowed: {allowed}")
+            if count > 10_000:
+                raise ConfigError(f"--seeds {text!r}: at most 10000 seeds; allowed: {allowed}")
+            seeds = list(range(count))
+    except ValueError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"--seeds {text!r}: not integers; allowed: {allowed}") from None
+    if not seeds:
+        raise ConfigError(f"--seeds {text!r}: no seed given; allowed: {allowed}")
+    bad = [s for s in seeds if not 0 <= s < 2**32]
+    if bad:
+        raise ConfigError(f"--seeds {text!r}: seed {bad[0]} out of range; allowed: {allowed}")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds {text!r}: a seed is repeated; allowed: {allowed}")
+    return seeds
+
+
+def make_task(spec: SystemSpec, config: ExperimentConfig, *, scale: str, seed: int, index: int = 0,
+              label: str = "", commit: str | None = None) -> Task:
+    """The :class:`Task` that runs ``spec`` with ``config`` at ``scale`` and ``seed``."""
+    version = code_version(spec.name)
+    return Task(system=spec.name, module_name=spec.module.__name__, config=config,
+                overrides=dict(spec.overrides), scale=scale, seed=int(seed), version=version,
+                commit=git_commit() if commit is None else commit,
+                run_key=run_key(scale, seed, config, version),
+                resources=config_resources(config, spec.name),
+                label=label or f"{spec.name.replace('_', '-')} seed {seed}", index=index, module=spec.module)
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _result(task: Task, config: Any, *, status: str, error: str, outcome: Outcome, started: str,
+            wall: float, figures: Sequence[str] = (), captions: dict | None = None, device: str = "") -> Result:
+    cfg = config.model_dump() if isinstance(config, ExperimentConfig) else config
+    return Result(
+        system=task.system, status=status, scale=task.scale, seed=task.seed,
+        config=to_jsonable(cfg), run_key=task.run_key,
+        code_version=task.version + (f" ({task.commit})" if task.commit else ""),
+        started_at=started, finished_at=_now(), wall_time_s=round(wall, 3),
+        metrics=to_jsonable(outcome.metrics), claims=list(outcome.claims), notes=outcome.notes,
+        figures=list(figures), environment=environment(device) if device else {}, error=error,
+        overrides=to_jsonable(task.overrides), captions=dict(captions or {}),
+    )
+
+
+def execute(task: Task, run_dir: Path, *, device: str | None = None, progress: Any = None) -> Result:
+    """Run one task with ``run_dir`` as its folder (figures land there); returns its result.
+
+    Does not write ``result.json`` (the driver does). Exceptions raised by the system (or by
+    importing it) become a ``failed`` result with the traceback; ``KeyboardInterrupt``
+    propagates. ``device=None`` takes this machine's default (cuda if torch sees a GPU).
+    """
+    device = device or default_device()
+    ctx = RunContext(seed=task.seed, out_dir=Path(run_dir), device=device, progress=progress)
+    started, t0 = _now(), time.perf_counter()
+    status, error, outcome = "ok", "", Outcome()
+    config: Any = task.config
+    try:
+        module, config = task.load()
+        outcome = module.run(config, ctx)
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"{task.system}.experiment.run returned {type(outcome).__name__}, expected Outcome")
+    except KeyboardInterrupt:
+        raise
+    except Exception:  # one system failing must not lose the others
+        status, error, outcome = "failed", traceback.format_exc(), Outcome()
+    if _SIGINT.is_set():  # a Ctrl-C was swallowed during the run: its result is not trusted
+        raise KeyboardInterrupt
+    return _result(task, config, status=status, error=error, outcome=outcome, started=started,
+                   wall=time.perf_counter() - t0, figures=ctx.figures, captions=ctx.captions, device=device)
+
+
+def failed_result(task: Task, error: str) -> Result:
+    """A ``failed`` result for a task whose worker died or could not return (``error``: why)."""
+    now = _now()
+    return _result(task, task.config, status="failed", error=error, outcome=Outcome(), started=now, wall=0.0)
+
+
+def finished_result(task: Task, out: Path) -> Result | None:
+    """The task's finished (``ok``) result under ``out``, if there is one (resume)."""
+    path = Path(out) / task.system / task.run_key / RESULT_FILE
+    if path.exists():
+        try:
+            res = load_result(path)
+        except ValueError:
+            return None
+        if res.status == "ok":
+            return res
+    return None
+
+
+def store(task: Task, result: Result, out: Path, files: dict[str, bytes] | None = None) -> Path:
+    """Write a task's files (figures; from a worker) and then its ``result.json``, atomically.
+
+    ``files`` maps paths relative to the run folder to their bytes; ``None`` when the run wrote
+    them in place. The result is written last, so a folder with a ``result.json`` is complete.
+
+    Raises:
+        ValueError: a file path outside the run folder.
+    """
+    run_dir = Path(out) / task.system / task.run_key
+    for rel, data in (files or {}).items():
+        parts = Path(rel).parts
+        if not parts or Path(rel).is_absolute() or ".." in parts:
+            raise ValueError(f"{task.label}: worker returned a file outside its run folder: {rel!r}")
+        atomic_write_bytes(run_dir / rel, data)
+    return result.save(run_dir)
+
+
 def run_one(spec: SystemSpec, config: ExperimentConfig, *, scale: str, seed: int, out: Path,
             device: str, progress: Any = None, force: bool = False) -> tuple[Result, bool]:
-    """Run one system (or reuse its finished run). Returns (result, reused).
+    """Run one system in this process (or reuse its finished run). Returns (result, reused).
 
     Exceptions raised by the system are caught and returned as a ``failed`` result;
     ``KeyboardInterrupt`` propagates and nothing is written for the interrupted system.
     """
-    version = code_version(spec.name)
-    key = run_key(scale, seed, config, version)
-    run_dir = Path(out) / spec.name / key
-    existing = run_dir / RESULT_FILE
-    if existing.exists() and not force:
-        try:
-            res = load_result(existing)
-            if res.status == "ok":
-                return res, True
-        except ValueError:
-            pass
-    ctx = RunContext(seed=seed, out_dir=run_dir, device=device, progress=progress)
-    started, t0 = _now(), time.perf_counter()
-    status, error, outcome = "ok", "", Outcome()
-    try:
-        outcome = spec.module.run(config, ctx)
-        if not isinstance(outcome, Outcome):
-            raise TypeError(f"{spec.name}.experiment.run returned {type(outcome).__name__}, expected Outcome")
-    except KeyboardInterrupt:
-        raise
-    except Exception:  # one system failing must not lose the others
-        status, error = "failed", traceback.format_exc()
-    if _SIGINT.is_set():  # a Ctrl-C was swallowed during the run: its result is not trusted
-        raise KeyboardInterrupt
-    result = Result(
-        system=spec.name, status=status, scale=scale, seed=seed,
-        config=to_jsonable(config.model_dump()), run_key=key,
-        code_version=version + (f" ({c})" if (c := git_commit()) else ""),
-        started_at=started, finished_at=_now(), wall_time_s=round(time.perf_counter() - t0, 3),
-        metrics=to_jsonable(outcome.metrics), claims=list(outcome.claims), notes=outcome.notes,
-        figures=list(ctx.figures), environment=environment(device), error=error,
-        overrides=to_jsonable(spec.overrides), captions=dict(ctx.captions),
-    )
-    result.save(run_dir)
+    task = make_task(spec, config, scale=scale, seed=seed)
+    if not force and (done := finished_result(task, out)) is not None:
+        return done, True
+    result = execute(task, Path(out) / task.system / task.run_key, device=device, progress=progress)
+    store(task, result, out)
     return result, False
 
 
-def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 0,
-              out: Path = Path("results"), device: str | None = None, force: bool = False,
-              console: Any = None) -> tuple[list[Result], bool]:
-    """Run each system in turn, then write ``out/report.html``.
+# ----------------------------------------------------------------------------- estimates
 
-    Configs are resolved (and validated) for every system before any runs, so a bad
-    ``--set`` fails fast. Returns (results of the systems that finished, interrupted?).
+def _recorded_times(out: Path) -> dict[tuple[str, str], list[tuple[str, str, float]]]:
+    """(system, scale) → [(config-and-code hash, finished_at, wall seconds)] of ok results."""
+    times: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
+    for path in Path(out).glob(f"*/*/{RESULT_FILE}"):
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+            if d.get("status") == "ok" and isinstance(d.get("wall_time_s"), (int, float)):
+                times.setdefault((d["system"], d["scale"]), []).append(
+                    (str(d.get("run_key", "")).rsplit("-", 1)[-1], str(d.get("finished_at", "")),
+                     float(d["wall_time_s"])))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return times
+
+
+def estimate_seconds(tasks: Sequence[Task], out: Path) -> list[float | None]:
+    """Each task's expected wall time from the last recorded run in ``out``.
+
+    The last ``ok`` run with the same config and code (any seed) if there is one, else the last
+    ``ok`` run of the same system and scale; ``None`` where nothing is recorded.
+    """
+    times = _recorded_times(out)
+    est: list[float | None] = []
+    for t in tasks:
+        rows = times.get((t.system, t.scale), [])
+        same = [r for r in rows if r[0] == t.run_key.rsplit("-", 1)[-1]]
+        pick = max(same or rows, key=lambda r: r[1], default=None)
+        est.append(pick[2] if pick else None)
+    return est
+
+
+def schedule_length(durations: Sequence[float], cpus: Sequence[float], total_cpus: float) -> float:
+    """Makespan of running tasks greedily (longest first) on ``total_cpus`` cores.
+
+    A task holding ``cpus[i]`` cores (capped at ``total_cpus``) runs in ``durations[i]``
+    seconds; inferred: a simple list-scheduling model, good enough for an estimate.
+    """
+    if not durations:
+        return 0.0
+    slots = max(1, int(total_cpus // max(1.0, min(total_cpus, max(cpus)))))
+    heap = [0.0] * slots
+    for d in sorted(durations, reverse=True):
+        heapq.heappush(heap, heapq.heappop(heap) + d)
+    return max(heap)
+
+
+def _fmt_duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def estimate_line(todo: Sequence[Task], n_done: int, out: Path, total_cpus: float, executor: str) -> str:
+    """One line: how many tasks run, how many are reused, and the expected duration."""
+    head = f"{len(todo)} task{'s' if len(todo) != 1 else ''} to run" + (f", {n_done} already done" if n_done else "")
+    if not todo:
+        return head
+    est = estimate_seconds(todo, out)
+    known = [e for e in est if e is not None]
+    if not known:
+        return f"{head}; no recorded run times in {str(out)!r} yet to estimate the duration"
+    fill = sum(known) / len(known)
+    cpus = [t.resources.num_cpus for t in todo]
+    total = total_cpus if executor != "local" else max(cpus)
+    span = schedule_length([e if e is not None else fill for e in est], cpus, total)
+    missing = sorted({t.label.split(" seed ")[0] for t, e in zip(todo, est) if e is None})
+    tail = f" (no record for {', '.join(missing)}: assumed {_fmt_duration(fill)} each)" if missing else ""
+    return f"{head}; estimated {_fmt_duration(span)} from the last recorded run times{tail}"
+
+
+# ----------------------------------------------------------------------------- seeds
+
+def results_by_seed(out: Path, system: str | None = None, scale: str | None = None,
+                    ) -> dict[tuple[str, str], dict[int, Result]]:
+    """Results under ``out`` per (system, scale) and seed: the most recently finished of each.
+
+    Unreadable ``result.json`` files are skipped (``latest_results`` lists them).
+    """
+    found: dict[tuple[str, str], dict[int, Result]] = {}
+    pattern = f"{system or '*'}/*/{RESULT_FILE}"
+    for path in sorted(Path(out).glob(pattern)):
+        try:
+            res = load_result(path)
+        except (OSError, ValueError):
+            continue
+        if scale is not None and res.scale != scale:
+            continue
+        per = found.setdefault((res.system, res.scale), {})
+        cur = per.get(res.seed)
+        if cur is None or res.finished_at > cur.finished_at:
+            per[res.seed] = res
+    return found
+
+
+def seeds_summary(results: Sequence[Result]) -> dict[str, Any]:
+    """Per-claim verdict over the seeds of ``results`` (one system, one scale, one config).
+
+    Each claim id found in the ``ok`` results is combined with
+    :func:`~neurips26.harness.claims.over_seeds` (unanimous rule; see the module docstring).
+    Returns a JSON-ready dict: ``system``, ``scale``, ``seeds`` (ok ones), ``failed_seeds``,
+    ``run_keys``, ``claims`` (list of claim dicts with ``seeds.held`` k of ``len(seeds.seeds)``)
+    and ``counts`` ({kind: {verdict: n}}).
 
     Raises:
-        ConfigError: if any system's config is invalid.
+        ValueError: no results, or results of several systems or scales.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from .claims import counts_by_kind
 
-    from .report import write_report
+    results = sorted(results, key=lambda r: r.seed)
+    if not results:
+        raise ValueError("seeds_summary(): no results")
+    if len({(r.system, r.scale) for r in results}) != 1:
+        raise ValueError("seeds_summary(): results of several systems or scales")
+    ok = [r for r in results if r.status == "ok"]
+    ids: list[str] = []
+    for r in ok:
+        ids += [c.id for c in r.claims if c.id not in ids]
+    combined = []
+    for cid in ids:
+        pairs = [(r.seed, c) for r in ok for c in r.claims if c.id == cid]
+        combined.append(over_seeds([c for _, c in pairs], [s for s, _ in pairs]))
+    return to_jsonable({
+        "system": results[0].system, "scale": results[0].scale,
+        "seeds": [r.seed for r in ok], "failed_seeds": [r.seed for r in results if r.status != "ok"],
+        "run_keys": [r.run_key for r in results], "written_at": _now(),
+        "counts": counts_by_kind(combined), "claims": [c.to_dict() for c in combined],
+    })
 
-    device = device or default_device()
-    configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
-    results: list[Result] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+def write_seeds_summary(results: Sequence[Result], out: Path) -> Path | None:
+    """Write :func:`seeds_summary` to ``<out>/<system>/<scale>-seeds-summary.json``.
+
+    Returns the path, or ``None`` (nothing written) with fewer than two seeds.
+    """
+    if len({r.seed for r in results}) < 2:
+        return None
+    summary = seeds_summary(results)
+    path = Path(out) / summary["system"] / f"{summary['scale']}-seeds-summary.json"
+    atomic_write_text(path, json.dumps(summary, indent=2, allow_nan=False, ensure_ascii=False))
+    return path
+
+
+# ----------------------------------------------------------------------------- driver
+
+def _counts_text(res: Result) -> str:
+    c = res.counts()
+    parts = [f"{c['holds']} hold", f"{c['does_not_hold']} do not hold"]
+    if c.get("inconclusive"):
+        parts.append(f"{c['inconclusive']} inconclusive")
+    parts.append(f"{c['not_checkable']} not checkable")
+    return ", ".join(parts)
+
+
+class _Display:
+    """Progress over the run's tasks: a rich bar on a terminal, else one line per task on stderr."""
+
+    def __init__(self, console: Any, total: int, done: int) -> None:
+        from rich.console import Console
+
+        self.console = console if console is not None else Console()
+        self.err = Console(stderr=True, soft_wrap=True, highlight=False)
+        self.total, self.done, self.t0 = total, done, time.perf_counter()
+        self.progress: Any = None
+        self.bar = None
+        if self.console.is_terminal:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TimeRemainingColumn(), console=self.console,
+                                     transient=False)
+
+    def __enter__(self) -> "_Display":
+        if self.progress is not None:
+            self.progress.start()
+            self.bar = self.progress.add_task("tasks", total=self.total, completed=self.done)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    @property
+    def out(self) -> Any:
+        return self.progress.console if self.progress is not None else self.console
+
+    def running(self, label: str) -> None:
+        if self.progress is not None:
+            self.progress.update(self.bar, description=f"[bold]{escape(label)}")
+
+    def finished(self, task: Task, res: Result, reused: bool) -> None:
+        tag = "reused" if reused else f"{res.wall_time_s:.1f}s"
+        if res.status == "ok":
+            self.out.print(f"[green]✓[/] {escape(task.label)} ({tag}): {_counts_text(res)}")
+        else:
+            last = res.error.strip().splitlines()[-1] if res.error.strip() else "error"
+            self.out.print(f"[red]✗[/] {escape(task.label)} failed: {escape(last)}")
+        if reused:
+            return
+        self.done += 1
+        if self.progress is not None:
+            self.progress.advance(self.bar)
+        else:  # no terminal: a plain line per finished task on stderr (for logs)
+            self.err.print(f"[{self.done}/{self.total}] {task.system} seed {task.seed} {task.scale}: "
+                           f"{res.status} in {res.wall_time_s:.1f} s "
+                           f"(elapsed {_fmt_duration(time.perf_counter() - self.t0)})", markup=False)
+
+
+def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, force: bool = False,
+              console: Any = None, executor: str = "local", address: str | None = None,
+              workers: int | None = None) -> tuple[list[Result], bool]:
+    """Run ``tasks`` on ``executor``, writing each result under ``out`` as it finishes.
+
+    Finished tasks (same config and code, status ok) are reused unless ``force``. Prints an
+    estimate of the duration first (from the last recorded run times in ``out``), then progress.
+    Returns (results in task order — finished and reused ones only —, interrupted?).
+    Ctrl-C cancels outstanding tasks and keeps the finished ones.
+    """
+    from .executor import make_executor
+
+    tasks = list(tasks)
+    for i, t in enumerate(tasks):
+        t.index = i
+    results: dict[int, Result] = {}
+    reused: list[Task] = []
+    todo: list[Task] = []
+    for t in tasks:
+        done = None if force else finished_result(t, out)
+        if done is not None:
+            results[t.index] = done
+            reused.append(t)
+        else:
+            todo.append(t)
     _SIGINT.clear()
     handler = None
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
             signal.SIG_IGN, None):
         handler = signal.signal(signal.SIGINT, _on_sigint)
-    interrupted = False
+    interrupted, current = False, ""
+    display = _Display(console, total=len(tasks), done=len(reused))
+    ex = None
     try:
-        with Progress(*columns, console=console, transient=False) as progress:
-            interrupted = _run_all(specs, configs, results, scale=scale, seed=seed, out=out,
-                                   device=device, force=force, progress=progress)
-        try:
-            write_report(Path(out))
-        except KeyboardInterrupt:  # the previous report.html is left intact (atomic write)
-            interrupted = True
+        with display:
+            for t in reused:
+                display.finished(t, results[t.index], reused=True)
+            if todo:
+                ex = make_executor(executor, address=address, workers=workers, tasks=todo)
+                display.out.print(estimate_line(todo, len(reused), out, ex.total_cpus, executor)
+                                  + f" ({ex.describe()})", highlight=False)
+                for task, res, files in ex.run(todo, out=out, device=device, progress=display.progress,
+                                               on_start=display.running):
+                    current = task.label  # a finished worker's result is complete: keep it
+                    store(task, res, out, files)
+                    results[task.index] = res
+                    current = ""
+                    display.finished(task, res, reused=False)
+                    if _SIGINT.is_set():
+                        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        interrupted = True
+        running = [current] if current else (ex.running() if ex is not None else [])
+        where = f" during {', '.join(running)}" if running else ""
+        display.console.print(f"[yellow]interrupted{escape(where)}; finished runs are kept; rerun to resume")
     finally:
+        if ex is not None:
+            try:
+                ex.close()
+            except KeyboardInterrupt:
+                interrupted = True
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
         interrupted = interrupted or _SIGINT.is_set()
         _SIGINT.clear()
+    return [results[i] for i in sorted(results)], interrupted
+
+
+def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 0,
+              seeds: Sequence[int] | None = None, out: Path = Path("results"), device: str | None = None,
+              force: bool = False, console: Any = None, executor: str = "local", address: str | None = None,
+              workers: int | None = None) -> tuple[list[Result], bool]:
+    """Run each system over ``seeds`` (default ``[seed]``) on ``executor``, then write
+    ``out/report.html`` (and, over two or more seeds, each system's seeds summary).
+
+    Configs are resolved (and validated) and each run's requirements checked
+    (:func:`neurips26.harness.executor.check_requirements`) before any runs, so a bad ``--set``
+    or a missing GPU/credential fails fast. Returns (results of the runs that finished, in
+    system-then-seed order; interrupted?).
+
+    Raises:
+        ConfigError: if any system's config is invalid or a requirement is missing.
+    """
+    from .executor import check_requirements
+    from .report import write_report
+
+    seeds = list(seeds) if seeds is not None else [seed]
+    if executor not in EXECUTORS:
+        raise ConfigError(f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
+    if executor == "local":
+        device = device or default_device()
+    configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+    commit = git_commit()
+    tasks = [make_task(s, c, scale=scale, seed=sd, commit=commit) for s, c in zip(specs, configs) for sd in seeds]
+    check_requirements(tasks, executor=executor, address=address, device=device)
+    results, interrupted = run_tasks(tasks, out=out, device=device, force=force, console=console,
+                                     executor=executor, address=address, workers=workers)
+    if len(seeds) > 1:
+        for s in specs:
+            mine = [r for r in results if r.system == s.name]
+            if len({r.seed for r in mine}) > 1:
+                write_seeds_summary(mine, out)
+    try:
+        write_report(Path(out))
+    except KeyboardInterrupt:  # the previous report.html is left intact (atomic write)
+        interrupted = True
     return results, interrupted
 
 
-def _run_all(specs: Sequence[SystemSpec], configs: list[ExperimentConfig], results: list[Result], *,
-             scale: str, seed: int, out: Path, device: str, force: bool, progress: Any) -> bool:
-    """Run the systems in turn, appending to ``results``; returns whether Ctrl-C stopped it."""
-    top = progress.add_task("systems", total=len(specs))
-    current = ""
-    try:
-        for spec, config in zip(specs, configs):
-            current = spec.name
-            progress.update(top, description=f"[bold]{spec.name}")
-            res, reused = run_one(spec, config, scale=scale, seed=seed, out=out, device=device,
-                                  progress=progress, force=force)
-            results.append(res)
-            current = ""
-            counts = res.counts()
-            tag = "reused" if reused else f"{res.wall_time_s:.1f}s"
-            if res.status == "ok":
-                progress.console.print(
-                    f"[green]✓[/] {spec.name} ({tag}): {counts['holds']} hold, "
-                    f"{counts['does_not_hold']} do not hold, {counts['not_checkable']} not checkable")
-            else:
-                last = res.error.strip().splitlines()[-1] if res.error.strip() else "error"
-                progress.console.print(f"[red]✗[/] {spec.name} failed: {escape(last)}")
-            progress.advance(top)
-            if _SIGINT.is_set():
-                raise KeyboardInterrupt
-    except KeyboardInterrupt:
-        where = f" during {current}" if current else ""
-        progress.console.print(f"[yellow]interrupted{where}; finished systems are kept; rerun to resume")
-        return True
-    return False
-
-
-__all__ = ["SystemSpec", "reproduce", "run_one", "resolve_config", "code_version", "ConfigError"]
+__all__ = ["SystemSpec", "Task", "reproduce", "run_tasks", "run_one", "execute", "make_task", "resolve_config",
+           "code_version", "parse_seeds", "seeds_summary", "write_seeds_summary", "results_by_seed",
+           "estimate_seconds", "ConfigError", "SCALES", "EXECUTORS"]
