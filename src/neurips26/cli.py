@@ -1,4 +1,4 @@
-"""The ``neurips26`` command: list · reproduce · report · show."""
+"""The ``neurips26`` command: list · reproduce · sweep · report · show."""
 
 from __future__ import annotations
 
@@ -105,62 +105,121 @@ def _check_device(device: str) -> None:
         _fail(f"--device {device!r}: torch sees no {kind} device here; use --device cpu (or omit --device)")
 
 
+def _apply_sets(specs: list, set_: list[str]) -> None:
+    """Apply ``--set [system:]key=value`` items to the specs' overrides (one-line errors)."""
+    for item in set_:
+        target, key, value = parse_assignment(item)
+        matched = [s for s in specs if (target is None or s.name == target)
+                   and key in s.module.Config.model_fields]
+        names = ", ".join(s.name.replace("_", "-") for s in specs)
+        if target is not None and target not in {s.name for s in specs}:
+            try:
+                get_paper(target)
+                what = "is not among those being run"
+            except KeyError:
+                what = "is not a known system"
+            _fail(f"--set {item!r}: system {target.replace('_', '-')!r} {what}; selected: {names}")
+        if not matched:
+            keys = "; ".join(f"{s.name.replace('_', '-')}: {', '.join(s.module.Config.model_fields)}"
+                             for s in specs if target is None or s.name == target)
+            _fail(f"--set {item!r}: no selected system has a config key {key!r}; keys: {keys}")
+        raw = item.split("=", 1)[1]
+        for s in matched:  # a text field takes the text as typed: --set model=1 means "1"
+            text_field = s.module.Config.model_fields[key].annotation is str
+            s.overrides[key] = raw if text_field and not isinstance(value, str) else value
+
+
+def _prepare_out(out: Path) -> None:
+    """Create the results folder or fail with one line (a file, not creatable, not writable)."""
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {str(out)!r}: is a file; give a folder (created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail(f"--out {str(out)!r}: cannot create the folder ({exc.strerror or exc})")
+    if not os.access(out, os.W_OK | os.X_OK):
+        _fail(f"--out {str(out)!r}: the folder is not writable; give a writable folder")
+
+
+def _seed_list(seed: Optional[int], seeds: Optional[str]) -> list[int]:
+    """``--seed N`` or ``--seeds 0,1,2`` / ``--seeds 5`` (= 0..4) as a list (default ``[0]``)."""
+    from .harness.runner import parse_seeds
+
+    if seed is not None and seeds is not None:
+        _fail(f"--seed {seed} and --seeds {seeds!r}: give one of them")
+    if seeds is not None:
+        try:
+            return parse_seeds(seeds)
+        except ConfigError as exc:
+            _fail(str(exc))
+    seed = 0 if seed is None else seed
+    if not 0 <= seed < 2**32:  # numpy's and every system's seeding accept this range
+        _fail(f"--seed {seed}: allowed: an integer from 0 to {2**32 - 1}")
+    return [seed]
+
+
+def _check_executor(executor: str, address: Optional[str], workers: Optional[int]) -> None:
+    from .harness.runner import EXECUTORS
+
+    if executor not in EXECUTORS:
+        _fail(f"--executor {executor!r}: allowed values are {', '.join(EXECUTORS)}")
+    if address is not None and executor != "ray":
+        _fail(f"--address {address!r} needs --executor ray")
+    if workers is not None and workers < 1:
+        _fail(f"--workers {workers}: allowed: an integer >= 1")
+    if executor == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            _fail("--executor ray needs Ray, which is not installed: pip install 'neurips26[cluster]'")
+
+
+_SEEDS_HELP = "Seeds: a count (5 = seeds 0..4) or a list (0,1,2); each seed is one run per system."
+_EXECUTOR_HELP = ("Where runs happen: local (in this process, one after another), pool (a process per run, "
+                  "in parallel on this machine) or ray (Ray tasks; a local Ray instance, or --address).")
+_ADDRESS_HELP = "Ray cluster to join (HOST:PORT of `ray start --head`, or ray://HOST:PORT); needs --executor ray."
+_WORKERS_HELP = "Cores to use for pool / a local Ray instance (default: all)."
+
+
 @app.command()
 def reproduce(
     systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to run (default: every implemented one).")] = None,
     scale: Annotated[str, typer.Option(help="quick (2 CPU cores, minutes) or full (paper scale, GPU/cluster).")] = "quick",
     out: Annotated[Path, typer.Option(help="Results folder.")] = Path("results"),
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[Optional[int], typer.Option(help="Random seed  [default: 0]", show_default=False)] = None,
+    seeds: Annotated[Optional[str], typer.Option(help=_SEEDS_HELP)] = None,
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="Config override key=value or system:key=value (repeatable).")] = None,
     force: Annotated[bool, typer.Option(help="Rerun systems whose result already exists.")] = False,
     device: Annotated[Optional[str], typer.Option(help="torch device (default: cuda if available, else cpu).")] = None,
+    executor: Annotated[str, typer.Option(help=_EXECUTOR_HELP)] = "local",
+    address: Annotated[Optional[str], typer.Option(help=_ADDRESS_HELP)] = None,
+    workers: Annotated[Optional[int], typer.Option(help=_WORKERS_HELP)] = None,
     open_report: Annotated[bool, typer.Option("--open", help="Open report.html in a browser when done.")] = False,
 ) -> None:
-    """Run the reproductions, write results and report.html."""
-    from .harness.runner import SystemSpec, resolve_config
+    """Run the reproductions (each system once per seed), write results and report.html."""
+    from .harness.executor import check_requirements
+    from .harness.runner import SystemSpec, git_commit, make_task, resolve_config
     from .harness.runner import reproduce as run_all
 
     if scale not in ("quick", "full"):
         _fail(f"--scale {scale!r}: allowed values are quick, full")
-    if not 0 <= seed < 2**32:  # numpy's and every system's seeding accept this range
-        _fail(f"--seed {seed}: allowed: an integer from 0 to {2**32 - 1}")
+    seed_list = _seed_list(seed, seeds)
+    _check_executor(executor, address, workers)
     if device is not None:
         _check_device(device)
     papers = _select(systems or [])
     specs = [SystemSpec(p.system, load_experiment(p), {}) for p in papers]
     try:
-        for item in set_ or []:
-            target, key, value = parse_assignment(item)
-            matched = [s for s in specs if (target is None or s.name == target)
-                       and key in s.module.Config.model_fields]
-            names = ", ".join(s.name.replace("_", "-") for s in specs)
-            if target is not None and target not in {s.name for s in specs}:
-                try:
-                    get_paper(target)
-                    what = "is not among those being run"
-                except KeyError:
-                    what = "is not a known system"
-                _fail(f"--set {item!r}: system {target.replace('_', '-')!r} {what}; selected: {names}")
-            if not matched:
-                keys = "; ".join(f"{s.name.replace('_', '-')}: {', '.join(s.module.Config.model_fields)}"
-                                 for s in specs if target is None or s.name == target)
-                _fail(f"--set {item!r}: no selected system has a config key {key!r}; keys: {keys}")
-            raw = item.split("=", 1)[1]
-            for s in matched:  # a text field takes the text as typed: --set model=1 means "1"
-                text_field = s.module.Config.model_fields[key].annotation is str
-                s.overrides[key] = raw if text_field and not isinstance(value, str) else value
-        for s in specs:  # validate every config before touching the disk
-            resolve_config(s.module, scale, s.overrides, s.name)
-        if out.exists() and not out.is_dir():
-            _fail(f"--out {str(out)!r}: is a file; give a folder (created if missing)")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            _fail(f"--out {str(out)!r}: cannot create the folder ({exc.strerror or exc})")
-        if not os.access(out, os.W_OK | os.X_OK):
-            _fail(f"--out {str(out)!r}: the folder is not writable; give a writable folder")
-        results, interrupted = run_all(specs, scale=scale, seed=seed, out=out, device=device,
-                                       force=force, console=console)
+        _apply_sets(specs, set_ or [])
+        commit = git_commit()
+        for s in specs:  # validate every config and its requirements before touching the disk
+            config = resolve_config(s.module, scale, s.overrides, s.name)
+            check_requirements([make_task(s, config, scale=scale, seed=seed_list[0], commit=commit)],
+                               executor=executor, address=address, device=device)
+        _prepare_out(out)
+        results, interrupted = run_all(specs, scale=scale, seeds=seed_list, out=out, device=device,
+                                       force=force, console=console, executor=executor, address=address,
+                                       workers=workers)
     except ConfigError as exc:
         _fail(str(exc))
     except OSError as exc:  # disk full, folder removed mid-run, ...
@@ -174,6 +233,63 @@ def reproduce(
     if interrupted:
         raise typer.Exit(130)
     if any(r.status != "ok" for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
+def sweep(
+    system: Annotated[str, typer.Argument(help="The system to sweep, e.g. lr-schedules.")],
+    grid: Annotated[list[str], typer.Option(help="key=v1,v2,... (repeatable: the grid is the product).")],
+    metric: Annotated[Optional[str], typer.Option(help="Metric to tabulate and plot (dots reach into nested metrics).")] = None,
+    claim: Annotated[Optional[str], typer.Option(help="Claim id to tabulate and plot (verdict, held in k of n seeds).")] = None,
+    scale: Annotated[str, typer.Option(help="quick or full: the base config of every point.")] = "quick",
+    seeds: Annotated[str, typer.Option(help=_SEEDS_HELP)] = "1",
+    out: Annotated[Path, typer.Option(help="Folder for the runs, the table (CSV) and the figure.")] = Path("sweeps"),
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Config override applied at every point (repeatable).")] = None,
+    force: Annotated[bool, typer.Option(help="Rerun points whose result already exists.")] = False,
+    device: Annotated[Optional[str], typer.Option(help="torch device (default: cuda if available, else cpu).")] = None,
+    executor: Annotated[str, typer.Option(help=_EXECUTOR_HELP)] = "local",
+    address: Annotated[Optional[str], typer.Option(help=_ADDRESS_HELP)] = None,
+    workers: Annotated[Optional[int], typer.Option(help=_WORKERS_HELP)] = None,
+) -> None:
+    """Run SYSTEM over a grid of config values (x seeds); tabulate and plot a metric or claim."""
+    from .harness.runner import SystemSpec
+    from .harness.sweep import parse_grid, rich_table, run_sweep
+
+    if scale not in ("quick", "full"):
+        _fail(f"--scale {scale!r}: allowed values are quick, full")
+    if metric and claim:
+        _fail("give --metric or --claim, not both")
+    seed_list = _seed_list(None, seeds)
+    _check_executor(executor, address, workers)
+    if device is not None:
+        _check_device(device)
+    paper = _select([system])[0]
+    spec = SystemSpec(paper.system, load_experiment(paper), {})
+    try:
+        _apply_sets([spec], set_ or [])
+        grid_values = parse_grid(grid, spec.module.Config, spec.name)
+        clash = sorted(set(grid_values) & set(spec.overrides))
+        if clash:
+            _fail(f"--grid and --set both give {clash[0]!r}; give it in one of them")
+        _prepare_out(out)
+        res = run_sweep(spec, grid_values, scale=scale, seeds=seed_list, out=out, metric=metric, claim=claim,
+                        executor=executor, address=address, workers=workers, device=device, force=force,
+                        console=console)
+    except ConfigError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write results under {str(out)!r}: {exc}", code=1)
+    what = metric or (f"claim {claim}" if claim else "claims held")
+    console.print(rich_table(res.rows, res.keys, what, f"{paper.cli_name}: {what} across {', '.join(res.keys)}"))
+    for path in (res.csv_path, res.png_path):
+        if path is not None:
+            console.print(f"wrote {path}", highlight=False)
+    if res.missing:
+        _fail(res.missing)
+    if res.interrupted:
+        raise typer.Exit(130)
+    if any(r.status != "ok" for r in res.results):
         raise typer.Exit(1)
 
 
