@@ -197,8 +197,12 @@ def test_report_in_chromium(report, browser):
             assert _rgb(body[1])[0] < 60  # the dark scheme is really dark
             shot.screenshot(browser, ARTEFACTS / "report-top-dark.png")
 
-    # printable: no horizontal overflow with print styles either
-    _media(browser, media="print")
-    _no_horizontal_overflow(browser)
-    assert browser.execute_script("return getComputedStyle(document.querySelector('.controls')).display") == "none"
+    # printable: no horizontal overflow with print styles either, and dark text on white paper
+    # even when the reader's browser prefers a dark scheme
+    for dark in (False, True):
+        _media(browser, dark=dark, media="print")
+        _no_horizontal_overflow(browser)
+        assert browser.execute_script("return getComputedStyle(document.querySelector('.controls')).display") == "none"
+        color = browser.execute_script("return getComputedStyle(document.body).color")
+        assert _contrast(color, "rgb(255, 255, 255)") >= 7, (dark, color)
     _media(browser)

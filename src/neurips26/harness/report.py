@@ -17,8 +17,10 @@ Layout of the page:
 Several seeds. Results live in ``<out>/<system>/<scale>-seed<N>-<hash>/result.json``. For each
 system the report takes the most recently finished run and every run with the same scale,
 config and code version but another seed (:func:`seed_groups`). With more than one seed each
-claim shows in how many seeds it held; a claim whose verdict differs between seeds counts as
-``inconclusive`` (a claim not checkable in any seed is ``not_checkable``).
+claim is combined over them by :func:`neurips26.harness.claims.over_seeds` — the rule the
+runner's seeds summary uses: holds if it held in every seed, does not hold if in none,
+otherwise ``inconclusive``; ``not_checkable`` if any seed was — and shows in how many seeds it
+held.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any, Sequence
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .catalogue import PAPERS, Paper
-from .claims import Claim, Kind, Verdict, counts_by_kind
+from .claims import Claim, Kind, Verdict, counts_by_kind, over_seeds
 from .results import RESULT_FILE, Result, atomic_write_text, load_result
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -290,6 +292,9 @@ class ClaimRow:
             verdict, ``inconclusive`` when seeds disagree, ``not_checkable`` if any seed was.
         per_seed: ``(seed, claim)`` for each seed that has the claim (several seeds only).
         anchor: the HTML id of its row.
+        combined: over several seeds, the claim combined by
+            :func:`neurips26.harness.claims.over_seeds` (mean and interval of the per-seed
+            values where they are numbers; its verdict is ``verdict``).
     """
 
     system: str
@@ -297,6 +302,7 @@ class ClaimRow:
     verdict: Verdict
     per_seed: list[tuple[int, Claim]] = field(default_factory=list)
     anchor: str = ""
+    combined: Claim | None = None
 
     @property
     def kind(self) -> str:
@@ -408,13 +414,6 @@ def _anchor(system: str, claim_id: str) -> str:
     return "c-" + re.sub(r"[^A-Za-z0-9_-]", "_", f"{system}--{claim_id}")
 
 
-def _combine(claims: list[Claim]) -> Verdict:
-    verdicts = {c.verdict for c in claims}
-    if Verdict.NOT_CHECKABLE in verdicts:
-        return Verdict.NOT_CHECKABLE
-    return verdicts.pop() if len(verdicts) == 1 else Verdict.INCONCLUSIVE
-
-
 def _claim_rows(system: str, runs: list[Run]) -> list[ClaimRow]:
     ok = [r for r in runs if r.result.status == "ok"]
     order: list[str] = []
@@ -429,8 +428,8 @@ def _claim_rows(system: str, runs: list[Run]) -> list[ClaimRow]:
         per_seed = sorted(by_id[cid], key=lambda sc: sc[0])
         claim = by_id[cid][0][1]
         if len(ok) > 1:
-            rows.append(ClaimRow(system, claim, _combine([c for _, c in per_seed]), per_seed,
-                                 _anchor(system, cid)))
+            combined = over_seeds([c for _, c in per_seed], [seed for seed, _ in per_seed])
+            rows.append(ClaimRow(system, claim, combined.verdict, per_seed, _anchor(system, cid), combined))
         else:
             rows.append(ClaimRow(system, claim, claim.verdict, [], _anchor(system, cid)))
     return rows
