@@ -57,8 +57,16 @@ def local_gl_invariant(net: ReluNet3, units) -> np.ndarray:
 
 
 def mse_gradient(net: ReluNet3, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Loss ``L = (1/2N) Σ ‖f(x_n) − y_n‖²`` and its gradient as a flat vector (analytic)."""
-    r = (net(X) - y).reshape(-1)
+    """Loss ``L = (1/2N) Σ ‖f(x_n) − y_n‖²`` and its gradient as a flat vector (analytic).
+
+    ``y`` is ``[N, n3]`` (or ``[N]`` for n3 = 1). Raises ValueError on any other shape (a
+    broadcast ``[N] − [N, 1]`` would silently give an ``[N, N]`` residual).
+    """
+    f = net(X)
+    y = np.asarray(y, dtype=np.float64)
+    if y.size != f.size or y.shape[0] != f.shape[0]:
+        raise ValueError(f"targets have shape {y.shape}; need [{f.shape[0]}, {f.shape[1]}]")
+    r = (f - y.reshape(f.shape)).reshape(-1)
     J = jacobian(net, X)
     return 0.5 * float(r @ r) / len(X), J.T @ r / len(X)
 
@@ -111,9 +119,10 @@ def train_gd(net: ReluNet3, X, y, lr: float, steps: int, block=(), record_every:
             if training diverges (non-finite loss).
     """
     X = net._inputs(X)
-    y = np.asarray(y, dtype=np.float64).reshape(len(X), -1)
-    if y.shape[1] != net.architecture[3] or not np.all(np.isfinite(y)):
-        raise ValueError(f"targets have shape {y.shape}, need finite [N, {net.architecture[3]}]")
+    y = np.asarray(y, dtype=np.float64)
+    if y.size != len(X) * net.architecture[3] or y.shape[0] != len(X) or not np.all(np.isfinite(y)):
+        raise ValueError(f"targets have shape {y.shape}, need finite [{len(X)}, {net.architecture[3]}]")
+    y = y.reshape(len(X), -1)
     if not (np.isfinite(lr) and lr > 0) or steps < 1 or record_every < 1:
         raise ValueError(f"lr={lr}, steps={steps}, record_every={record_every}: need lr > 0, steps >= 1, record_every >= 1")
     arch = net.architecture

@@ -262,7 +262,8 @@ def _fiber_dimensions(config: Config, ctx: RunContext, metrics: dict, figs: dict
         fl = fiber_dimension(con.net, con.box, rng, config.fiber_points)
         ex = fiber_dimension(con.net, con.box, rng, config.exact_fiber_points, exact=True)
         X = sample_away_from_kinks(con.net, con.box, config.fiber_points, rng)
-        spectra[con.name] = (numerical_rank(jacobian(con.net, X))[1], con.net.n_params - con.predicted_fiber)
+        label = ["A, visible hyperplane", "A, hidden hyperplane", "B, all visible", "B, hidden unit"][k]
+        spectra[label] = (numerical_rank(jacobian(con.net, X))[1], con.net.n_params - con.predicted_fiber)
         rows[con.name] = {"predicted": con.predicted_fiber, "float": fl.fiber, "exact": ex.fiber, "gap": fl.gap,
                           "stratum": con.stratum, "count": con.count}
         claims.append(C.check(f"fiber_{['a_visible', 'a_hidden', 'b_visible', 'b_hidden'][k]}",
@@ -459,6 +460,16 @@ def _real_input(config: Config, ctx: RunContext, metrics: dict) -> list:
 
 # --------------------------------------------------------------------------- (6) time vs width
 
+def _best_time(fn, repeats: int = 3):
+    """Minimum CPU time over ``repeats`` calls (the machine is shared) and the last result."""
+    best, out = np.inf, None
+    for _ in range(repeats):
+        t0 = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t0)
+    return best, out
+
+
 def _decision_scaling(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
     rng = ctx.child_rng(60)
     n_rand = points_for_confidence(config.confidence_fraction, config.confidence_delta)
@@ -468,30 +479,28 @@ def _decision_scaling(config: Config, ctx: RunContext, metrics: dict, figs: dict
         box = Box.cube(3, 3.0)
         moved = random_orbit_element(net, rng).net
         pert = _perturb_output_bias(net, rng)
-        t0 = time.process_time()
-        d = equivalent(net, moved, box, seed=ctx.seed)
-        t1 = time.process_time()
-        p = equivalent(net, pert, box, seed=ctx.seed)
-        t2 = time.process_time()
-        random_evaluation_equal(net, moved, box, n_rand, rng)
-        t3 = time.process_time()
+        (t_eq, d), (t_pert, p) = (_best_time(lambda: equivalent(net, other, box, seed=ctx.seed))
+                                  for other in (moved, pert))
+        t_rand, _ = _best_time(lambda: random_evaluation_equal(net, moved, box, n_rand, rng))
         rows["width"].append(n)
-        rows["decide_equivalent_s"].append(t1 - t0)
-        rows["decide_perturbed_s"].append(t2 - t1)
-        rows["random_eval_s"].append(t3 - t2)
+        rows["decide_equivalent_s"].append(t_eq)
+        rows["decide_perturbed_s"].append(t_pert)
+        rows["random_eval_s"].append(t_rand)
         rows["correct"].append(isinstance(d, Equivalent) and isinstance(p, NotEquivalent))
     w = np.log(rows["width"])
-    slope = float(np.polyfit(w, np.log(np.maximum(rows["decide_equivalent_s"], 1e-6)), 1)[0])
+    slopes = [float(np.polyfit(w, np.log(np.maximum(rows[k], 1e-6)), 1)[0])
+              for k in ("decide_equivalent_s", "decide_perturbed_s")]
+    slope = max(slopes)
     ratio = rows["random_eval_s"][-1] / max(rows["decide_equivalent_s"][-1], 1e-9)
-    rows.update(loglog_slope=slope, random_points=n_rand, random_over_decision_at_max_width=ratio)
+    rows.update(loglog_slope=slope, loglog_slopes_equivalent_perturbed=slopes, random_points=n_rand, random_over_decision_at_max_width=ratio)
     metrics["decision_scaling"] = rows
     figs["scaling"] = rows
     return [
         C.at_most("equivalence_polynomial_time", "Functional equivalence is decided in polynomial time: CPU time of "
-                  "the decision on orbit pairs grows polynomially with the hidden width (log-log slope), with "
-                  "every decision correct.", measured=slope if all(rows["correct"]) else float("nan"), bound=3.0,
-                  reason="the orbit path sorts n units and touches the n² second-layer weights (slope ≈ 2); 3 "
-                  "leaves room for timer noise on a shared machine", kind="paper", source="abstract",
+                  "the decision on orbit pairs and on perturbed pairs grows polynomially with the hidden width "
+                  "(larger of the two log-log slopes), with every decision correct.", measured=slope if all(rows["correct"]) else float("nan"), bound=3.0,
+                  reason="the orbit path sorts n units and touches the n² second-layer weights, the witness check "
+                  "evaluates n² exact products (slope ≈ 2); 3 leaves room for timer noise on a shared machine", kind="paper", source="abstract",
                   paper_value="polynomial time",
                   note=f"widths {config.scaling_widths}; our procedure, not the paper's algorithm. Random "
                   f"evaluation with {n_rand} points (miss probability {config.confidence_delta:g} for a "
@@ -530,7 +539,7 @@ def _figures(ctx: RunContext, figs: dict) -> None:
     colors = ["tab:blue", "tab:cyan", "tab:red", "tab:pink"]
     for (name, (s, pred_rank)), col in zip(figs["spectra"].items(), colors):
         ax.semilogy(np.arange(1, len(s) + 1), np.maximum(s / s[0], 1e-18), "o-", ms=3, color=col,
-                    label=f"{name.split(',')[0]} {name.split(',')[1].strip()[:22]}: rank {pred_rank} predicted")
+                    label=f"{name}: rank {pred_rank} predicted")
         ax.axvline(pred_rank + 0.5, color=col, ls=":", lw=0.8)
     ax.set_xlabel("singular value index")
     ax.set_ylabel("σ_k / σ_1 of the Jacobian")
