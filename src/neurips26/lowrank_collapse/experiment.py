@@ -54,7 +54,7 @@ class Config(ExperimentConfig):
     # 1. linear VI
     linear_dim: int = Field(16, ge=3, le=512, description="state dimension d of the linear-field VI")
     linear_rank: int = Field(3, ge=1, le=256, description="rank k of Σ⁻¹ − I")
-    linear_steps: int = Field(300, ge=10, le=100_000, description="gradient-descent steps")
+    linear_steps: int = Field(300, ge=1, le=100_000, description="gradient-descent steps")
     linear_lr: float = Field(0.1, gt=0, le=1.0, description="gradient-descent step size")
     linear_init_scale: float = Field(1e-3, gt=0, le=0.1, description="scale of the small random init")
     # 2. rank bound
@@ -67,10 +67,10 @@ class Config(ExperimentConfig):
     # 3. mode collapse
     width: int = Field(64, ge=8, le=2048, description="hidden width of the 2-D fields")
     depth: int = Field(2, ge=1, le=8, description="hidden layers of the 2-D fields")
-    vi_steps: int = Field(400, ge=10, le=200_000, description="reverse-KL training steps")
+    vi_steps: int = Field(400, ge=1, le=200_000, description="reverse-KL training steps")
     vi_batch: int = Field(256, ge=8, le=65_536, description="base draws per reverse-KL step")
     ode_steps: int = Field(10, ge=2, le=1000, description="Euler steps of the CNF in training")
-    fm_steps: int = Field(1000, ge=10, le=500_000, description="flow-matching steps on the mixture")
+    fm_steps: int = Field(1000, ge=1, le=500_000, description="flow-matching steps on the mixture")
     batch: int = Field(256, ge=8, le=65_536, description="flow-matching batch")
     lr: float = Field(3e-3, gt=0, le=0.1, description="Adam learning rate")
     zuko_steps: int = Field(300, ge=0, le=200_000, description="reverse-KL steps of the zuko MAF baseline (0: skip)")
@@ -81,13 +81,13 @@ class Config(ExperimentConfig):
     ambient_dim: int = Field(32, ge=4, le=4096, description="ambient dimension D of the subspace data")
     subspace_dim: int = Field(4, ge=1, le=512, description="dimension k of the data subspace")
     sub_width: int = Field(128, ge=8, le=4096, description="width of the subspace / digits fields")
-    sub_steps: int = Field(1500, ge=10, le=500_000, description="flow-matching steps (subspace, digits)")
+    sub_steps: int = Field(1500, ge=1, le=500_000, description="flow-matching steps (subspace, digits)")
     n_train_sub: int = Field(4096, ge=64, le=10_000_000, description="subspace data points")
     digits_pca_k: int = Field(10, ge=1, le=63, description="top PCA directions of digits compared with")
     # 5. memorisation
     mem_small: int = Field(16, ge=2, le=1024, description="training points of the few-sample run")
     mem_large: int = Field(2048, ge=64, le=1_000_000, description="training points of the many-sample run")
-    mem_steps: int = Field(2000, ge=10, le=500_000, description="flow-matching steps per memorisation run")
+    mem_steps: int = Field(2000, ge=1, le=500_000, description="flow-matching steps per memorisation run")
     mem_width: int = Field(128, ge=8, le=4096, description="width of the memorisation fields")
 
     @field_validator("linear_rank")

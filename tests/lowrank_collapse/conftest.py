@@ -1,0 +1,12 @@
+"""Tiny fields: one intra-op thread is faster than two on a shared 2-core machine."""
+
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)

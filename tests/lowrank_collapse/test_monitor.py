@@ -1,0 +1,56 @@
+"""RankMonitor inside a user's own training loop (the README example)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from neurips26.lowrank_collapse import (MLPVectorField, NonFiniteError, RankMonitor, eight_gaussians,
+                                        flow_matching_loss, mode_coverage, sample_flow)
+
+
+def test_readme_loop_records_every_layer_and_draws_a_figure():
+    torch.manual_seed(0)
+    field, target = MLPVectorField(2, width=32), eight_gaussians()
+    opt, monitor = torch.optim.Adam(field.parameters(), 3e-3), RankMonitor(field, every=20)
+    for step in range(60):
+        opt.zero_grad()
+        loss = flow_matching_loss(field, target.sample(128))
+        loss.backward()
+        monitor(step, loss)
+        opt.step()
+    x = sample_flow(field, torch.randn(500, 2)).detach()
+    assert 0 <= mode_coverage(x, target.means, target.std).n_covered <= 8
+    assert [r["step"] for r in monitor.records] == [0, 20, 40]
+    assert monitor.names == ["net.0", "net.2", "net.4"] and monitor.calls == 60 and monitor.seconds > 0
+    steps, pr = monitor.history("net.2", "update", "participation_ratio")
+    assert steps == [0, 20, 40] and pr[0] == 0.0 and 1 <= pr[-1] <= 32   # ΔW_0 = 0, then ≥ 1
+    _, ranks = monitor.history("net.0", "gradient", "rank")
+    assert all(r <= 3 for r in ranks)                                      # (32 × 3) layer
+    fig = monitor.figure("test")
+    assert len(fig.axes) == 3
+
+
+def test_randomized_monitor_keeps_top_k():
+    field = MLPVectorField(2, width=64)
+    monitor = RankMonitor(field, every=1, layers=[field.linear_layers[1]], method="randomized", k=5)
+    field(0.5, torch.randn(16, 2)).pow(2).sum().backward()
+    monitor(0)
+    g = monitor.records[0]["layers"]["net.2"]["gradient"]
+    assert g["rank"] is None and len(g["top"]) == 5
+
+
+def test_bad_inputs_name_what_is_allowed():
+    field = MLPVectorField(2, width=8)
+    with pytest.raises(TypeError, match=r"Tanh is not supported; supported: torch.nn.Linear, torch.nn.Conv1d"):
+        RankMonitor(field, layers=[field.net[1]])
+    with pytest.raises(ValueError, match="has no supported layer"):
+        RankMonitor(torch.nn.Sequential(torch.nn.Tanh()))
+    monitor = RankMonitor(field, every=5)
+    with pytest.raises(NonFiniteError, match="step 7: loss is inf") as err:
+        monitor(7, math.inf)
+    assert err.value.step == 7
+    with pytest.raises(KeyError, match="allowed: \\['net.0'"):
+        monitor.history("nope")
