@@ -8,7 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurips26.relu_symmetries import Box, ReluNet3, exact_forward, from_sequential, random_network, to_sequential
+from neurips26.relu_symmetries import (Box, ReluNet3, exact_forward, exact_forward_fractions, from_sequential,
+                                       random_network, to_sequential)
 
 
 @settings(max_examples=25, deadline=None)
@@ -87,3 +88,12 @@ def test_inputs_are_validated():
         net(np.array([[np.nan, 0.0]]))
     with pytest.raises(ValueError, match="dimension 3"):
         Box.cube(3, 1.0).check(net)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.tuples(*[st.integers(1, 6)] * 4), st.integers(0, 2**31 - 1), st.sampled_from([1e-300, 1e-8, 1.0, 1e8]))
+def test_dyadic_exact_forward_equals_fraction_reference(arch, seed, scale):
+    rng = np.random.default_rng(seed)
+    net = random_network(arch, rng)
+    x = rng.normal(size=arch[0]) * scale  # tiny and huge inputs: long dyadic expansions
+    assert exact_forward(net, x) == exact_forward_fractions(net, x)

@@ -40,14 +40,14 @@ from .equivalence import (Equivalent, NotEquivalent, OrbitMatch, Undecided, equi
                           segment_breakpoints, verify_witness)
 from .fibers import (FiberDimension, exact_jacobian, exact_rank, fiber_dimension, jacobian, kink_margin,
                      numerical_rank, sample_away_from_kinks, stratum)
-from .network import Box, ReluNet3, exact_forward, from_sequential, random_network, to_sequential
+from .network import Box, ReluNet3, exact_forward, exact_forward_fractions, from_sequential, random_network, to_sequential
 from .regions import Cell, CellBudgetExceeded, activation_cells, affine_on_cell
 from .symmetries import (OrbitElement, UnitStatus, deepen_hidden_inhibition, first_layer_slope_at_zero, flip_unit,
                          move_dead_unit, move_hidden_hyperplane, permute_hidden, random_orbit_element,
                          redistribute_affine, rescale_hidden, unit_bounds, unit_status)
 
 __all__ = [
-    "ReluNet3", "Box", "random_network", "exact_forward", "to_sequential", "from_sequential",
+    "ReluNet3", "Box", "random_network", "exact_forward", "exact_forward_fractions", "to_sequential", "from_sequential",
     "permute_hidden", "rescale_hidden", "random_orbit_element", "OrbitElement", "unit_bounds", "unit_status",
     "UnitStatus", "move_dead_unit", "move_hidden_hyperplane", "flip_unit", "redistribute_affine",
     "deepen_hidden_inhibition", "first_layer_slope_at_zero",

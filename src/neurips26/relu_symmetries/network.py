@@ -22,7 +22,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["ReluNet3", "Box", "random_network", "to_sequential", "from_sequential", "exact_forward"]
+__all__ = ["ReluNet3", "Box", "random_network", "to_sequential", "from_sequential", "exact_forward",
+           "exact_forward_fractions"]
 
 
 def _as_matrix(name: str, a, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -169,12 +170,29 @@ class ReluNet3:
         return f"ReluNet3(architecture={self.architecture})"
 
 
-def exact_forward(net: ReluNet3, x) -> list[Fraction]:
-    """``f_θ(x)`` in exact rational arithmetic at one point ``x [n0]``.
+def _dyadic(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """Exact integer numerators ``N`` (object array of Python ints) and ``e`` with ``a = N / 2^e``.
 
-    Every float64 is a dyadic rational, so the result is the exact value of the network at the
-    exact point ``x`` with the exact stored parameters (no rounding anywhere). Cost
-    ``O(n1 n0 + n2 n1 + n3 n2)`` Fraction operations.
+    Every finite float64 is ``m · 2^k`` with an integer ``m`` of at most 53 bits."""
+    a = np.asarray(a, dtype=np.float64)
+    m, k = np.frexp(a)                                   # a = m · 2^k, 0.5 <= |m| < 1 (or 0)
+    mant = (m * 2.0 ** 53).astype(np.int64)              # exact: m has a 53-bit significand
+    shift = 53 - k.astype(np.int64)                      # a = mant / 2^shift
+    e = int(shift.max()) if shift.size else 0
+    N = np.empty(a.shape, dtype=object)
+    flat_m, flat_s = mant.ravel().tolist(), shift.ravel().tolist()
+    N.ravel()[:] = [mi << (e - si) for mi, si in zip(flat_m, flat_s)] if a.size else []
+    return N, e
+
+
+def exact_forward(net: ReluNet3, x) -> list[Fraction]:
+    """``f_θ(x)`` in exact rational arithmetic at one point ``x`` (shape ``[n0]``).
+
+    Every float64 is a dyadic rational ``m / 2^k``, and sums, products and ReLU of dyadic
+    rationals stay dyadic: each layer is computed on integer numerators over one common power
+    of two (Python big integers, no gcd per operation), so the result is the exact value of
+    the network at the exact point with the exact stored parameters. Cost ``O(n1 n0 + n2 n1 +
+    n3 n2)`` big-integer operations.
 
     Returns:
         list of ``n3`` :class:`fractions.Fraction`.
@@ -188,6 +206,24 @@ def exact_forward(net: ReluNet3, x) -> list[Fraction]:
     n0 = net.architecture[0]
     if x.shape != (n0,) or not np.all(np.isfinite(x)):
         raise ValueError(f"x has shape {x.shape} (finite: {bool(np.all(np.isfinite(x)))}); expected finite [{n0}]")
+    H, eh = _dyadic(x)
+    for W, b, relu in ((net.W1, net.b1, True), (net.W2, net.b2, True), (net.W3, net.b3, False)):
+        NW, ew = _dyadic(W)
+        NB, eb = _dyadic(b)
+        prod = NW.dot(H) if W.size else np.zeros(W.shape[0], dtype=object)
+        e = max(ew + eh, eb)
+        Z = np.array([int(p) << (e - ew - eh) for p in prod], dtype=object) + \
+            np.array([int(q) << (e - eb) for q in NB], dtype=object)
+        if relu:
+            Z = np.array([z if z > 0 else 0 for z in Z], dtype=object)
+        H, eh = Z, e
+    return [Fraction(int(z), 1 << eh) for z in H]
+
+
+def exact_forward_fractions(net: ReluNet3, x) -> list[Fraction]:
+    """Reference implementation of :func:`exact_forward` with one :class:`Fraction` per
+    operation (slow: a gcd per operation); kept to cross-check the dyadic one."""
+    x = np.asarray(x, dtype=np.float64)
     h = [Fraction(float(v)) for v in x]
     for W, b, relu in ((net.W1, net.b1, True), (net.W2, net.b2, True), (net.W3, net.b3, False)):
         out = []
