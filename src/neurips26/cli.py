@@ -296,7 +296,7 @@ def sweep(
 @app.command()
 def report(
     folder: Annotated[Optional[Path], typer.Argument(help="Results folder (same as --out).", show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Results folder  [default: results]", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Results folder (default: results).", show_default=False)] = None,
 ) -> None:
     """Rebuild report.html in the results folder from the results in it.
 
@@ -335,7 +335,12 @@ def show(
         paper = get_paper(system)
     except KeyError as exc:
         _fail(exc.args[0])
-    console.print(f"[bold]{paper.number}. {paper.cli_name}[/] — {paper.title}\n{paper.authors} · {paper.arxiv}")
+    from .harness.report import paper_link
+
+    authors = "authors not known" if paper.authors.startswith("not found") else paper.authors
+    where = paper_link(paper.arxiv) or "no arXiv or OpenReview id known"
+    console.print(f"[bold]{paper.number}. {paper.cli_name}[/] — {escape(paper.title)}\n{escape(authors)} · {where}",
+                  highlight=False)
     if not paper.implemented:
         console.print("[dim]not implemented yet[/]")
         return

@@ -3,7 +3,6 @@ verdict, seed groups, stale/unreadable/failed results, exit codes, self-containm
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import tomllib

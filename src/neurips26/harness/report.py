@@ -371,10 +371,12 @@ class Section:
 
     @property
     def ok_runs(self) -> list[Run]:
+        """The runs of the seed group that finished ``ok``."""
         return [r for r in self.runs if r.result.status == "ok"]
 
     @property
     def failed_runs(self) -> list[Run]:
+        """The runs of the seed group that failed (traceback in ``result.error``)."""
         return [r for r in self.runs if r.result.status != "ok"]
 
     @property
@@ -389,14 +391,17 @@ class Section:
 
     @property
     def stale(self) -> bool:
+        """Whether the code has changed since any run of the group was written."""
         return any(r.stale for r in self.runs)
 
     @property
     def seeds(self) -> list[int]:
+        """The seeds of the group, ascending."""
         return [r.result.seed for r in self.runs]
 
     @property
     def mean_time(self) -> float | None:
+        """Mean wall time of the group's runs in seconds (``None`` without runs)."""
         times = [r.result.wall_time_s for r in self.runs]
         return sum(times) / len(times) if times else None
 
@@ -457,10 +462,12 @@ class ReportData:
 
     @property
     def with_results(self) -> list[Section]:
+        """The sections that have at least one readable run."""
         return [s for s in self.sections if s.runs]
 
     @property
     def n_implemented(self) -> int:
+        """How many catalogue papers are implemented."""
         return sum(s.implemented for s in self.sections if s.in_catalogue)
 
     @property
@@ -553,7 +560,3 @@ def write_report(out_dir: Path) -> Path:
     path = Path(out_dir) / "report.html"
     atomic_write_text(path, build_report(out_dir))
     return path
-
-
-def _fmt(x: Any) -> str:  # kept for callers of the earlier name
-    return format_value(x)
