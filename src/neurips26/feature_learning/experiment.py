@@ -1,0 +1,706 @@
+"""Reproduction of paper 11 (Feature Learning Equation, Virtual Covariance, Target Linearity).
+
+Parts: (1) the identities on random networks in float64; (2) Gram whitening against SGD on
+scikit-learn's digits; (3) layer-wise Target Linearity during training (rise, depth order,
+sequential timing, Gram surrogate, NC1); (4) Swiss-roll virtual features; (5) grokking on
+modular addition; (6) a small VAE on digits; (7) the paper-scale data sets, run by the full
+configuration on arrays the user provides.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from pydantic import Field, field_validator
+from torch import nn
+from torch.nn import functional as F
+
+from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import claims as C
+
+from .data import Split, digits, load_npz, modular_addition, swiss_roll
+from .equation import feature_learning_residual, first_order_mismatch, gram_vc_residual
+from .models import VAE, mlp, vae_loss
+from .recorder import FeatureRecorder
+from .target_linearity import TrivialTargetLinearityWarning, target_linearity
+from .tracker import LinearityTracker
+from .training import accuracy, spearman, train_classifier
+from .whitening import GramWhitening, gram_relative_change, polar_factor_newton_schulz, polar_factor_svd, whiten_update
+
+USER_DATA_SETS = ("mnist", "svhn", "cifar10", "cifar100")  # <data_dir>/<name>.npz in the full configuration
+SGD_COLOUR, WHITEN_COLOUR = "tab:blue", "tab:orange"
+
+
+class Config(ExperimentConfig):
+    """Sizes of the reproduction (quick: about 90 s of CPU on 2 cores)."""
+
+    threads: int = Field(1, ge=1, le=256, description="CPU threads for torch and BLAS during the run (1 avoids "
+                         "oversubscription on a shared machine)")
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], description="seeds of every random part (>= 2)")
+    batch_size: int = Field(64, ge=1, le=4096, description="mini-batch size for digits training")
+    whiten_width: int = Field(128, ge=4, le=4096, description="hidden width of the whitening MLP")
+    whiten_depth: int = Field(2, ge=1, le=8, description="hidden layers of the whitening MLP")
+    whiten_epochs: int = Field(10, ge=1, le=500, description="epochs of the whitening comparison")
+    whiten_lrs: list[float] = Field(default_factory=lambda: [0.05], description="SGD learning rates compared")
+    whiten_momentum: float = Field(0.85, ge=0.0, lt=1.0, description="SGD momentum (both arms)")
+    tl_width: int = Field(128, ge=4, le=4096, description="hidden width of the TL-dynamics MLP")
+    tl_depth: int = Field(4, ge=2, le=12, description="hidden layers of the TL-dynamics MLP")
+    tl_epochs: int = Field(30, ge=3, le=1000, description="epochs of the TL-dynamics run")
+    tl_lr: float = Field(0.05, gt=0.0, le=1.0, description="SGD learning rate of the TL-dynamics run")
+    tl_every: int = Field(2, ge=1, le=100, description="epochs between TL measurements in the TL-dynamics run")
+    tl_momentum: float = Field(0.9, ge=0.0, lt=1.0, description="SGD momentum of the TL-dynamics run")
+    swiss_n: int = Field(1000, ge=50, le=100_000, description="Swiss-roll points")
+    swiss_width: int = Field(32, ge=2, le=1024, description="hidden width of the Swiss-roll MLP")
+    swiss_steps: int = Field(100, ge=1, le=100_000, description="full-batch gradient steps on the Swiss roll")
+    swiss_lr: float = Field(0.05, gt=0.0, le=10.0, description="Swiss-roll SGD learning rate")
+    grok_prime: int = Field(43, ge=5, le=211, description="modulus p of x + y mod p")
+    grok_width: int = Field(128, ge=8, le=2048, description="hidden width of the grokking MLP")
+    grok_epochs: int = Field(400, ge=10, le=5000, description="epochs of the grokking run")
+    grok_batch_size: int = Field(128, ge=1, le=8192, description="grokking mini-batch size")
+    grok_lr: float = Field(3e-3, gt=0.0, le=1.0, description="AdamW learning rate of the grokking run")
+    grok_weight_decay: float = Field(1.0, ge=0.0, le=10.0, description="AdamW weight decay of the grokking run")
+    grok_every: int = Field(10, ge=1, le=1000, description="epochs between grokking measurements")
+    vae_hidden: int = Field(128, ge=4, le=4096, description="VAE hidden width")
+    vae_latent: int = Field(8, ge=1, le=256, description="VAE latent dimension")
+    vae_epochs: int = Field(30, ge=3, le=1000, description="VAE epochs")
+    vae_betas: list[float] = Field(default_factory=lambda: [1.0], description="β values of the β-VAE")
+    data_dir: str | None = Field(None, description="folder with the user's <name>.npz for name in "
+                                 + ", ".join(USER_DATA_SETS) + " (full configuration)")
+    user_width: int = Field(256, ge=4, le=4096, description="MLP width on the user's data sets")
+    user_epochs: int = Field(20, ge=1, le=500, description="epochs on the user's data sets")
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if len(v) < 2 or len(set(v)) != len(v) or len(v) > 20:
+            raise ValueError("must be 2 to 20 distinct seeds (intervals over seeds need at least 2)")
+        return v
+
+    @field_validator("whiten_lrs")
+    @classmethod
+    def _lrs(cls, v: list[float]) -> list[float]:
+        if not v or len(v) > 8 or not all(math.isfinite(x) and 0 < x <= 1 for x in v):
+            raise ValueError("must be 1 to 8 learning rates in (0, 1]")
+        return v
+
+    @field_validator("vae_betas")
+    @classmethod
+    def _betas(cls, v: list[float]) -> list[float]:
+        if not v or len(v) > 6 or not all(math.isfinite(x) and 0 < x <= 100 for x in v):
+            raise ValueError("must be 1 to 6 values of beta in (0, 100]")
+        return v
+
+    @field_validator("grok_prime")
+    @classmethod
+    def _prime(cls, v: int) -> int:
+        if any(v % k == 0 for k in range(2, int(math.isqrt(v)) + 1)):
+            raise ValueError(f"{v} is not prime")
+        return v
+
+    @field_validator("data_dir")
+    @classmethod
+    def _data_dir(cls, v: str | None) -> str | None:
+        if v is not None and not Path(v).is_dir():
+            raise ValueError(f"{v!r} is not a folder")
+        return v
+
+    @classmethod
+    def full(cls) -> "Config":
+        """The authors' sizes (brief description of their code): 5 seeds, MLP width 256, whitening
+        over 4 learning rates × 20 epochs, TL over 100 epochs, mod-61 grokking for 500 epochs,
+        β ∈ {1, 4}; the user's MNIST/SVHN/CIFAR arrays in ``data_dir`` (``--set data_dir=...``).
+        CPU hours; intended for a GPU node."""
+        return cls(seeds=[0, 1, 2, 3, 4], whiten_width=256, whiten_epochs=20, whiten_lrs=[0.01, 0.005, 0.1, 0.05],
+                   tl_width=256, tl_epochs=100, swiss_steps=100, grok_prime=61, grok_width=256, grok_epochs=500, grok_lr=1e-3,
+                   grok_batch_size=32, vae_hidden=512, vae_latent=32, vae_epochs=100, vae_betas=[1.0, 4.0])
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _tensors(split: Split) -> tuple[torch.Tensor, ...]:
+    return (torch.from_numpy(split.X_train), torch.from_numpy(split.y_train),
+            torch.from_numpy(split.X_test), torch.from_numpy(split.y_test))
+
+
+def _seed_claim(per_seed_values, seeds, make) -> C.Claim:
+    """One claim per seed from ``make(value)``, combined over seeds (unanimous rule)."""
+    return C.over_seeds([make(v) for v in per_seed_values], seeds)
+
+
+# --------------------------------------------------------------------------- (1) identities
+
+def _identities(config: Config, ctx: RunContext, metrics: dict) -> list:
+    """Feature Learning Equation, Gram/VC relation and whitening invariants on random float64 nets."""
+    g = ctx.torch_generator(1)
+    fl, vc, ratios = [], [], []
+    nets = [("mlp_gelu_bias", mlp(12, 48, 3, 5, activation="gelu")),
+            ("mlp_relu_nobias", mlp(12, 48, 3, 5, activation="relu", bias=False)),
+            ("cnn", nn.Sequential(nn.Conv2d(3, 6, 3, padding=1, stride=2), nn.GELU(), nn.Conv2d(6, 4, 2),
+                                  nn.Flatten(), nn.Linear(4 * 3 * 3, 5)))]
+    conv_fold = 0.0
+    for name, net in nets:
+        net = net.double()
+        with torch.no_grad():
+            for p in net.parameters():
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / math.sqrt(max(p.shape[-1], 1)))
+        x = (torch.randn(64, 3, 8, 8, generator=g, dtype=torch.float64) if name == "cnn"
+             else torch.randn(64, 12, generator=g, dtype=torch.float64)).requires_grad_(True)
+        y = torch.randint(0, 5, (64,), generator=g)
+        with FeatureRecorder(net) as rec:
+            net.zero_grad()
+            F.cross_entropy(net(x), y).backward()
+            for k in rec.names:
+                W, GW, H, GH = rec.W(k), rec.G_W(k), rec.H(k), rec.G_H(k)
+                fl.append(feature_learning_residual(W, GW, H, GH))
+                vc.append(gram_vc_residual(W, GW, H, GH, 0.1))
+                ratios.append(first_order_mismatch(W, GW, H, GH, 1e-2) / first_order_mismatch(W, GW, H, GH, 1e-3))
+            if name == "cnn":  # the unfolded G_H folds back to autograd's input gradient
+                GH = rec.G_H("0")
+                folded = F.fold(GH.reshape(64, -1, GH.shape[1]).transpose(1, 2), (8, 8), 3, padding=1, stride=2)
+                conv_fold = float((folded - x.grad).abs().max() / x.grad.abs().max())
+    # whitening: rotation keeps the Gram; Newton–Schulz agrees with the SVD polar factor where
+    # W1 W2ᵀ is well conditioned (wide W1: singular values within a factor ~3), and the fallback
+    # catches the square case, where 10 steps do not converge
+    gram_err, ns_svd, orth, fell = [], [], [], []
+    for q, p in ((256, 64), (64, 256), (128, 128)):
+        W1 = torch.randn(q, p, generator=g, dtype=torch.float64) / math.sqrt(p)
+        W2 = W1 - 0.05 * torch.randn(q, p, generator=g, dtype=torch.float64) / math.sqrt(p)
+        for method in ("newton_schulz", "svd"):
+            W3, fb = whiten_update(W1, W2, method, tol=1e-8)
+            gram_err.append(gram_relative_change(W2, W3))
+            fell.append(fb)
+        if q < p:  # W1 W2ᵀ full rank and well conditioned: unique orthogonal polar factor
+            M = W1 @ W2.T
+            Qn, Qs = polar_factor_newton_schulz(M), polar_factor_svd(M)
+            ns_svd.append(float((Qn - Qs).abs().max()))
+            orth.append(float((Qn.T @ Qn - torch.eye(q, dtype=torch.float64)).abs().max()))
+        if q == p:
+            square_ns_error = gram_relative_change(W2, polar_factor_newton_schulz(W1 @ W2.T) @ W2)
+    metrics["identities"] = {"fl_residual_max": max(fl), "gram_vc_residual_max": max(vc),
+                             "first_order_ratio_min": min(ratios), "first_order_ratio_max": max(ratios),
+                             "conv_fold_residual": conv_fold, "layers_checked": len(fl),
+                             "whiten_gram_change_max": max(gram_err), "newton_schulz_vs_svd_max": max(ns_svd),
+                             "newton_schulz_orthogonality_max": max(orth),
+                             "square_newton_schulz_10_gram_change": square_ns_error,
+                             "fallback_used": fell}
+    exact = "exact identity; 1e-10 leaves room for float64 rounding (observed around 1e-15)"
+    src_chain = "inferred: chain rule through Z = H Wᵀ, checked in float64"
+    return [
+        C.at_most("fl_identity", "The Feature Learning Equation Wᵀ G_W = G_Hᵀ H holds at every Linear and "
+                  "unfolded Conv2d layer of random float64 networks (with and without biases); max relative "
+                  "residual.", measured=max(fl), bound=1e-10, reason=exact, kind="paper",
+                  source="abstract: 'a simple identity, the Feature Learning Equation'", paper_value="identity",
+                  note=f"{len(fl)} layers in 3 networks; G_H measured by autograd on each layer's own input"),
+        C.at_most("vc_gram_relation", "One gradient step changes the Gram by Δ(WᵀW) = VC + η²(G_WᵀG_W − G_HᵀG_H) "
+                  "exactly (η = 0.1); max relative residual.", measured=max(vc), bound=1e-10, reason=exact,
+                  kind="check", source=src_chain),
+        C.within("vc_first_order", "The Gram change and the Virtual Covariance agree to first order: their "
+                 "relative mismatch shrinks 10× when η shrinks 10× (η = 1e-2 vs 1e-3; worst layer).",
+                 measured=max(ratios, key=lambda r: abs(r - 10)), low=8.0, high=12.0,
+                 reason="a mismatch linear in η gives ratio 10; ±2 allows the O(η²) part of the mismatch",
+                 kind="check", source=src_chain,
+                 note=f"ratios from {min(ratios):.4f} to {max(ratios):.4f}; measured = the ratio farthest from 10"),
+        C.at_most("conv_unfolding", "For Conv2d the recorded G_H of the unfolded patches folds back to autograd's "
+                  "input gradient (relative max error).", measured=conv_fold, bound=1e-12, reason=exact,
+                  kind="check", source="inferred: a convolution is a matrix product on unfolded patches"),
+        C.at_most("whitening_keeps_gram", "Gram whitening keeps the Gram: ‖(QW2)ᵀ(QW2) − W2ᵀW2‖/‖W2ᵀW2‖ for "
+                  "Newton–Schulz (with its SVD fallback) and SVD polar factors, on 256×64, 64×256 and 128×128 "
+                  "weights (rank-deficient W1W2ᵀ in the first).",
+                  measured=max(gram_err), bound=1e-6, reason="exact for an orthogonal Q; the fallback check "
+                  "allows 1e-8, so 1e-6 leaves room",
+                  note=f"10 Newton–Schulz steps alone change the square layer's Gram by {square_ns_error:.2g} "
+                  f"(not converged); the SVD fallback was used in {sum(fell)} of {len(fell)} updates",
+                  kind="check", source="inferred: QᵀQ = I on the columns of W2 preserves W2ᵀW2"),
+        C.at_most("newton_schulz_matches_svd", "Newton–Schulz and SVD polar factors agree when W1W2ᵀ has full "
+                  "rank (max abs difference).", measured=max(ns_svd), bound=1e-6,
+                  reason="both compute the unique polar factor; 1e-6 allows slow convergence of small singular "
+                  "values", kind="check", source="inferred: uniqueness of the polar factor of a full-rank matrix"),
+    ]
+
+
+# --------------------------------------------------------------------------- (2) whitening vs SGD
+
+def _train_pair(split: Split, width: int, depth: int, epochs: int, lr: float, momentum: float, batch: int,
+                seed: int) -> dict:
+    """SGD and Gram-whitened SGD from the same initialisation and batch order; test accuracy per epoch."""
+    Xtr, ytr, Xte, yte = _tensors(split)
+    torch.manual_seed(seed)
+    base = mlp(Xtr.shape[1], width, depth, int(ytr.max()) + 1, activation="gelu")
+    out = {}
+    for arm in ("sgd", "whiten"):
+        model = copy.deepcopy(base)
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+        if arm == "whiten":
+            opt = GramWhitening(opt)
+            out["whiten_optimizer"] = opt
+        curve = [accuracy(model, Xte, yte)]
+        train_classifier(model, opt, Xtr, ytr, epochs=epochs, batch_size=batch,
+                         generator=torch.Generator().manual_seed(seed),
+                         on_epoch=lambda e: curve.append(accuracy(model, Xte, yte)))
+        out[arm] = curve
+    opt = out.pop("whiten_optimizer")
+    out["fallback_fraction"] = opt.fallbacks / max(opt.rotations, 1)
+    return out
+
+
+def _whitening_vs_sgd(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
+    """Gram-whitened SGD against SGD on digits, paired by seed."""
+    split = digits(seed=0)
+    runs = {s: _train_pair(split, config.whiten_width, config.whiten_depth, config.whiten_epochs,
+                           config.whiten_lrs[0], config.whiten_momentum, config.batch_size, s)
+            for s in ctx.track(config.seeds, "whitening vs SGD (digits)")}
+    diffs = [r["whiten"][-1] - r["sgd"][-1] for r in runs.values()]
+    metrics["whitening_digits"] = {"lr": config.whiten_lrs[0], "width": config.whiten_width,
+                                   "epochs": config.whiten_epochs,
+                                   "sgd_final": [r["sgd"][-1] for r in runs.values()],
+                                   "whiten_final": [r["whiten"][-1] for r in runs.values()],
+                                   "svd_fallback_fraction": [r["fallback_fraction"] for r in runs.values()]}
+    figs["whitening"] = runs
+    mean, iv = C.mean_interval(diffs)
+    return [C.at_least("whitening_matches_sgd", "Keeping only each step's Gram change (Gram whitening) trains as "
+                       "well as SGD: final digits test accuracy of whitened minus plain SGD, paired by seed, is "
+                       "at least −2 points (matches or beats).", measured=mean, interval=iv, bound=-0.02,
+                       reason="'matches' read as within 2 accuracy points, about 2 standard errors of a test "
+                       "accuracy on 360 digits at 95%", kind="paper",
+                       source="abstract: the weight Gram matrix is the key object capturing feature dynamics",
+                       paper_value="matches or outperforms SGD",
+                       note=f"MLP {config.whiten_depth}×{config.whiten_width} GELU, SGD lr {config.whiten_lrs[0]} "
+                       f"momentum {config.whiten_momentum}, batch {config.batch_size}, {config.whiten_epochs} "
+                       "epochs; the whitened arm's momentum buffer is not rotated; seeds "
+                       f"{config.seeds}; per-seed differences {[round(d, 4) for d in diffs]}; share of rotations "
+                       "where Newton–Schulz fell back to the SVD: "
+                       f"{[round(r['fallback_fraction'], 3) for r in runs.values()]}. The quick learning rate 0.05 "
+                       "(one of the authors' grid) replaced 0.01 after a first run left SGD at 75% accuracy in 10 "
+                       "epochs (under-trained); the whitened arm then also lacked the SVD fallback")]
+
+
+# --------------------------------------------------------------------------- (3) TL dynamics
+
+def _tl_run(split: Split, config: Config, seed: int) -> LinearityTracker:
+    Xtr, ytr, _, _ = _tensors(split)
+    torch.manual_seed(seed)
+    model = mlp(Xtr.shape[1], config.tl_width, config.tl_depth, int(ytr.max()) + 1, activation="gelu")
+    tracker = LinearityTracker(model)
+    opt = torch.optim.SGD(model.parameters(), lr=config.tl_lr, momentum=config.tl_momentum)
+    tracker.measure(Xtr, labels=ytr, epoch=0)
+    train_classifier(model, opt, Xtr, ytr, epochs=config.tl_epochs, batch_size=config.batch_size,
+                     generator=torch.Generator().manual_seed(seed),
+                     on_epoch=lambda e: tracker.measure(Xtr, labels=ytr, epoch=e)
+                     if e % config.tl_every == 0 or e == config.tl_epochs else None)
+    return tracker
+
+
+def _half_time(epochs: np.ndarray, tl: np.ndarray) -> int:
+    """First measured epoch at which TL has made half of its total rise."""
+    rise = tl[-1] - tl[0]
+    return int(epochs[int(np.argmax(tl >= tl[0] + 0.5 * rise))] if rise > 0 else epochs[-1])
+
+
+def _linearity_dynamics(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
+    """TL per layer during training on digits: rise, depth order, sequential timing, surrogate, NC1."""
+    split = digits(seed=0)
+    trackers = {s: _tl_run(split, config, s) for s in ctx.track(config.seeds, "TL dynamics (digits)")}
+    figs["tl"] = trackers[config.seeds[0]]
+    gap, rise, final, depth_ok, seq_ok, rho_s, rho_nc = [], [], [], [], [], [], []
+    per_seed = {}
+    for s, tr in trackers.items():
+        names = tr.names
+        last = names[-1]                                   # input of the readout = last hidden layer
+        tl = {k: tr.series(k, "tl")[1] for k in names}
+        ends = np.array([tl[k][-1] for k in names])
+        epochs = tr.series(last, "tl")[0]
+        halves = [_half_time(epochs, tl[k]) for k in names[1:]]    # hidden layers only (the input does not move)
+        _, sur = tr.series(last, "surrogate")
+        _, ncs = tr.series(last, "nc1")
+        rise.append(tl[last][-1] - tl[last][0])
+        gap.append((tl[last][-1] - tl[last][0]) / max(1 - tl[last][0], 1e-12))
+        final.append(tl[last][-1])
+        depth_ok.append(bool(np.all(np.diff(ends) >= -0.02)))
+        seq_ok.append(bool(np.all(np.diff(halves) >= 0)))
+        rho_s.append(spearman(tl[last], sur))
+        rho_nc.append(spearman(tl[last], ncs))
+        per_seed[s] = {"final_tl_by_depth": ends.round(4).tolist(), "half_rise_epoch_by_depth": halves}
+    metrics["tl_dynamics"] = {"per_seed": per_seed, "rise_last": rise, "gap_closed_last": gap,
+                              "tl_init_last": [float(t.series(t.names[-1], "tl")[1][0]) for t in trackers.values()], "final_last": final,
+                              "spearman_tl_surrogate": rho_s, "spearman_tl_nc1": rho_nc}
+    seeds = config.seeds
+    setup = (f"MLP {config.tl_depth}×{config.tl_width} GELU on digits, SGD lr {config.tl_lr} momentum "
+             f"{config.tl_momentum}, {config.tl_epochs} epochs, TL on the 1437 training images")
+    m_rise, iv_rise = C.mean_interval(rise)
+    m_fin, iv_fin = C.mean_interval(final)
+    m_gap, iv_gap = C.mean_interval(gap)
+    m_s, iv_s = C.mean_interval(rho_s)
+    m_nc, iv_nc = C.mean_interval(rho_nc)
+    src_seq = "abstract: deep networks learn to sequentially transform representations toward target-linear structure"
+    return [
+        C.at_least("tl_rises", "Training raises the Target Linearity of the last hidden layer: rise from "
+                   "initialisation to the end, mean over seeds.", measured=m_rise, interval=iv_rise, bound=0.2,
+                   reason="0.2 fixed before the run as a clear rise, several times the spread of TL at "
+                   "initialisation across seeds", kind="paper", source=src_seq,
+                   note=setup + f". TL at initialisation is already {np.mean(metrics['tl_dynamics']['tl_init_last']):.2f} "
+                   "on digits (random GELU features of nearly linearly separable images), which caps the rise below "
+                   "0.2; tl_closes_gap measures the rise relative to that ceiling"),
+        C.at_least("tl_closes_gap", "Training closes at least half of the last hidden layer's gap to full target "
+                   "linearity: (TL_end − TL_init)/(1 − TL_init), mean over seeds.", measured=m_gap, interval=iv_gap,
+                   bound=0.5, reason="half the gap: a majority of the remaining non-linear part removed",
+                   kind="reconstruction", source="inferred: the abstract's 'toward target-linear structure' read as "
+                   "approaching TL = 1", note="added after the first run showed TL ≈ 0.83 at initialisation (so a "
+                   "0.2 rise is impossible); tl_rises keeps its original threshold and verdict. " + setup),
+        C.at_least("tl_final_high", "The last hidden layer ends nearly target-linear (TL ≥ 0.9).", measured=m_fin,
+                   interval=iv_fin, bound=0.9, reason="a well-fitted classifier's last features are close to "
+                   "class-mean structure; 0.9 fixed before the run", kind="reconstruction",
+                   source="inferred: digits is fitted to near 100% training accuracy at this size", note=setup),
+        C.check("tl_increases_with_depth", "At the end of training TL is non-decreasing with depth (input → last "
+                "hidden layer) in every seed.", measured=per_seed, holds=all(depth_ok),
+                tolerance="TL(layer l+1) ≥ TL(layer l) − 0.02 for every l, in every seed",
+                reason="0.02 slack for layers that are already near TL = 1", kind="paper", source=src_seq,
+                note=f"held in {sum(depth_ok)} of {len(depth_ok)} seeds"),
+        C.check("tl_sequential", "Deeper layers make their TL rise later: the epoch at which a hidden layer reaches "
+                "half of its total rise is non-decreasing with depth, in every seed.", measured=per_seed,
+                holds=all(seq_ok), tolerance="half-rise epochs non-decreasing with depth in every seed",
+                reason="ties allowed (epoch resolution)", kind="reconstruction",
+                source="inferred: one reading of 'sequentially' (a timing order across layers)",
+                note=f"held in {sum(seq_ok)} of {len(seq_ok)} seeds"),
+        C.at_least("surrogate_tracks_tl", "The Gram surrogate of the last layer co-evolves with its TL: Spearman "
+                   "correlation over epochs, mean over seeds.", measured=m_s, interval=iv_s, bound=0.8,
+                   reason="0.8 pre-registered as a strong monotone association", kind="reconstruction",
+                   source="inferred: the surrogate sees the weights only through the Gram, which the abstract "
+                   "names as the key object", note="surrogate normalised by ‖Z_c‖²; " + setup),
+        C.at_most("tl_vs_neural_collapse", "TL and NC1 of the last hidden layer move in opposite directions: "
+                  "Spearman correlation over epochs, mean over seeds.", measured=m_nc, interval=iv_nc, bound=-0.8,
+                  reason="-0.8 pre-registered as a strong negative monotone association", kind="paper",
+                  source="abstract: the linearization perspective interprets Neural Collapse", note=setup),
+    ]
+
+
+# --------------------------------------------------------------------------- (4) Swiss roll
+
+def _swiss_run(config: Config, seed: int) -> dict:
+    Xn, t = swiss_roll(config.swiss_n, seed=seed)
+    X = torch.from_numpy(Xn).double()
+    y = torch.from_numpy((t - t.mean()) / t.std()).double()[:, None]
+    torch.manual_seed(seed)
+    model = mlp(2, config.swiss_width, 2, 1, activation="gelu", first_bias=False).double()
+    opt = torch.optim.SGD(model.parameters(), lr=config.swiss_lr)
+    kappa = config.swiss_lr * config.swiss_n          # per-sample virtual step: the loss is a mean over n
+    X_virtual = X.clone()
+    with FeatureRecorder(model, ["0"]) as rec:
+        for _ in range(config.swiss_steps):
+            opt.zero_grad()
+            F.mse_loss(model(X), y).backward()
+            X_virtual -= kappa * rec.G_H("0")         # X̃ ← X̃ − κ G_X
+            opt.step()
+    return {"X": Xn, "t": t, "X_virtual": X_virtual.numpy(),
+            "tl_input": target_linearity(X, t), "tl_virtual": target_linearity(X_virtual, t)}
+
+
+def _swiss_roll(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
+    """Virtual features X̃ = X − κ Σ_s G_X(s) of a Swiss roll become linear in the roll parameter."""
+    runs = {s: _swiss_run(config, s) for s in ctx.track(config.seeds, "Swiss roll")}
+    figs["swiss"] = runs[config.seeds[0]]
+    gains = [r["tl_virtual"] - r["tl_input"] for r in runs.values()]
+    metrics["swiss_roll"] = {"tl_input": [r["tl_input"] for r in runs.values()],
+                             "tl_virtual": [r["tl_virtual"] for r in runs.values()]}
+    mean, iv = C.mean_interval(gains)
+    return [C.at_least("swiss_roll_linearises", "The Swiss roll's virtual features X̃ = X − κ Σ_s G_X(s) become "
+                       "more linear in the roll parameter than the input: TL gain, mean over seeds.",
+                       measured=mean, interval=iv, bound=0.1,
+                       reason="0.1 fixed before the run as a visible straightening (loose on purpose)",
+                       kind="paper", source="abstract: gradient descent implicitly induces a hypothetical "
+                       "evolution of features", paper_value="the virtual features unroll",
+                       note=f"{config.swiss_n} points, MLP 2×{config.swiss_width} GELU without first-layer bias, "
+                       f"full-batch MSE on the standardised roll parameter, SGD lr {config.swiss_lr}, "
+                       f"{config.swiss_steps} steps; κ = lr·n (inferred: the per-sample step, as the loss is a mean)")]
+
+
+# --------------------------------------------------------------------------- (5) grokking
+
+def _grok_run(config: Config, seed: int) -> dict:
+    split = modular_addition(config.grok_prime, 0.7, seed=seed)
+    Xtr, ytr, Xte, yte = _tensors(split)
+    torch.manual_seed(seed)
+    model = mlp(Xtr.shape[1], config.grok_width, 3, config.grok_prime, activation="relu")
+    opt = torch.optim.AdamW(model.parameters(), lr=config.grok_lr, betas=(0.9, 0.98), weight_decay=config.grok_weight_decay)
+    tracker = LinearityTracker(model)
+    log = {"epoch": [], "train_acc": [], "test_acc": []}
+
+    def measure(e: int) -> None:
+        if e % config.grok_every and e != config.grok_epochs:
+            return
+        log["epoch"].append(e)
+        log["train_acc"].append(accuracy(model, Xtr, ytr))
+        log["test_acc"].append(accuracy(model, Xte, yte))
+        tracker.measure(Xte, labels=yte, epoch=e, tag="test")
+
+    measure(0)
+    train_classifier(model, opt, Xtr, ytr, epochs=config.grok_epochs, batch_size=config.grok_batch_size,
+                     generator=torch.Generator().manual_seed(seed), on_epoch=measure)
+    names = tracker.names
+    log["test_tl"] = {f"layer {i}": tracker.series(k, "tl", "test")[1].tolist() for i, k in enumerate(names)}
+    return log
+
+
+def _grokking(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
+    """x + y mod p: test TL of the last hidden layer rises when test accuracy jumps."""
+    runs = {s: _grok_run(config, s) for s in ctx.track(config.seeds, "grokking")}
+    figs["grok"] = runs[config.seeds[0]]
+    last = f"layer {3}"
+    per_seed, verdicts = [], []
+    for s, r in runs.items():
+        acc = np.array(r["test_acc"])
+        tl = np.array(r["test_tl"][last])
+        crossed = bool(acc.max() >= 0.9)
+        epoch_cross = int(r["epoch"][int(np.argmax(acc >= 0.9))]) if crossed else None
+        rho = spearman(tl, acc)
+        per_seed.append({"seed": s, "grok_epoch": epoch_cross, "tl_start": float(tl[0]), "tl_end": float(tl[-1]),
+                         "spearman_tl_test_acc": rho, "final_test_acc": float(acc[-1]),
+                         "final_train_acc": r["train_acc"][-1]})
+        verdicts.append(None if not crossed else bool(tl[-1] - tl[0] >= 0.2 and rho >= 0.5))
+    metrics["grokking"] = per_seed
+    n_grok = sum(v is not None for v in verdicts)
+    if any(v is False for v in verdicts):
+        holds = False                      # a seed that grokked without the TL signature refutes it
+    elif n_grok == len(verdicts):
+        holds = True
+    else:
+        holds = None                       # some seeds never reached 0.9 test accuracy
+    return [C.check("grokking_tl_tracks_test_accuracy", f"Grokking (x + y mod {config.grok_prime}): in every seed "
+                    "whose test accuracy passes 0.9, the test-set TL of the last hidden layer rises by ≥ 0.2 over "
+                    "training and is rank-correlated with test accuracy over epochs (Spearman ≥ 0.5).",
+                    measured=per_seed, holds=holds,
+                    tolerance="every seed: test accuracy reaches 0.9, TL_end − TL_start ≥ 0.2 and Spearman ≥ 0.5; "
+                    "a seed that never reaches 0.9 makes the claim inconclusive",
+                    reason="direction inferred from the abstract's linearization reading; thresholds fixed "
+                    "before the run", kind="reconstruction",
+                    source="inferred: grokking as a late linearization of the last layers; the paper's own "
+                    "statement of it was not readable",
+                    note=f"{n_grok} of {len(verdicts)} seeds grokked; MLP 3×{config.grok_width} ReLU, AdamW lr {config.grok_lr:g} "
+                    f"betas (0.9, 0.98) weight decay {config.grok_weight_decay}, batch {config.grok_batch_size}, "
+                    f"{config.grok_epochs} epochs, 70/30 split of all pairs. Quick settings calibrated before this "
+                    "claim was judged: AdamW lr 1e-3 for 300 epochs grokked in no seed, lr 3e-3 reached 0.56 test "
+                    "accuracy in one of two seeds; the quick run uses lr 3e-3 and 400 epochs")]
+
+
+# --------------------------------------------------------------------------- (6) VAE
+
+def _interpolation_deviation(model: VAE, X: torch.Tensor, pairs: int, g: torch.Generator) -> float:
+    """Mean over random pairs of max_α ‖dec((1−α)μ_a + αμ_b) − ((1−α)dec(μ_a) + α dec(μ_b))‖ / ‖dec(μ_a) − dec(μ_b)‖."""
+    with torch.no_grad():
+        idx = torch.randint(0, len(X), (pairs, 2), generator=g)
+        mu, _ = model.encode(X)
+        a, b = mu[idx[:, 0]], mu[idx[:, 1]]
+        alphas = torch.linspace(0, 1, 9)[:, None, None]
+        path = model.decode((1 - alphas) * a + alphas * b)             # (9, pairs, d)
+        da, db = model.decode(a), model.decode(b)
+        chord = (1 - alphas) * da + alphas * db
+        dev = (path - chord).norm(dim=-1).amax(0) / (da - db).norm(dim=-1).clamp_min(1e-9)
+    return float(dev.mean())
+
+
+def _vae_run(config: Config, beta: float, seed: int) -> dict:
+    split = digits(seed=0)
+    X = torch.from_numpy(split.X_train)
+    torch.manual_seed(seed)
+    model = VAE(X.shape[1], config.vae_hidden, config.vae_latent)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(seed)
+    target = X.numpy()                                    # TL target: the (column-centred) image itself
+    tl, dev = [], []
+    for _ in range(config.vae_epochs):
+        perm = torch.randperm(len(X), generator=g)
+        for i in range(0, len(X), 128):
+            xb = X[perm[i:i + 128]]
+            loss = vae_loss(xb, *model(xb, generator=g), beta)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            mu, _ = model.encode(X)
+        tl.append(target_linearity(mu, target))
+        dev.append(_interpolation_deviation(model, X, 64, torch.Generator().manual_seed(seed)))
+    return {"tl": tl, "deviation": dev}
+
+
+def _vae(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
+    """TL of a digits VAE's latent mean μ(x) with respect to the image rises during training."""
+    claims = []
+    runs = {}
+    for beta in config.vae_betas:
+        runs[beta] = {s: _vae_run(config, beta, s) for s in ctx.track(config.seeds, f"VAE beta={beta:g}")}
+        rises = [r["tl"][-1] - r["tl"][0] for r in runs[beta].values()]
+        rho = [spearman(r["tl"], r["deviation"]) for r in runs[beta].values()]
+        mean, iv = C.mean_interval(rises)
+        claims.append(C.at_least(f"vae_latent_tl_rises_beta{beta:g}", f"β-VAE (β = {beta:g}) on digits: TL of the "
+                                 "latent mean μ(x) with respect to the centred image rises from epoch 1 to the end "
+                                 "(mean over seeds).", measured=mean, interval=iv, bound=0.1,
+                                 reason="0.1 fixed before the run as a clear rise", kind="paper",
+                                 source="abstract: the linearization perspective interprets linear interpolation in "
+                                 "generative models",
+                                 note=f"MLP VAE 64→{config.vae_hidden}→{config.vae_hidden}→{config.vae_latent}, Adam "
+                                 f"1e-3, batch 128, {config.vae_epochs} epochs; Spearman over epochs of TL and the "
+                                 f"decoded-interpolation deviation from the pixel chord (reported only): "
+                                 f"{[round(x, 3) for x in rho]}"))
+        metrics[f"vae_beta{beta:g}"] = {"tl_first": [r["tl"][0] for r in runs[beta].values()],
+                                        "tl_last": [r["tl"][-1] for r in runs[beta].values()],
+                                        "spearman_tl_interp_deviation": rho}
+    figs["vae"] = runs
+    return claims
+
+
+# --------------------------------------------------------------------------- (7) paper-scale data
+
+def _paper_scale(config: Config, ctx: RunContext, metrics: dict) -> list:
+    """MNIST/SVHN/CIFAR whitening grids and TL curves on the user's arrays; BERT; random labels."""
+    found = {n: Path(config.data_dir) / f"{n}.npz" for n in USER_DATA_SETS} if config.data_dir else {}
+    found = {n: p for n, p in found.items() if p.is_file()}
+    claims = []
+    if not found:
+        claims.append(C.not_checkable("whitening_image_grids", "Gram whitening matches or beats SGD on MNIST, SVHN, "
+                                      "CIFAR-10 and CIFAR-100 (MLP, learning-rate grid, 5 seeds).",
+                                      paper_value="matches or outperforms", reason="the image data sets are not "
+                                      "shipped and nothing is downloaded at run time",
+                                      full_scale="with --set data_dir=DIR holding mnist.npz, svhn.npz, cifar10.npz, "
+                                      "cifar100.npz (X_train, y_train, X_test, y_test) the run compares whitened and "
+                                      "plain SGD on each set over the learning-rate grid and seeds",
+                                      kind="reconstruction", source="inferred: the authors' released experiments "
+                                      "compare on these sets"))
+        claims.append(C.not_checkable("tl_image_curves", "Layer-wise TL rises during training on CIFAR-scale data.",
+                                      paper_value="rising, deeper later", reason="no image data sets offline",
+                                      full_scale="the TL-dynamics part runs on each user data set found in data_dir",
+                                      kind="reconstruction", source="inferred: the authors' released experiments"))
+    for name, path in found.items():
+        split = load_npz(path)
+        diffs = []
+        for lr in config.whiten_lrs:
+            for s in config.seeds:
+                r = _train_pair(split, config.user_width, 2, config.user_epochs, lr, config.whiten_momentum,
+                                config.batch_size, s)
+                diffs.append(r["whiten"][-1] - r["sgd"][-1])
+        mean, iv = C.mean_interval(diffs)
+        metrics[f"whitening_{name}"] = {"differences": diffs, "lrs": config.whiten_lrs}
+        claims.append(C.at_least(f"whitening_matches_sgd_{name}", f"{name}: whitened minus plain SGD final test "
+                                 "accuracy over the learning-rate grid and seeds is at least −2 points.",
+                                 measured=mean, interval=iv, bound=-0.02, reason="same reading of 'matches' as on "
+                                 "digits", kind="reconstruction", source="inferred: the authors' released "
+                                 "experiments compare on these sets", paper_value="matches or outperforms"))
+        sub = Split(split.X_train[:10000], split.y_train[:10000], split.X_test, split.y_test)
+        tr = _tl_run(sub, config.model_copy(update={"tl_width": config.user_width}), config.seeds[0])
+        e, tl = tr.series(tr.names[-1], "tl")
+        claims.append(C.at_least(f"tl_rises_{name}", f"{name}: TL of the last hidden layer rises by ≥ 0.2 during "
+                                 "training (first 10 000 training images, one seed).", measured=float(tl[-1] - tl[0]),
+                                 bound=0.2, reason="same threshold as on digits", kind="reconstruction",
+                                 source="inferred: the authors' released experiments"))
+    claims.append(C.not_checkable("bert_tl", "TL rises layer-wise in a pretrained BERT.", paper_value="TL figure",
+                                  reason="no pretrained weights are shipped or downloaded",
+                                  full_scale="not run by the full configuration either; LinearityTracker accepts a "
+                                  "user's BERT (its nn.Linear layers) and labelled sentences",
+                                  kind="reconstruction", source="inferred: the authors' released figure list"))
+    claims.append(C.not_checkable("random_labels_cifar", "TL under partially random CIFAR-10 labels.",
+                                  paper_value="TL figure", reason="CIFAR-10 is not shipped; the paper's statement about "
+                                  "it was not readable", full_scale="not run by the full configuration; the tracker "
+                                  "can be used on a user's random-label run",
+                                  kind="reconstruction", source="inferred: the authors' released figure list"))
+    return claims
+
+
+# --------------------------------------------------------------------------- figures
+
+def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = figs["tl"].plot()
+    fig.suptitle(f"Digits MLP {config.tl_depth}×{config.tl_width}, seed {config.seeds[0]}: TL of each layer's input")
+    ctx.save_figure("tl_by_layer", fig, caption="Target Linearity of each layer's input features per epoch (darker = "
+                    "shallower). The paper predicts TL rising during training and higher in deeper layers; right: "
+                    "the last layer's TL with its Gram surrogate and NC1 (each divided by its maximum).")
+
+    fig, ax = plt.subplots(figsize=(7, 3.8), constrained_layout=True)
+    for s, r in figs["whitening"].items():
+        for arm, col in (("sgd", SGD_COLOUR), ("whiten", WHITEN_COLOUR)):
+            ax.plot(r[arm], color=col, alpha=0.8, label=("SGD" if arm == "sgd" else "Gram whitening")
+                    if s == config.seeds[0] else None)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("digits test accuracy")
+    ax.set_ylim(0, 1)
+    ax.legend()
+    ctx.save_figure("whitening_vs_sgd", fig, caption="Test accuracy per epoch of SGD and Gram-whitened SGD (same "
+                    "initialisation and batches; one line per seed). The paper says whitening matches or beats SGD.")
+
+    sw = figs["swiss"]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4), constrained_layout=True)
+    for ax, key, title in ((axes[0], "X", f"input (TL {sw['tl_input']:.2f})"),
+                           (axes[1], "X_virtual", f"virtual features (TL {sw['tl_virtual']:.2f})")):
+        sc = ax.scatter(sw[key][:, 0], sw[key][:, 1], c=sw["t"], s=4, cmap="viridis")
+        ax.set_title(title)
+    fig.colorbar(sc, ax=axes, label="roll parameter t")
+    ctx.save_figure("swiss_roll_virtual_features", fig, caption="Swiss roll coloured by its parameter: input (left) "
+                    "and virtual features X − κΣG_X after training (right). The paper predicts that the virtual "
+                    "features unroll into a near-linear curve along the target.")
+
+    gr = figs["grok"]
+    fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
+    ax.plot(gr["epoch"], gr["train_acc"], color="k", ls=":", label="train accuracy")
+    ax.plot(gr["epoch"], gr["test_acc"], color="k", label="test accuracy")
+    cmap = plt.get_cmap("viridis")
+    for i, (k, v) in enumerate(gr["test_tl"].items()):
+        ax.plot(gr["epoch"], v, color=cmap(i / max(len(gr["test_tl"]) - 1, 1)), label=f"test TL, {k} input")
+    ax.set_xlabel("epoch")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7, loc="center right")
+    ctx.save_figure("grokking", fig, caption=f"x + y mod {config.grok_prime}, seed {config.seeds[0]}: accuracy and "
+                    "test-set TL per layer. Reading tested here: the last layers' TL rises when test accuracy jumps.")
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
+    for beta, runs in figs["vae"].items():
+        for j, (s, r) in enumerate(runs.items()):
+            axes[0].plot(np.arange(1, len(r["tl"]) + 1), r["tl"], label=f"β = {beta:g}" if j == 0 else None,
+                         color="tab:green" if beta == config.vae_betas[0] else "tab:purple", alpha=0.8)
+            axes[1].plot(r["tl"], r["deviation"], ".", color="tab:green" if beta == config.vae_betas[0] else
+                         "tab:purple", alpha=0.6)
+    axes[0].set_xlabel("epoch")
+    axes[0].set_ylabel("TL of μ(x) w.r.t. the image")
+    axes[0].legend()
+    axes[1].set_xlabel("TL of μ(x)")
+    axes[1].set_ylabel("interpolation deviation from the chord")
+    ctx.save_figure("vae_latent_linearity", fig, caption="Digits VAE: TL of the latent mean per epoch (left) and the "
+                    "decoded linear interpolation's deviation from the straight pixel-space chord against TL (right). "
+                    "The paper links target-linear latents to linear interpolation.")
+
+
+def run(config: Config, ctx: RunContext) -> Outcome:
+    """Run all parts and return the claims (see module docstring)."""
+    from threadpoolctl import threadpool_limits
+
+    metrics: dict = {}
+    figs: dict = {}
+    claims = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads)
+    try:
+        with warnings.catch_warnings(), threadpool_limits(limits=config.threads):
+            warnings.simplefilter("ignore", TrivialTargetLinearityWarning)
+            claims += _identities(config, ctx, metrics)
+            claims += _whitening_vs_sgd(config, ctx, metrics, figs)
+            claims += _linearity_dynamics(config, ctx, metrics, figs)
+            claims += _swiss_roll(config, ctx, metrics, figs)
+            claims += _grokking(config, ctx, metrics, figs)
+            claims += _vae(config, ctx, metrics, figs)
+            claims += _paper_scale(config, ctx, metrics)
+    finally:
+        torch.set_num_threads(threads)
+    _figures(ctx, figs, config)
+    notes = ("Inputs: scikit-learn's bundled digits (1437/360 split, seed 0), make_swiss_roll, modular addition. "
+             "Gram whitening uses 10 quintic Newton–Schulz steps; the momentum buffer is not rotated. TL is the "
+             "in-sample R² onto column-centred targets without intercept (the authors' convention), measured on the "
+             "training set except for grokking (test set). Surrogate = (1/C) tr(Y_cᵀ Z Zᵀ Y_c)/‖Z_c‖² with Z the "
+             "layer's pre-activation. Settings not in the abstract (learning rates, widths, epochs, κ for the "
+             "virtual Swiss-roll features) follow the authors' released description at laptop size and are inferred.")
+    return Outcome(metrics=metrics, claims=claims, notes=notes)
