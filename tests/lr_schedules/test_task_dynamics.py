@@ -16,7 +16,7 @@ from neurips26.lr_schedules.dynamics import momentum_loss_curve_torch
 
 
 def _dense_matrix(sp: Spectrum, eta: float, m: float) -> tuple[np.ndarray, np.ndarray]:
-    """Independent dense form c' = A c + b (A = diag(a) + (η²/m) λλᵀ) written from the brief's equation."""
+    """Independent dense form c' = A c + b (A = diag(a) + (η²/m) λλᵀ) written from the recursion in the dynamics module's docstring."""
     lam = sp.lambdas
     A = np.diag((1 - eta * lam) ** 2 + eta**2 * lam**2 / m) + (eta**2 / m) * np.outer(lam, lam)
     b = (eta**2 / m) * lam * (sp.residual + sp.sigma0_sq)
@@ -41,7 +41,8 @@ def test_power_law_task_arrays_and_residual():
     inf = PowerLawTask(alpha=2.0, beta=0.75, N=10, M=None)
     assert inf.residual == pytest.approx(float(zeta(2.5, 11)))
     assert inf.residual == pytest.approx(np.sum(np.arange(11, 10**6) ** -2.5), rel=1e-6)
-    assert PowerLawTask(1.5, 1.5, 10).constant_lr_exponent() == pytest.approx(1 - 1.5 / 3.25)
+    assert PowerLawTask(1.5, 1.5, 10).constant_lr_exponent() == pytest.approx(1.5 / 2.5)
+    assert PowerLawTask(1.5, 1.5, 10).decaying_schedule_exponent() == pytest.approx(1 - 1.5 / 3.25)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -147,7 +148,7 @@ def test_adjoint_matches_finite_differences(small):
                     - loss_curve(small, eta - h * E[t], m, validate=False)[-1]) / (2 * h) for t in range(T)])
     fdm = np.array([(loss_curve(small, eta, m + h * E[t])[-1] - loss_curve(small, eta, m - h * E[t])[-1]) / (2 * h)
                     for t in range(T)])
-    # issue: < 1e-4 relative; central differences at h=1e-6 are accurate to ~1e-9 here
+    # < 1e-4 relative required; central differences at h=1e-6 are accurate to ~1e-9 here
     assert np.max(np.abs(fd - g)) / np.max(np.abs(g)) < 1e-4
     assert np.max(np.abs(fdm - gm)) / np.max(np.abs(gm)) < 1e-4
 
@@ -208,7 +209,7 @@ def test_adjoint_matches_finite_differences_on_random_tasks(alpha, beta, N, T, f
     e = np.zeros(T)
     e[t] = h
     fd = (loss_curve(sp, eta + e, m, validate=False)[-1] - loss_curve(sp, eta - e, m, validate=False)[-1]) / (2 * h)
-    # central differences: truncation O(h²) and rounding ~1e-16·L/h ≈ 1e-10 relative; issue bound 1e-4
+    # central differences: truncation O(h²) and rounding ~1e-16·L/h ≈ 1e-10 relative; bound 1e-4
     assert fd == pytest.approx(g[t], rel=1e-4, abs=1e-9 * np.max(np.abs(g)))
 
 

@@ -1,7 +1,7 @@
 r"""Optimal learning-rate schedules for a power-law random-feature model (Bordelon & Mori,
 arXiv:2602.04774, NeurIPS 2026).
 
-The method in brief. Features with eigenvalues λ_k = k^{-α} and target power λ_k w*_k² = k^{-αβ-1};
+The method in short. Features with eigenvalues λ_k = k^{-α} and target power λ_k w*_k² = k^{-αβ-1};
 the student learns the top N. Minibatch SGD with schedule (η_t, m_t) has exact per-mode
 second moments (Gaussian features)
 
@@ -42,12 +42,12 @@ __all__ = [
     "MomentumSchedule", "optimal_momentum_schedule", "MonteCarloResult", "simulate_sgd",
 ]
 
-try:  # issue item 7, built in parallel
+try:  # real-data loader (scikit-learn digits)
     from .real_data import PowerLawFit, RFData, digits_random_features, estimate_power_law, sgd_loss_curve
     __all__ += ["PowerLawFit", "RFData", "digits_random_features", "estimate_power_law", "sgd_loss_curve"]
 except ImportError:  # pragma: no cover
     pass
-try:  # issue item 8, built in parallel (needs torch)
+try:  # torch scheduler adapter (needs torch)
     from .torch_adapter import ScheduleLR, fitted_schedule, horizon_sweep
     __all__ += ["ScheduleLR", "fitted_schedule", "horizon_sweep"]
 except ImportError:  # pragma: no cover

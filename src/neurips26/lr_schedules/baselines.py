@@ -9,7 +9,7 @@ log L_T with the adjoint gradient chained through the family's Jacobian).
 η_0 = η_max σ(z) stays below the stability bound; χ ∈ [0, 2]; f = σ(y) ∈ (0, 1).
 
 References:
-    Bordelon & Mori, arXiv:2602.04774 (2026), §5 (baselines); I. Loshchilov, F. Hutter, SGDR (2017)
+    Bordelon & Mori, arXiv:2602.04774 (2026), abstract (optimal constant and power-law baselines); I. Loshchilov, F. Hutter, SGDR (2017)
     for cosine; Hu et al., MiniCPM (2024) for warmup-stable-decay.
 """
 

@@ -1,7 +1,7 @@
 r"""Joint learning-rate and batch-size schedules (paper: "joint optimisation of learning rate and batch
 size").
 
-Degeneracy (brief §2, inferred): per step the drift is −2η_t λ_k c_k and the SGD noise
+Degeneracy (inferred from the moment dynamics): per step the drift is −2η_t λ_k c_k and the SGD noise
 (η_t²/m_t) λ_k (L + σ0²). Counting samples s = Σ m instead of steps, a step of m samples is, to
 leading order in ηλ, m steps of size η/m: the loss at a fixed sample budget depends on (η, m)
 only through η/m. The optimum over (η(s), m(s)) is therefore a valley, not a point; discrete-time

@@ -2,7 +2,7 @@ r"""Deterministic per-mode loss dynamics of minibatch SGD (and heavy-ball moment
 gradient of the final loss with respect to the whole schedule (adjoint method).
 
 For Gaussian features the second moments c_{t,k} = E(w_{t,k} − w*_k)² close exactly on the
-diagonal (brief §2, inferred; checked by Monte Carlo in ``monte_carlo.py``):
+diagonal (inferred: Gaussian fourth moments; checked by Monte Carlo in ``monte_carlo.py``):
 
     c_{t+1,k} = [(1 − η_t λ_k)² + η_t² λ_k² / m_t] c_{t,k} + (η_t² / m_t) λ_k (L_t + σ0²),
     L_t = Σ_k λ_k c_{t,k} + R_N.
@@ -22,14 +22,14 @@ a_k < 1 and (η/m) Σ_k λ_k / (2 − η λ_k (1 + 1/m)) < 1 (rank-one update of
 derived here). :func:`stability_bound` solves this for η_max(m); schedules above it raise.
 
 Heavy-ball momentum (e = w − w*, v_{t+1} = β_t v_t − η_t g_t, e_{t+1} = e_t + v_{t+1}) closes on
-the three per-mode moments E = E e², X = E e v, V = E v² (brief §2 "momentum", derived here):
+the three per-mode moments E = E e², X = E e v, V = E v² (derived here):
 
     E' = (1−ηλ)² E + 2β(1−ηλ) X + β² V + η² S
     X' = −ηλ(1−ηλ) E + β(1−2ηλ) X + β² V + η² S
     V' = η²λ² E − 2βηλ X + β² V + η² S,        S = (λ² E + λ (L + σ0²)) / m.
 
 References:
-    Bordelon & Mori, arXiv:2602.04774 (2026), §2–3; L. S. Pontryagin et al. (1962) for the costate.
+    Bordelon & Mori, arXiv:2602.04774 (2026), abstract (model, SGD, momentum); L. S. Pontryagin et al. (1962) for the costate.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def stability_bound(lambdas: np.ndarray, m: float = 1.0) -> float:
     r"""Largest constant learning rate η_max(m) for which the SGD moment dynamics are stable.
 
     Solves (η/m) Σ_k λ_k / (2 − η λ_k (1 + 1/m)) = 1 for η in (0, 2/(λ_1(1+1/m))) (derived in the
-    module docstring; the brief's approximation is 2 / (λ_1(1+1/m) + Σλ/m)).
+    module docstring; a common approximation is 2 / (λ_1(1+1/m) + Σλ/m)).
 
     Args:
         lambdas: (N,) eigenvalues > 0.

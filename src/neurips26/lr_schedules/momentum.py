@@ -55,7 +55,7 @@ def optimal_momentum_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, n_k
 
     Args:
         spectrum: the task; T: horizon ≥ n_knots; m: batch size > 0.
-        n_knots: knots per schedule (dense near T).
+        n_knots: knots per schedule (dense at both ends, :func:`knot_positions`).
         eta_init: start for η (constant or (T,) array in (0, eta_cap)); default eta_cap/4.
         beta_init: starting constant momentum in (0, beta_cap).
         eta_cap: cap on η (default: the SGD stability bound at m); beta_cap: cap on β, in (0, 1).

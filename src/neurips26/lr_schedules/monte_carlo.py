@@ -9,7 +9,7 @@ R_N, so sampling them as one scalar is exact in distribution. With e = w − w*,
 and the test loss is exactly L = Σ_k λ_k e_k² + R_N. All seeds run at once (vectorised).
 
 References:
-    Bordelon & Mori, arXiv:2602.04774 (2026), §2 (model and SGD).
+    Bordelon & Mori, arXiv:2602.04774 (2026), abstract (power-law random-feature model trained with SGD).
 """
 
 from __future__ import annotations

@@ -3,12 +3,16 @@ the adjoint gradient) and by optimal control (Pontryagin forward–backward swee
 plus the fits the paper reports: peak LR, decay exponent δ, decay fraction, exponents across
 horizons (ξ, loss-scaling) with confidence intervals, and a phase label derived from them.
 
-Parametrisation (research brief §4): K knots of z = logit(η/η_max) at relative times
-s_j = 1 − (1 − u_j)^p, u_j uniform on [0, 1] (p = 3: knots dense near T, so a decay over a vanishing
-fraction of T is resolved), linear interpolation in between: η_t = η_max σ(Σ_j W_tj z_j). The
-sigmoid keeps every η_t strictly below the stability bound η_max.
+Parametrisation (inferred: a smooth, low-dimensional schedule the optimiser can handle): K knots
+of z = logit(η/η_max) at Chebyshev–Lobatto relative times s_j = (1 − cos(π u_j))/2, u_j uniform on
+[0, 1] — dense at both ends, so the fast early change of the optimum (its warm-up or fast initial
+decay) and a decay over a small fraction of T are both resolved; linear interpolation in between:
+η_t = η_max σ(Σ_j W_tj z_j). The sigmoid keeps every η_t strictly below the stability bound η_max.
+(``placement="end"``, s_j = 1 − (1 − u_j)^p, is the older end-dense placement: on a one-mode
+problem at T = 200 its first 10 % of steps were 12 % off the fully resolved optimum, against 2 %
+for the default.)
 
-Continuous-time control (brief §2, inferred): with ċ_k = −2ηλ_k c_k + (η²/m)λ_k(L + σ0²) and
+Continuous-time control (inferred from the moment dynamics): with ċ_k = −2ηλ_k c_k + (η²/m)λ_k(L + σ0²) and
 Hamiltonian H = Σ_k p_k ċ_k, the costate obeys ṗ_k = 2ηλ_k p_k − (η²/m)λ_k Σ_j λ_j p_j, p(T) = λ,
 and minimising H over η gives
 
@@ -17,7 +21,8 @@ and minimising H over η gives
 (on the clip — "bang" — the WSD plateau of the hard phase).
 
 References:
-    Bordelon & Mori, arXiv:2602.04774 (2026), §3 (numerical optimum), §4 (optimal control).
+    Bordelon & Mori, arXiv:2602.04774 (2026), abstract (numerical optimum and optimal control);
+    L. S. Pontryagin et al. (1962), the maximum principle.
 """
 
 from __future__ import annotations
@@ -33,23 +38,33 @@ from .dynamics import final_loss_and_grad, loss_curve, stability_bound
 from .task import Spectrum
 
 __all__ = [
-    "knot_positions", "interpolation_matrix", "OptimalSchedule", "optimal_schedule",
+    "knot_positions", "interpolation_matrix", "knot_objective", "OptimalSchedule", "optimal_schedule",
     "ScheduleShape", "schedule_shape", "Exponent", "fit_exponent", "phase_label", "pontryagin_schedule",
 ]
 
 
-def knot_positions(n_knots: int, power: float = 3.0) -> np.ndarray:
-    """Relative knot times s_j = 1 − (1 − u_j)^power, u_j = j/(K−1): dense near the end of training.
+def knot_positions(n_knots: int, power: float = 3.0, placement: str = "both_ends") -> np.ndarray:
+    """(K,) relative knot times in [0, 1], u_j = j/(K−1).
+
+    ``placement="both_ends"`` (default): Chebyshev–Lobatto s_j = (1 − cos(π u_j))/2, dense at the
+    start and at the end of training (``power`` unused). ``placement="end"``: s_j = 1 − (1 − u_j)^power,
+    dense near the end only.
 
     Raises:
-        ValueError: if n_knots < 2 or power < 1.
+        ValueError: if n_knots < 2, power < 1 or placement is unknown.
     """
     if int(n_knots) != n_knots or n_knots < 2:
         raise ValueError(f"n_knots must be an integer >= 2, got {n_knots!r}")
     if not power >= 1:
         raise ValueError(f"power must be >= 1, got {power!r}")
     u = np.linspace(0.0, 1.0, int(n_knots))
-    return 1.0 - (1.0 - u) ** power
+    if placement == "both_ends":
+        s = 0.5 * (1.0 - np.cos(np.pi * u))                    # s_j = (1 − cos π u_j)/2
+        s[0], s[-1] = 0.0, 1.0
+        return s
+    if placement == "end":
+        return 1.0 - (1.0 - u) ** power                         # s_j = 1 − (1 − u_j)^p
+    raise ValueError(f"placement={placement!r}; allowed: 'both_ends', 'end'")
 
 
 def interpolation_matrix(T: int, knots: np.ndarray) -> np.ndarray:
@@ -70,6 +85,26 @@ def interpolation_matrix(T: int, knots: np.ndarray) -> np.ndarray:
     W[np.arange(T), j] = 1.0 - w
     W[np.arange(T), j + 1] = w
     return W
+
+
+def knot_objective(spectrum: Spectrum, W: np.ndarray, eta_max: float, m: float = 1.0):
+    """The function L-BFGS-B minimises: z ↦ (log L_T(η(z)), ∂ log L_T/∂z) with η = η_max σ(W z).
+
+    Chain rule: ∂ log L/∂z = Wᵀ (∂L/∂η ∘ η_max σ'(Wz)) / L, σ' = σ(1 − σ); ∂L/∂η is the adjoint
+    gradient of :func:`final_loss_and_grad`.
+
+    Args:
+        spectrum: the task; W: (T, K) interpolation matrix; eta_max: the cap; m: batch size.
+
+    Returns:
+        A callable z (K,) → (float, (K,) array).
+    """
+    def objective(z: np.ndarray):
+        sig = expit(W @ z)                                                  # σ(W z)
+        L, g = final_loss_and_grad(spectrum, eta_max * sig, m, validate=False)
+        return np.log(L), W.T @ (g * eta_max * sig * (1.0 - sig)) / L      # Wᵀ(∂L/∂η · η_max σ(1−σ)) / L
+
+    return objective
 
 
 @dataclass
@@ -95,6 +130,7 @@ class OptimalSchedule:
 
 
 def optimal_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, n_knots: int = 24, knot_power: float = 3.0,
+                     knot_placement: str = "both_ends",
                      eta_init: float | np.ndarray | None = None, max_iter: int = 300, tol: float = 1e-10,
                      z_bounds: tuple[float, float] = (-20.0, 10.0)) -> OptimalSchedule:
     """Minimise L_T over knot schedules η_t = η_max σ(W z) with L-BFGS-B on log L_T (adjoint gradient).
@@ -103,7 +139,7 @@ def optimal_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, n_knots: int
         spectrum: the task.
         T: horizon (steps) ≥ n_knots.
         m: batch size > 0 (η_max = :func:`stability_bound` at m).
-        n_knots: K knots; knot_power: their density near T.
+        n_knots: K knots; knot_placement, knot_power: where they sit (:func:`knot_positions`).
         eta_init: starting schedule: a constant, a (T,) array, or None (η_max/4).
         max_iter: L-BFGS-B iteration cap; tol: its ``ftol`` on log L_T.
         z_bounds: box on knot logits (keeps σ'(z) from vanishing completely).
@@ -114,13 +150,14 @@ def optimal_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, n_knots: int
     Raises:
         ValueError: if T < n_knots, m ≤ 0, or eta_init is outside (0, η_max).
 
-    Source: brief §4 (parametrisation); paper §3 (numerical optimum).
+    Source: abstract (the schedule is computed as a numerical optimisation problem); the knot
+    parametrisation is inferred (module docstring).
     """
     if not (np.isfinite(m) and m > 0):
         raise ValueError(f"batch size m must be finite and > 0, got {m!r}")
     if not (isinstance(T, (int, np.integer)) or (isinstance(T, float) and T.is_integer())) or T < 1:
         raise ValueError(f"horizon T must be an integer >= 1, got {T!r}")
-    knots = knot_positions(n_knots, knot_power)
+    knots = knot_positions(n_knots, knot_power, knot_placement)
     W = interpolation_matrix(T, knots)
     eta_max = stability_bound(spectrum.lambdas, m)
     if eta_init is None:
@@ -137,11 +174,7 @@ def optimal_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, n_knots: int
         z0 = np.linalg.lstsq(W, logit(e0 / eta_max), rcond=None)[0]
     z0 = np.clip(z0, *z_bounds)
 
-    def objective(z: np.ndarray):
-        sig = expit(W @ z)
-        L, g = final_loss_and_grad(spectrum, eta_max * sig, m, validate=False)
-        return np.log(L), W.T @ (g * eta_max * sig * (1.0 - sig)) / L
-
+    objective = knot_objective(spectrum, W, eta_max, m)
     res = minimize(objective, z0, jac=True, method="L-BFGS-B", bounds=[z_bounds] * knots.size,
                    options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-9})
     eta = eta_max * expit(W @ res.x)
@@ -282,7 +315,7 @@ def pontryagin_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, eta_max: 
         ValueError: if T < 1, damping ∉ (0, 1], m ≤ 0 or n_grid < 2 (T may be smaller than n_grid: the
             grid is in continuous time).
 
-    Source: brief §2 (Hamiltonian, inferred); paper §4.
+    Source: abstract (optimal control theory); the Hamiltonian is inferred from the moment dynamics.
     """
     if not 0 < damping <= 1:
         raise ValueError(f"damping must be in (0, 1], got {damping!r}")
@@ -295,7 +328,7 @@ def pontryagin_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, eta_max: 
     if eta_max is None:
         eta_max = stability_bound(spectrum.lambdas, m)
     lam, s0, R = spectrum.lambdas, spectrum.sigma0_sq, spectrum.residual
-    edges = float(T) * knot_positions(n_grid + 1, grid_power)
+    edges = float(T) * knot_positions(n_grid + 1, grid_power, placement="end")
     dt = np.diff(edges)
     eta = np.full(n_grid, eta_max / 4 if eta_init is None else float(eta_init))
     change = np.inf

@@ -1,10 +1,10 @@
 """Real input for the power-law random-feature theory: scikit-learn's digits.
 
-The theory (brief §2) needs three things of a data set: the spectrum of the feature covariance
+The theory (the moment dynamics of :mod:`.dynamics`) needs three things of a data set: the spectrum of the feature covariance
 ``λ_k`` (descending), the target's power on each eigen-direction ``λ_k w*_k²``, and the residual
 noise ``σ0²``.  On the power-law task
 
-    λ_k ∝ k^{-α},        λ_k w*_k² ∝ k^{-αβ-1},                                     (brief §2)
+    λ_k ∝ k^{-α},        λ_k w*_k² ∝ k^{-αβ-1},                                     (inferred)
 
 so that gradient flow learns the target as ``L(t) ∝ t^{-β}``.  This module
 
@@ -30,7 +30,7 @@ Conventions (shared with the deterministic dynamics):
 
 References:
     Bordelon & Mori, *Theory of Optimal Learning Rate Schedules and Scaling Laws for a Random
-    Feature Model*, arXiv:2602.04774 (2026), §2 (model, power-law task).
+    Feature Model*, arXiv:2602.04774 (2026), abstract (power-law random-feature model).
     Rahimi & Recht, *Random Features for Large-Scale Kernel Machines*, NeurIPS 2007.
     scikit-learn ``sklearn.datasets.load_digits`` (UCI optical digits, 1797 × 64, bundled).
 """
@@ -258,7 +258,7 @@ def estimate_power_law(
 ) -> PowerLawFit:
     """Measure ``λ_k``, ``λ_k w*_k²``, ``σ0²`` of a regression and fit ``α``, ``β``.
 
-    Computation (brief §2 model; the fitting procedure is ours, inferred):
+    Computation (the task model of :mod:`.task`; the fitting procedure is ours, inferred):
 
     * ``Σ = ψᵀψ / n = U diag(λ) Uᵀ`` (``numpy.linalg.eigh``; λ descending, clipped at 0).
     * ``v = Uᵀ ψᵀ y / n`` (target–feature correlations in the eigenbasis);
@@ -418,7 +418,7 @@ def sgd_loss_curves(
 
     ``w_0 = 0``;  for ``t = 0 … T−1``:
 
-        w_{t+1} = w_t − (η_t / m) Σ_{μ ∈ B_t} ψ_μ (w_t·ψ_μ − y_μ),                (brief §2)
+        w_{t+1} = w_t − (η_t / m) Σ_{μ ∈ B_t} ψ_μ (w_t·ψ_μ − y_μ),                (minibatch SGD)
 
     with ``B_t`` ``m`` indices drawn uniformly *with replacement* from the training set
     (independently per step and per repeat).  The loss ``L = mean (ψ·w − y)²`` (no ½) on the
@@ -592,11 +592,17 @@ def _log_bins(p: np.ndarray, kr: tuple[int, int], bins_per_decade: int) -> tuple
 
 
 def _ols(x: np.ndarray, z: np.ndarray) -> tuple[float, float, float]:
-    """Least-squares line ``z ≈ slope·x + icpt``; returns ``(slope, icpt, se(slope))``."""
-    X = np.column_stack([x, np.ones_like(x)])
-    coef, *_ = np.linalg.lstsq(X, z, rcond=None)
-    r = z - X @ coef
-    dof = max(x.size - 2, 1)
-    s2 = float(r @ r) / dof
-    sxx = float(np.sum((x - x.mean()) ** 2))
-    return float(coef[0]), float(coef[1]), float(np.sqrt(s2 / sxx)) if sxx > 0 else float("inf")
+    """Least-squares line ``z ≈ slope·x + icpt`` via :func:`scipy.stats.linregress`; returns
+    ``(slope, icpt, se(slope))``. Fewer than 3 points (no residual degree of freedom): se = inf.
+
+    Raises:
+        ValueError: if fewer than 2 points or all x are equal (the slope is undefined).
+    """
+    from scipy import stats
+
+    x, z = np.asarray(x, dtype=np.float64), np.asarray(z, dtype=np.float64)
+    if x.size < 2 or np.ptp(x) == 0:
+        raise ValueError(f"a line needs >= 2 points with distinct x, got {x.size} point(s)")
+    fit = stats.linregress(x, z)
+    se = float(fit.stderr) if x.size > 2 else float("inf")
+    return float(fit.slope), float(fit.intercept), se

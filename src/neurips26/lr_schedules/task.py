@@ -1,8 +1,9 @@
-"""The power-law random-feature task and its spectrum (Bordelon & Mori 2026, §2).
+"""The power-law random-feature task and its spectrum (Bordelon & Mori 2026, abstract: a power-law random
+feature model).
 
 Features ψ(x) ∈ R^M in their eigenbasis, ⟨ψ_k ψ_l⟩ = δ_kl λ_k; labels y = w*·ψ(x) + σ0 z; the
-student sees only the top N features. In the power-law task (Bordelon convention, inferred in the
-research brief §2)
+student sees only the top N features. In the power-law task (Bordelon convention, inferred: it makes the
+gradient-flow loss decay as t^{-β})
 
     λ_k = k^{-α},        λ_k w*_k² = k^{-αβ-1},
 
@@ -73,7 +74,8 @@ class Spectrum:
 
     @property
     def noise(self) -> float:
-        """Effective additive noise σ0² + R_N in the gradient-noise term (brief §2)."""
+        """Effective additive noise σ0² + R_N in the gradient-noise term (the unlearnable
+        residual acts like extra label noise)."""
         return self.sigma0_sq + self.residual
 
     @property
@@ -116,7 +118,7 @@ class PowerLawTask:
             modes), since otherwise Σ_k λ_k diverges.
         beta: source exponent β > 0 of λ_k w*_k² = k^{-αβ-1} (β ≤ 0: infinite initial loss).
         N: number of learned features (student dimension), ≥ 1.
-        M: mode truncation M ≥ 10 N (the issue's rule), or None for unbounded modes (the residual
+        M: mode truncation M ≥ 10 N (so the truncated tail is negligible), or None for unbounded modes (the residual
             R_N is then the Hurwitz zeta ζ(αβ+1, N+1)).
         sigma0_sq: label-noise variance σ0² ≥ 0.
 
@@ -174,6 +176,25 @@ class PowerLawTask:
         return Spectrum(lam, self.target_power / lam, self.residual, self.sigma0_sq)
 
     def constant_lr_exponent(self) -> float:
-        """Theory ξ of the best constant LR η ∝ T^{-ξ} in the noise-limited easy phase:
-        ξ = 1 − α/(αβ+1) (brief §2, inferred from FSL; loss ∝ T^{-αβ/(αβ+1)})."""
+        r"""ξ_c of the best *constant* learning rate η_c ∝ T^{-ξ_c}, derived from the moment dynamics:
+        ξ_c = β/(β + 1) (and L_T ∝ T^{-β/(β+1)}).
+
+        Derivation (continuous time, O(η²λ²) terms dropped): at constant η each mode relaxes as
+        c_k(T) = c_k(0) e^{-2ηλ_k T} + (η s/2m)(1 − e^{-2ηλ_k T}), s = L + σ0² + R_N, so
+
+            L_T ≈ Σ_k k^{-αβ-1} e^{-2ηT k^{-α}} + (η s/2m) Σ_k λ_k ≈ A (ηT)^{-β} + B η
+
+        (bias: the sum over k is Γ(β)/α · (2ηT)^{-β}; noise: Σλ_k converges for α > 1). Minimising
+        over η gives η_c ∝ T^{-β/(β+1)}. Valid when the noise s stays > 0 (σ0² + R_N > 0) and
+        η T λ_N ≪ 1 (the N learned modes are not exhausted).
+
+        Source: inferred (derived here); the abstract names the optimal constant rate η ∝ T^{-ξ} as a
+        baseline without its value.
+        """
+        return self.beta / (self.beta + 1.0)
+
+    def decaying_schedule_exponent(self) -> float:
+        """ξ = 1 − α/(αβ+1): the peak exponent of the optimal *decaying* schedule in the noise-limited
+        easy phase (inferred from the functional scaling laws of Li, Wu et al., arXiv:2509.19189; kept
+        for comparison — it is not the constant-LR exponent, see :meth:`constant_lr_exponent`)."""
         return 1.0 - self.alpha / (self.alpha * self.beta + 1.0)

@@ -3,7 +3,7 @@
 * :class:`ScheduleLR` — a ``torch.optim.lr_scheduler.LRScheduler`` that plays an array
   ``η(t)`` (one value per optimizer step; absolute learning rates or multipliers of the
   optimizer's base LR) or a callable ``t ↦ η``.
-* Schedule shapes as arrays: the paper's easy-phase form (abstract; brief §2)
+* Schedule shapes as arrays: the paper's easy-phase form (abstract)
 
       η(t) = η_peak · (T / T_ref)^{−ξ} · (1 − t / T)^{δ},     t = 0 … T−1,
 
@@ -74,8 +74,11 @@ class ScheduleLR(torch.optim.lr_scheduler.LRScheduler):
         optimizer: any ``torch.optim.Optimizer`` (every param group gets the same schedule).
         schedule: a 1-D array-like of ``T ≥ 1`` finite values ``≥ 0``, or a callable
             ``t ↦ η(t)`` (int → float; checked at each step; no end).
-        last_epoch: as in ``LRScheduler``; ``-1`` to start, ``k ≥ 0`` to resume after ``k``
-            steps (the optimizer's param groups must then carry ``initial_lr``).
+        last_epoch: as in ``LRScheduler``: ``-1`` to start. With ``last_epoch=j ≥ 0`` the
+            constructor's own step advances to ``j + 1``, so the next optimizer step uses
+            ``η(j + 1)``: to resume after ``k`` steps pass ``k − 1`` (torch's convention; the
+            param groups must then carry ``initial_lr``). For exact resumes save
+            ``scheduler.state_dict()`` and restore it with ``load_state_dict``.
         mode: ``"absolute"`` — ``lr = η(t)``; ``"multiplier"`` — ``lr = base_lr · η(t)``
             with ``base_lr`` each group's initial ``lr``.
 
@@ -266,7 +269,8 @@ def wsd_schedule(
         T: horizon, ``≥ 1``.
         eta_peak: ``> 0``.
         decay_fraction: ``0 ≤ decay_fraction ≤ 1`` (``0``: constant; ``1``: pure decay).
-        warmup_steps: ``0 ≤ warmup_steps < T`` (linear warmup, as in :func:`fitted_schedule`).
+        warmup_steps: ``0 ≤ warmup_steps < T`` (linear warmup, as in :func:`fitted_schedule`), and
+            ``warmup_steps + ceil(decay_fraction·T) ≤ T`` (warmup and decay must not overlap).
         decay_shape: ``"linear"``, ``"cosine"`` or ``"1-sqrt"``.
 
     Returns:
@@ -282,6 +286,11 @@ def wsd_schedule(
     if decay_shape not in _DECAYS:
         raise ValueError(f"decay_shape must be one of {_DECAYS}, got {decay_shape!r}")
     D = int(math.ceil(decay_fraction * T - 1e-12))
+    if warmup_steps and not isinstance(warmup_steps, bool) and isinstance(warmup_steps, (int, np.integer)) \
+            and warmup_steps + D > T:
+        raise ValueError(f"warmup_steps={warmup_steps} and the {D} decay steps (decay_fraction={decay_fraction} of "
+                         f"T={T}) overlap: the schedule would never reach eta_peak; allowed: "
+                         f"warmup_steps + ceil(decay_fraction·T) <= T")
     mult = np.ones(T)
     if D > 0:
         u = np.arange(1, D + 1, dtype=np.float64) / (D + 1)
