@@ -1,30 +1,45 @@
 """End-to-end run of the experiment at a tiny configuration: claims are well-formed."""
 
+import pytest
+
+from neurips26.harness import ConfigError
 from neurips26.harness import RunContext
-from neurips26.harness.claims import Claim, Verdict
+from neurips26.harness.claims import Claim, Kind, Verdict, forbidden_citation
+from neurips26.harness.config import apply_overrides
 from neurips26.mdp_types.experiment import Config, run
 
 
 def test_tiny_run_returns_well_formed_claims(tmp_path):
     cfg = Config(enum_length=5, ldp_m=[20, 40], ldp_paths=200, coverage_m=[100], coverage_reps=50,
                  pess_m=[200, 400, 800], pess_reps=20, n_boot=20, coding_rates=6, frozenlake_steps=3000,
-                 frozenlake_datasets=1)
+                 frozenlake_datasets=2)
     out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
     ids = [c.id for c in out.claims]
-    assert len(ids) == len(set(ids)) >= 11
+    assert len(ids) == len(set(ids)) >= 14
     for c in out.claims:
         assert isinstance(c, Claim) and c.statement and c.tolerance and c.reason
-        assert c.verdict in (Verdict.HOLDS, Verdict.DOES_NOT_HOLD)
-    # the exact type bounds are theorems: they must hold even at this size
+        assert c.kind in (Kind.PAPER, Kind.RECONSTRUCTION, Kind.CHECK) and c.source
+        assert not any(forbidden_citation(t) for t in (c.statement, c.source, c.tolerance, c.reason, c.note))
     by_id = {c.id: c for c in out.claims}
-    assert by_id["type_upper_bound"].verdict is Verdict.HOLDS
-    assert by_id["type_lower_bound"].verdict is Verdict.HOLDS
+    # the exact type bounds are theorems on every drawn MDP: they must hold even at this size, on 3 seeds
+    for cid in ("type_upper_bound", "type_lower_bound", "type_bound_tight_single_path"):
+        assert by_id[cid].verdict is Verdict.HOLDS and by_id[cid].seeds.n == 3
+    assert by_id["kl_set_coverage"].seeds.n == 3 and by_id["kl_set_coverage"].kind is Kind.PAPER
+    # the loose radius is reported against the calibrated one (the coverage claim's lack of power)
+    assert "calibrated" in by_id["kl_set_coverage"].note
     assert (tmp_path / "figures" / "coding_exponent.png").exists()
-    # review: the FrozenLake note reports the library's vacuous flag for the per-pair bound it uses, too
     fl = out.metrics["frozenlake"]
-    assert len(fl["per_pair_vacuous"]) == len(fl["V_low"]) == 1
-    assert str(fl["per_pair_vacuous"]) in by_id["frozenlake_pessimism_valid"].note
-    # review: local slopes of the pessimism gap are reported (pre-asymptotic check)
-    assert len(out.metrics["pess_gap_local_slopes"]) == 2
-    assert "per-log differences" in by_id["frozenlake_pessimistic_policy"].note
+    assert len(fl["per_pair_vacuous"]) == len(fl["V_low"]) == 2
+    # two logs cannot establish a 95% guarantee: the claim carries its interval and is not "holds"
+    assert by_id["frozenlake_pessimism_valid"].interval is not None
+    assert by_id["frozenlake_pessimistic_policy"].interval is not None
+    assert len(out.metrics["pessimism"]["per_seed"][0]["local_slopes"]) == 2
     assert Config.full().include_taxi and Config.quick() == Config()
+
+
+@pytest.mark.parametrize("key,value", [("ldp_paths", 10**9), ("coverage_reps", 10**9), ("pess_reps", 10**9),
+                                       ("frozenlake_steps", 10**10), ("pess_m", [100, 200, 10**8]),
+                                       ("n_seeds", 2)])
+def test_config_sizes_are_bounded(key, value):
+    with pytest.raises(ConfigError, match=key):
+        apply_overrides(Config.quick(), {key: value}, "mdp_types")

@@ -1,8 +1,8 @@
 """The method of types for stationary Markov decision processes (paper 16, NeurIPS 2026).
 
 The paper's text was not reachable; every formula here is reconstructed from Csiszár's method of
-types and its Markov extensions (research brief ``p16-method-of-types-mdp.md``) and is marked
-*inferred* where the brief is. Finite ``S``, ``A``; stationary logging policy ``π``; kernel ``T``.
+types and its Markov extensions (Csiszár 1998; Davisson, Longo & Sgarro 1981; Natarajan 1985)
+and is *inferred*: only the paper's abstract was read. Finite ``S``, ``A``; stationary logging policy ``π``; kernel ``T``.
 
 * **Pair chain** ``Z_t = (S_t, A_t)`` with kernel ``P((s,a),(s',a')) = T(s'|s,a) π(a'|s')``.
 * **Pair type** ``Q_n(z,z') = (1/m) Σ_t 1{Z_t=z, Z_{t+1}=z'}``; **type bounds**

@@ -13,7 +13,8 @@ with ``Q_1`` linear in ``Q`` and the conditional entropy ``−Σ rel_entr(Q, Q_1
 
 References:
     Davisson, Longo & Sgarro (1981), "The error exponent for the noiseless encoding of finite
-    ergodic Markov sources"; Natarajan (1985); Csiszár (1998). Brief §2 "Coding" (inferred).
+    ergodic Markov sources"; Natarajan (1985); Csiszár (1998). Inferred: the abstract names
+    "explicit coding error exponents" but not their form.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """Reproduction of paper 16 (method of types for stationary MDPs) at laptop scale.
 
-Sections (brief §4; the paper's own experiments are unknown — it is a theory paper):
+The paper is a theory paper and its own experiments are unknown; only its abstract was read.
+Each claim group below tests one statement of the abstract on small MDPs where the truth is
+known exactly, over several independently drawn toy MDPs (seeds chosen before looking):
 
-a. exact type bounds on a 2×2 Dirichlet MDP by enumerating every path;
-b. the LDP of the plug-in kernel against importance-sampling estimates;
-c. coverage of the KL uncertainty set (and the universal test's level and power);
-d. pessimistic values below the truth, with a gap shrinking like √r_n; L1 / Hoeffding /
-   bootstrap baselines in the same run, widths reported at nominal and at equal coverage;
-e. the coding error exponent E(R);
-f. real input: FrozenLake 8×8 data logged by stepping gymnasium's environment.
+- exact type bounds, by enumerating every path of a 2×2 Dirichlet MDP;
+- large deviations of the plug-in kernel and of the plug-in value, against importance sampling;
+- coverage of the KL confidence set, with the radius that would be calibrated to exactly 1 − δ;
+- pessimistic values below the truth, with a gap shrinking like √r_n, and baseline sets;
+- the universal coding error exponent E(R);
+- offline RL on FrozenLake 8×8 data logged by stepping gymnasium's environment.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 
 import numpy as np
 from pydantic import Field, field_validator
+from scipy import stats
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
@@ -51,26 +53,34 @@ from .uncertainty import (
     set_statistic,
 )
 
+ABSTRACT = "abstract"
+
 
 class Config(ExperimentConfig):
-    """Sizes of each section. ``quick()`` runs in about a minute on 2 CPU cores."""
+    """Sizes of each claim group. ``quick()`` runs in about a minute of CPU on 2 cores.
+
+    Every size has an upper bound so that a typo cannot start a run of hours or exhaust memory.
+    """
 
     n_states: int = Field(2, ge=2, le=4, description="states of the synthetic Dirichlet MDP")
     n_actions: int = Field(2, ge=2, le=3, description="actions of the synthetic Dirichlet MDP")
+    n_seeds: int = Field(3, ge=3, le=50, description="independently drawn toy MDPs each random claim is judged over")
     enum_length: int = Field(9, ge=3, le=12, description="path length n for exact type enumeration (|Z|^n paths)")
-    ldp_m: list[int] = Field([50, 100, 200, 400], min_length=2, description="transition counts m for the LDP check")
-    ldp_paths: int = Field(4000, ge=100, description="importance-sampling paths per m")
+    ldp_m: list[int] = Field([50, 100, 200, 400], min_length=2, max_length=12,
+                             description="transition counts m for the LDP check")
+    ldp_paths: int = Field(4000, ge=100, le=1_000_000, description="importance-sampling paths per m")
     ldp_target_rate: float = Field(0.08, gt=0, lt=1, description="rate J of the tail event used for the LDP check")
     delta: float = Field(0.05, gt=0, lt=1, description="error probability of confidence sets and tests")
-    coverage_m: list[int] = Field([200, 1000], min_length=1, description="m for the coverage check")
-    coverage_reps: int = Field(1000, ge=50, description="replicates for coverage")
-    pess_m: list[int] = Field([2000, 8000, 32000], min_length=3, description="m for the pessimism check")
-    pess_reps: int = Field(200, ge=20, description="replicates for pessimism")
+    coverage_m: list[int] = Field([200, 1000], min_length=1, max_length=12, description="m for the coverage check")
+    coverage_reps: int = Field(1000, ge=50, le=100_000, description="replicates for coverage")
+    pess_m: list[int] = Field([2000, 8000, 32000], min_length=3, max_length=12, description="m for the pessimism check")
+    pess_reps: int = Field(100, ge=20, le=20_000, description="replicates for pessimism, per toy MDP")
     gamma: float = Field(0.9, ge=0, lt=1, description="discount of the synthetic MDP")
-    n_boot: int = Field(200, ge=20, description="bootstrap replicates per data set")
-    coding_rates: int = Field(16, ge=6, description="grid size for E(R)")
-    frozenlake_steps: int = Field(100_000, ge=1000, description="logged FrozenLake 8x8 transitions per data set")
-    frozenlake_datasets: int = Field(3, ge=1, description="independent FrozenLake logs")
+    n_boot: int = Field(200, ge=20, le=10_000, description="bootstrap replicates per data set")
+    coding_rates: int = Field(16, ge=6, le=400, description="grid size for E(R)")
+    frozenlake_steps: int = Field(100_000, ge=1000, le=10_000_000,
+                                  description="logged FrozenLake 8x8 transitions per data set")
+    frozenlake_datasets: int = Field(3, ge=2, le=200, description="independent FrozenLake logs")
     frozenlake_gamma: float = Field(0.99, ge=0, lt=1, description="discount for FrozenLake")
     include_taxi: bool = Field(False, description="also run the offline section on Taxi-v4 (full scale)")
 
@@ -78,24 +88,23 @@ class Config(ExperimentConfig):
     @classmethod
     def _increasing_grid(cls, v: list[int]) -> list[int]:
         # the "error shrinks in m" claim and the slope fit read the grid in order
-        if any(m < 10 for m in v) or any(b <= a for a, b in zip(v, v[1:])):
-            raise ValueError(f"must be strictly increasing integers >= 10, got {v}")
+        if any(m < 10 or m > 1_000_000 for m in v) or any(b <= a for a, b in zip(v, v[1:])):
+            raise ValueError(f"must be strictly increasing integers in [10, 1000000], got {v}")
         return v
 
     @field_validator("coverage_m")
     @classmethod
     def _coverage_grid(cls, v: list[int]) -> list[int]:
-        if any(m < 10 for m in v):
-            raise ValueError(f"every m must be >= 10 transitions, got {v}")
+        if any(m < 10 or m > 1_000_000 for m in v):
+            raise ValueError(f"every m must lie in [10, 1000000] transitions, got {v}")
         return v
-
 
     @classmethod
     def full(cls) -> "Config":
-        """Paper scale (CPU cluster; no GPU needed): longer paths, more replicates, Taxi as well."""
-        return cls(enum_length=11, ldp_m=[100, 200, 400, 800, 1600], ldp_paths=100_000,
+        """Paper scale (CPU cluster; no GPU needed): longer paths, more replicates and seeds, Taxi as well."""
+        return cls(n_seeds=10, enum_length=11, ldp_m=[100, 200, 400, 800, 1600], ldp_paths=100_000,
                    coverage_m=[200, 1000, 5000], coverage_reps=10_000, pess_m=[2000, 8000, 32000, 128000],
-                   pess_reps=2000, n_boot=1000, coding_rates=40, frozenlake_steps=1_000_000,
+                   pess_reps=1000, n_boot=1000, coding_rates=40, frozenlake_steps=1_000_000,
                    frozenlake_datasets=20, include_taxi=True)
 
 
@@ -107,62 +116,129 @@ def _toy(rng, S, A):
     return T, pi
 
 
+class _Toy:
+    """One drawn toy MDP (kernel, logging policy, reward, evaluated policy) and its seed."""
+
+    def __init__(self, seed: int, S: int, A: int):
+        self.seed = seed
+        self.T, self.pi = _toy(np.random.default_rng([seed, 0]), S, A)
+        self.P = pair_kernel(self.T, self.pi)
+        self.mu = stationary_distribution(self.P)
+        self.r = np.random.default_rng([seed, 5]).random((S, A))
+        self.pi_e = np.random.default_rng([seed, 6]).dirichlet(np.ones(A), size=S)
+
+    def rng(self, offset: int) -> np.random.Generator:
+        return np.random.default_rng([self.seed, offset])
+
+
 def run(config: Config, ctx: RunContext) -> Outcome:
-    """Run every section; return metrics, claims and notes."""
+    """Table of contents: one function per claim group; returns metrics, claims and notes."""
     import matplotlib
 
     matplotlib.use("Agg")
+    seeds = [ctx.seed + k for k in range(config.n_seeds)]
+    toys = [_Toy(s, config.n_states, config.n_actions) for s in seeds]
+    metrics: dict = {"seeds": seeds, "toy_T": [t.T.tolist() for t in toys], "toy_pi": [t.pi.tolist() for t in toys]}
+    timings: dict = {}
+    claims = []
+    for name, group in (("types", _type_bounds_hold_on_every_type), ("ldp", _large_deviations_match_rates),
+                        ("coverage", _kl_set_covers_the_truth), ("pessimism", _pessimistic_values_are_valid),
+                        ("coding", _coding_exponent_shape), ("offline", _offline_rl_on_frozenlake)):
+        t0 = time.perf_counter()
+        claims += group(config, ctx, toys, metrics)
+        timings[name] = time.perf_counter() - t0
+    metrics["timings_s"] = timings
+    return Outcome(metrics=metrics, claims=claims, notes=_NOTES)
+
+
+_NOTES = (
+    "Only the paper's abstract was readable: every object is reconstructed from Csiszár's method of types "
+    "and its Markov extensions (Csiszár 1998; Davisson, Longo & Sgarro 1981; Natarajan 1985). Each random "
+    "claim is judged over n_seeds independently drawn toy MDPs with seeds run-seed + 0, 1, 2, … (chosen "
+    "before looking). Defaults and why: open pair counts (the bounds count the n−1 transitions exactly; cyclic "
+    "counts are an option); the KL direction KL(T̂‖T') (the type bound proves coverage for it); radius "
+    "r_n = [log(1/δ) + |Z|² log(m+1)]/m (type counting) for the joint set, and an inferred per-pair radius "
+    "[log(|Z|m/δ) + (k−1) log(N+1)]/N for large |Z| (FrozenLake), where |Z|² = 65536 makes r_n vacuous. "
+    "Pessimistic values use the rectangular relaxation (a superset of the joint set, so still valid), solved by "
+    "the per-(s,a) 1-D dual with adversary policy iteration; the joint convex program is the cross-check. The "
+    "LDP threshold x is chosen so that J(x) ≈ ldp_target_rate (the event, not the tolerance). Bad inputs: "
+    "unvisited pairs get the whole simplex on their support; data outside a kernel's support give infinite "
+    "divergence (reported / rejected); γ ≥ 1 and rewards outside the declared range raise; non-irreducible "
+    "logging chains raise or warn. Offline sections use the known support of the shipped tables (which next "
+    "states are possible, not their probabilities); on Taxi (full scale) that support is a single next state, "
+    "so its pessimistic value equals the true value.")
+
+
+# ---------------------------------------------------------------------------- exact type bounds
+
+def _type_bounds_hold_on_every_type(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
+    """Exact law of the pair type (all |Z|^n paths) against the upper and lower type bounds."""
     import matplotlib.pyplot as plt
 
-    cfg = config
-    S, A = cfg.n_states, cfg.n_actions
-    Zn = S * A
-    T, pi = _toy(ctx.child_rng(0), S, A)
-    P = pair_kernel(T, pi)
-    mu = stationary_distribution(P)
-    metrics: dict = {"toy_T": T.tolist(), "toy_pi": pi.tolist()}
-    claims = []
-    timings = {}
+    n, m, Zn = cfg.enum_length, cfg.enum_length - 1, cfg.n_states * cfg.n_actions
+    up, low, tight, per_seed = [], [], [], []
+    for toy in ctx.track(toys, "exact type enumeration"):
+        N, logp = exact_type_distribution(toy.P, toy.mu, n)
+        b = type_probability_bounds(N, toy.P, toy.mu)
+        up.append(float(np.max(logp - b.log_upper)))
+        low.append(float(np.min(logp - b.log_lower)))
+        # single-path types: the constant path z, z, …, z is the only path of its type, so
+        # P(Q_n = Q) = μ(z) P(z,z)^m and D(Q‖Q_1⊗P) = −log P(z,z): log P + mD = log μ(z) exactly
+        z_of = N.sum(axis=2).argmax(axis=1)
+        const = N[np.arange(len(N)), z_of, z_of] == m
+        tight.append(float(np.max(np.abs(logp[const] - b.log_upper[const] - np.log(toy.mu[z_of[const]])))))
+        per_seed.append({"types": len(logp), "norm_slack": [float(((logp - b.log_upper) / m).min()),
+                                                             float(((logp - b.log_upper) / m).max())]})
+        if toy is toys[0]:
+            fig, ax = plt.subplots(figsize=(6, 4.2), constrained_layout=True)
+            mD = -b.log_upper
+            ax.scatter(mD, logp, s=2, alpha=0.3, label="exact log P(Q_n=Q)")
+            xs = np.linspace(0, mD.max(), 50)
+            ax.plot(xs, -xs, "r-", label="upper bound −mD")
+            ax.plot(xs, -xs - Zn**2 * np.log(m + 1) + np.log(toy.mu.min()), "g--", label="lower bound")
+            ax.set_xlabel("m D(Q‖Q₁⊗P)")
+            ax.set_ylabel("log probability")
+            ax.set_title(f"Pair-type bounds, |Z|={Zn}, n={n} (seed {toy.seed})")
+            ax.legend(fontsize=8, loc="lower left")
+            ctx.save_figure("type_bounds", fig, caption=(
+                "Every dot is one pair type of a 2×2 MDP, its exact log-probability against m·D(Q‖Q₁⊗P). "
+                "The abstract's finite-sample type bound predicts every dot on or below the red line "
+                "−mD; the green dashed line is the polynomial lower bound (constant inferred)."))
+    metrics["types"] = {"m": m, "upper_excess_log": up, "lower_margin_log": low,
+                        "single_path_identity_error": tight, "per_seed": per_seed,
+                        "lower_term": [float((Zn**2 * np.log(m + 1) + np.log(1 / t.mu.min())) / m) for t in toys]}
+    seeds = [t.seed for t in toys]
+    exact = "exact enumeration of all |Z|^n paths, so no sampling error"
+    return [
+        C.over_seeds([C.at_most(
+            "type_upper_bound", "Finite-sample type bound: P(Q_n = Q) ≤ exp(−m D(Q‖Q_1⊗P)) for every pair type of "
+            "the state–action chain, D the conditional KL relative to the true pair kernel",
+            measured=u, bound=1e-9, paper_value="log P + mD ≤ 0", kind="paper",
+            source="abstract (finite-sample type bounds; the bound's form is Csiszár 1998's for Markov types)",
+            reason=f"{exact}; 1e-9 allows float round-off in the log-sum-exp only",
+            note=f"max over all types of log P(Q) + mD, n={n} (m={m}), |Z|={Zn}") for u in up], seeds),
+        C.over_seeds([C.at_least(
+            "type_lower_bound", "Matching lower bound up to the polynomial term: log P(Q_n = Q) ≥ −mD − |Z|² log(m+1) "
+            "− log(1/min μ)", measured=lo, bound=0.0, paper_value=None, kind="reconstruction",
+            source="inferred: the polynomial constant is ours (type counting); the abstract names bounds, not constants",
+            reason=f"{exact}; a bound, so any negative margin is a failure",
+            note="min over all types of log P − lower bound") for lo in low], seeds),
+        C.over_seeds([C.at_most(
+            "type_bound_tight_single_path", "The upper bound is exact on single-path types: for the constant path "
+            "z…z, log P(Q_n = Q) + mD(Q‖Q_1⊗P) = log μ(z)", measured=t, bound=1e-9, kind="check",
+            source="inferred: one path per type class, so the type-class count is 1 (Csiszár 1998)",
+            reason=f"{exact}; 1e-9 for float round-off",
+            note="catches an error in the conditional KL of pair types that keeps the upper bound valid "
+                 "(e.g. a missing Q_1 factor lowers D and leaves both bound claims holding)") for t in tight],
+            seeds),
+    ]
 
-    # ---------------------------------------------------------------- a. exact type bounds
-    t0 = time.perf_counter()
-    n = cfg.enum_length
-    N, logp = exact_type_distribution(P, mu, n)
-    b = type_probability_bounds(N, P, mu)
-    m = n - 1
-    up_excess = float(np.max(logp - b.log_upper))
-    low_slack = float(np.min(logp - b.log_lower))
-    norm_slack = (logp - b.log_upper) / m
-    metrics.update(enum_types=len(logp), enum_m=m, upper_excess_log=up_excess, lower_margin_log=low_slack,
-                   normalised_slack_range=[float(norm_slack.min()), float(norm_slack.max())],
-                   lower_term=float((Zn**2 * np.log(m + 1) + np.log(1 / mu.min())) / m))
-    claims.append(C.at_most(
-        "type_upper_bound", "Finite-sample type bound: P(Q_n = Q) ≤ exp(−m D(Q‖Q_1⊗P)) for every pair type "
-        "(abstract; brief §2 'Type bounds')", measured=up_excess, bound=1e-9, paper_value="log P − (−mD) ≤ 0",
-        reason="exact enumeration of all |Z|^n paths; 1e-9 allows float round-off in log-sum-exp only",
-        note=f"{len(logp)} types, |Z|={Zn}, n={n} (m={m}); max over types of log P(Q) + m D"))
-    claims.append(C.at_least(
-        "type_lower_bound", "Matching lower bound up to the polynomial term: log P(Q_n = Q) ≥ −mD − |Z|² log(m+1) "
-        "− log(1/min μ) (brief §2; constant inferred)", measured=low_slack, bound=0.0,
-        paper_value="slack within |Z|² log(m+1) + log(1/min μ)",
-        reason="exact enumeration; the bound is a theorem, so any negative margin is a failure",
-        note=f"min over types of log P − lower bound; normalised slack (log P + mD)/m in "
-             f"[{norm_slack.min():.3f}, {norm_slack.max():.3f}] against the term {metrics['lower_term']:.3f}"))
-    fig, ax = plt.subplots(figsize=(5, 4))
-    mD = -b.log_upper
-    ax.scatter(mD, logp, s=2, alpha=0.3, label="exact log P(Q_n=Q)")
-    xs = np.linspace(0, mD.max(), 50)
-    ax.plot(xs, -xs, "r-", label="upper: −mD")
-    ax.plot(xs, -xs - Zn**2 * np.log(m + 1) + np.log(mu.min()), "g--", label="lower bound")
-    ax.set_xlabel("m D(Q‖Q₁⊗P)")
-    ax.set_ylabel("log probability")
-    ax.set_title(f"Pair-type bounds, |Z|={Zn}, n={n}")
-    ax.legend(fontsize=7)
-    ctx.save_figure("type_bounds", fig)
-    timings["types"] = time.perf_counter() - t0
 
-    # ---------------------------------------------------------------- b. LDP of T̂ by importance sampling
-    t0 = time.perf_counter()
+# ---------------------------------------------------------------------------- large deviations
+
+def _ldp_one(cfg: Config, ctx: RunContext, toy: _Toy) -> dict:
+    """Kernel and value LDP on one toy MDP: exact rates and importance-sampling exponents over ``ldp_m``."""
+    T, pi = toy.T, toy.pi
     s_, a_ = 0, 0
     s1 = int(np.argmin(T[s_, a_]))   # raise the smaller transition probability
     lo_x, hi_x = float(T[s_, a_, s1]), 0.999
@@ -174,210 +250,298 @@ def run(config: Config, ctx: RunContext) -> Outcome:
             hi_x = mid
     x = 0.5 * (lo_x + hi_x)
     tail = kernel_tail_rate(T, pi, s_, a_, s1, x)
-    rng = ctx.child_rng(1)
-    est, rel_se = [], []
-    for mm in ctx.track(cfg.ldp_m, "LDP importance sampling"):
+    rng = toy.rng(1)
+    est, se_k = [], []
+    for mm in cfg.ldp_m:
         lp, se = tail_probability_is(T, pi, s_, a_, s1, x, mm, cfg.ldp_paths, rng, tilted=tail)
         est.append(-lp / mm)
-        rel_se.append(se)
-    est = np.array(est)
-    err = np.abs(est - tail.rate) / tail.rate
-    metrics.update(ldp_threshold=x, ldp_rate=tail.rate, ldp_m=cfg.ldp_m, ldp_estimates=est.tolist(),
-                   ldp_rel_error=err.tolist(), ldp_is_rel_se=rel_se)
-    # J two ways (cross-check of the per-state Bellman solver against the joint convex program)
-    Tp = _toy(ctx.child_rng(2), S, A)[0]
-    j_b, j_c = kernel_rate(Tp, T, pi, "bellman"), kernel_rate(Tp, T, pi, "convex")
-    metrics.update(rate_bellman=j_b, rate_convex=j_c)
-    claims.append(C.at_most(
-        "ldp_rate_largest_m", "LDP for learned dynamics: −(1/m) log P(T̂(s'|s,a) ≥ x) → J = inf{D(Q‖Q_1⊗P): "
-        "Q balanced, Q(s'|s,a) ≥ x} (abstract; brief §4(b))", measured=float(err[-1]), bound=0.2,
-        paper_value="rate function = variational formula",
-        reason="brief §4(b): within 20% at the largest m; the gap is the O(log m / m) polynomial prefactor",
-        note=f"m={cfg.ldp_m[-1]}, J={tail.rate:.4f}, estimate {est[-1]:.4f}; IS relative s.e. {rel_se[-1]:.3f}; "
-             f"event T̂({s1}|0,0) ≥ {x:.3f} chosen so that J ≈ {cfg.ldp_target_rate}. The finite-m error is "
-             "the polynomial prefactor, ≈ c/(mJ), so the 20% rule at fixed m depends on how rare the event is: "
-             "in review (same seed, IS as here) J = 0.02 / 0.04 / 0.15 gave relative errors 0.30 / 0.17 / 0.045 "
-             "at m = 400 (J = 0.02 would not hold), all roughly halving per doubling of m as the LDP predicts"))
-    claims.append(C.check(
-        "ldp_error_shrinks", "The relative error of the finite-m exponent shrinks as m grows (LDP convergence)",
-        measured=[round(float(e), 4) for e in err], holds=bool(np.all(np.diff(err) < 0)),
-        tolerance="relative errors strictly decreasing over the m grid",
-        reason="brief §4(b); IS standard errors (≤ a few %) are far below the differences between grid points",
-        note=f"m grid {cfg.ldp_m}"))
-    # plug-in value estimator: I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v}, level v with I_V ≈ target
-    r_toy = ctx.child_rng(5).random((S, A))
-    pi_e = ctx.child_rng(6).dirichlet(np.ones(A), size=S)
-    V_toy = policy_evaluation(T, r_toy, pi_e, cfg.gamma)[0]
-    d1 = 0.05 * (r_toy.max() - r_toy.min()) / (1 - cfg.gamma)
-    I1 = value_rate(V_toy[0] + d1, T, pi, r_toy, cfg.gamma, pi_e, 0)[0]
+        se_k.append(se)
+    V = policy_evaluation(T, toy.r, toy.pi_e, cfg.gamma)[0]
+    d1 = 0.05 * (toy.r.max() - toy.r.min()) / (1 - cfg.gamma)
+    I1 = value_rate(V[0] + d1, T, pi, toy.r, cfg.gamma, toy.pi_e, 0)[0]
     dv = d1 * np.sqrt(cfg.ldp_target_rate / I1)   # quadratic growth of I_V near V: one secant step
-    I_v, T_star = value_rate(V_toy[0] + dv, T, pi, r_toy, cfg.gamma, pi_e, 0)
+    # … capped below the largest value any kernel on T's support reaches (the rate is +inf beyond it)
+    V_max = np.zeros_like(V)
+    for _ in range(2000):
+        V_max = (toy.pi_e * (toy.r + cfg.gamma * np.max(np.where(T > 0, V_max[None, None, :], -np.inf), axis=2))).sum(1)
+    dv = min(dv, 0.8 * (V_max[0] - V[0]))
+    I_v, T_star = value_rate(V[0] + dv, T, pi, toy.r, cfg.gamma, toy.pi_e, 0)
     est_v, se_v = [], []
-    for mm in ctx.track(cfg.ldp_m, "value LDP importance sampling"):
-        lp, se = value_tail_probability_is(V_toy[0] + dv, T, pi, r_toy, cfg.gamma, pi_e, 0, mm, cfg.ldp_paths,
+    for mm in cfg.ldp_m:
+        lp, se = value_tail_probability_is(V[0] + dv, T, pi, toy.r, cfg.gamma, toy.pi_e, 0, mm, cfg.ldp_paths,
                                            rng, T_star=T_star)
         est_v.append(-lp / mm)
         se_v.append(se)
-    est_v = np.array(est_v)
-    err_v = np.abs(est_v - I_v) / I_v
-    metrics.update(value_ldp_level=float(V_toy[0] + dv), value_ldp_V=float(V_toy[0]), value_ldp_rate=I_v,
-                   value_ldp_estimates=est_v.tolist(), value_ldp_rel_error=err_v.tolist(), value_ldp_is_rel_se=se_v)
-    claims.append(C.at_most(
-        "ldp_value_rate_largest_m", "Variational rate function of the plug-in value estimator: −(1/m) log "
-        "P(V̂(s0) ≥ v) → I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v} (abstract; brief §2)",
-        measured=float(err_v[-1]), bound=0.2, paper_value="rate = variational formula",
-        reason="same rule as the kernel LDP (brief §4(b)): within 20% at the largest m",
-        note=f"m={cfg.ldp_m[-1]}, V={V_toy[0]:.4f}, level v={V_toy[0] + dv:.4f}, I_V={I_v:.4f}, estimate "
-             f"{est_v[-1]:.4f} (IS relative s.e. {se_v[-1]:.3f}); I_V found by a local solve (SLSQP), so a "
-             "non-global minimum would show up here as an estimate below I_V"))
-    claims.append(C.check(
-        "ldp_value_error_shrinks", "The value estimator's finite-m exponent approaches I_V as m grows",
-        measured=[round(float(e), 4) for e in err_v], holds=bool(np.all(np.diff(err_v) < 0)),
-        tolerance="relative errors strictly decreasing over the m grid",
-        reason="LDP convergence; IS standard errors are a few % of the estimate"))
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(cfg.ldp_m, est, "o-", label=f"kernel: T̂({s1}|s0,a0) ≥ {x:.2f}")
-    ax.axhline(tail.rate, color="C0", ls="--", label="J (kernel rate)")
-    ax.plot(cfg.ldp_m, est_v, "s-", color="C1", label=f"value: V̂(s0) ≥ {V_toy[0] + dv:.2f}")
-    ax.axhline(I_v, color="C1", ls=":", label="I_V (variational rate)")
+    est, est_v = np.array(est), np.array(est_v)
+    return {"threshold": x, "s_next": s1, "J": tail.rate, "estimates": est.tolist(), "is_rel_se": se_k,
+            "rel_error": (np.abs(est - tail.rate) / tail.rate).tolist(),
+            "value_level": float(V[0] + dv), "V": float(V[0]), "I_V": float(I_v), "value_estimates": est_v.tolist(),
+            "value_is_rel_se": se_v, "value_rel_error": (np.abs(est_v - I_v) / I_v).tolist()}
+
+
+def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
+    """−(1/m) log P of rare plug-in kernel and value events against the variational rates J and I_V."""
+    import matplotlib.pyplot as plt
+
+    res = [_ldp_one(cfg, ctx, toy) for toy in ctx.track(toys, "LDP importance sampling")]
+    T0, pi0 = toys[0].T, toys[0].pi
+    Tp = _toy(toys[0].rng(2), cfg.n_states, cfg.n_actions)[0]
+    j_b, j_c = kernel_rate(Tp, T0, pi0, "bellman"), kernel_rate(Tp, T0, pi0, "convex")
+    metrics["ldp"] = {"m": cfg.ldp_m, "per_seed": res, "rate_bellman": j_b, "rate_convex": j_c}
+    seeds = [t.seed for t in toys]
+    mL = cfg.ldp_m[-1]
+    tol_reason = ("±20% at the largest m: the finite-m error is the polynomial prefactor, ≈ c/(mJ), which at "
+                  "J ≈ 0.08 and m = 400 a prototype run measured at about 10%; threshold set from that prototype "
+                  "before this implementation")
+    claims = [
+        C.over_seeds([C.at_most(
+            "ldp_rate_largest_m", "LDP for learned dynamics: −(1/m) log P(T̂(s'|s,a) ≥ x) approaches the variational "
+            "rate J = inf{D(Q‖Q_1⊗P): Q balanced, Q(s'|s,a) ≥ x}; relative error at the largest m",
+            measured=r["rel_error"][-1], bound=0.2, paper_value="rate function = variational formula", kind="paper",
+            source="abstract (large deviation principles for learned MDP dynamics)", reason=tol_reason,
+            note=f"m={mL}; importance-sampling relative s.e. ≤ {max(max(q['is_rel_se']) for q in res):.3f}")
+            for r in res], seeds),
+        C.over_seeds([C.check(
+            "ldp_error_shrinks", "The relative error of the finite-m exponent shrinks as m grows (LDP convergence)",
+            measured=[round(e, 4) for e in r["rel_error"]], holds=bool(np.all(np.diff(r["rel_error"]) < 0)),
+            tolerance="relative errors strictly decreasing over the m grid", kind="paper",
+            source="abstract (large deviation principles for learned MDP dynamics)",
+            reason="importance-sampling standard errors (a few %) are far below the differences between grid points",
+            note=f"m grid {cfg.ldp_m}") for r in res], seeds),
+        C.over_seeds([C.at_most(
+            "ldp_value_rate_largest_m", "Variational rate function of the plug-in value estimator: −(1/m) log "
+            "P(V̂(s0) ≥ v) approaches I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v}; relative error at the largest m",
+            measured=r["value_rel_error"][-1], bound=0.2, paper_value="rate = variational formula", kind="paper",
+            source="abstract (variational rate functions for plug-in value- and Q-function estimators)",
+            reason=tol_reason + "; the level v is chosen so that I_V ≈ J",
+            note="I_V found by a local solve (SLSQP), so a non-global minimum would show up as an estimate below "
+                 "I_V") for r in res], seeds),
+        C.over_seeds([C.check(
+            "ldp_value_error_shrinks", "The value estimator's finite-m exponent approaches I_V as m grows",
+            measured=[round(e, 4) for e in r["value_rel_error"]], holds=bool(np.all(np.diff(r["value_rel_error"]) < 0)),
+            tolerance="relative errors strictly decreasing over the m grid", kind="paper",
+            source="abstract (variational rate functions for plug-in value- and Q-function estimators)",
+            reason="importance-sampling standard errors are a few % of the estimate") for r in res], seeds),
+        C.close("rate_two_solvers_agree", "The kernel rate J(T') from the per-state soft-Bellman solver equals the "
+                "joint convex program's", measured=j_b, target=j_c, abs_tol=1e-5 + 1e-4 * abs(j_c), kind="check",
+                source="inferred: two independent solvers of the same convex program",
+                reason="interior-point solver tolerance ≈ 1e-6 relative; 1e-4 relative leaves room for its "
+                       "stopping rule, while a wrong rate formula moves J by O(1) relative",
+                note=f"seed {toys[0].seed}: Bellman {j_b:.6g}, convex {j_c:.6g}"),
+    ]
+    r0 = res[0]
+    fig, ax = plt.subplots(figsize=(6.5, 4), constrained_layout=True)
+    ax.plot(cfg.ldp_m, r0["estimates"], "o-", color="C0", label=f"kernel: T̂({r0['s_next']}|s0,a0) ≥ {r0['threshold']:.2f}")
+    ax.axhline(r0["J"], color="C0", ls="--", label="J (kernel rate)")
+    ax.plot(cfg.ldp_m, r0["value_estimates"], "s-", color="C1", label=f"value: V̂(s0) ≥ {r0['value_level']:.2f}")
+    ax.axhline(r0["I_V"], color="C1", ls=":", label="I_V (variational rate)")
     ax.set_xscale("log")
-    ax.set_xlabel("m")
+    ax.set_xlabel("transitions m")
     ax.set_ylabel("−(1/m) log P̂ (importance sampling)")
-    ax.set_title("Large deviations of learned dynamics and values")
-    ax.legend(fontsize=7)
-    ctx.save_figure("ldp_kernel", fig)
-    timings["ldp"] = time.perf_counter() - t0
+    ax.set_title(f"Large deviations of learned dynamics and values (seed {toys[0].seed})")
+    ax.legend(fontsize=8, loc="upper right")
+    ctx.save_figure("ldp_kernel", fig, caption=(
+        "Finite-m exponents −(1/m) log P of a rare plug-in kernel event (blue) and a rare plug-in value event "
+        "(orange), estimated by importance sampling. The abstract's LDPs predict each curve approaches its "
+        "dashed line (the variational rate) as m grows."))
+    return claims
 
-    # ---------------------------------------------------------------- c. coverage and the test
-    t0 = time.perf_counter()
-    rng = ctx.child_rng(3)
-    cov_joint, cov_rect, q95_ratio, power = [], [], [], []
-    # alternative for the power check: move 0.15 of mass in row (0,0)
-    T_alt = T.copy()
-    shift = min(0.15, T_alt[0, 0, s1])
-    T_alt[0, 0, s1] -= shift
-    T_alt[0, 0, (s1 + 1) % S] += shift
-    for mm in cfg.coverage_m:
-        path = sample_pair_chain(P, mm + 1, rng, n_chains=cfg.coverage_reps)
-        Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
-        stat = np.array([np.sum(Ni.sum(axis=2) / mm * set_statistic(Ni, T)) for Ni in Nc])
-        r_n = kl_radius(mm, Zn, cfg.delta)
-        cov_joint.append(float(np.mean(stat <= r_n)))
-        rect = [np.all(set_statistic(Ni, T) <= set_radii(Ni, cfg.delta, "kl", "per_pair")) for Ni in Nc]
-        cov_rect.append(float(np.mean(rect)))
-        q95_ratio.append(float(np.quantile(stat, 1 - cfg.delta) / r_n))
-        power.append(float(np.mean([kl_test(Ni, T_alt, cfg.delta).reject for Ni in Nc])))
-    metrics.update(coverage_m=cfg.coverage_m, coverage_joint=cov_joint, coverage_per_pair=cov_rect,
-                   smallest_radius_over_r_n=q95_ratio, test_power_vs_shift_0p15=power)
-    claims.append(C.at_least(
-        "kl_set_coverage", "Finite-sample UQ: the KL set U_n(δ) = {T': Σ Q̂_1 KL(T̂‖T') ≤ r_n} covers the true "
-        "kernel with probability ≥ 1 − δ (abstract; brief §2)", measured=min(cov_joint), bound=1 - cfg.delta,
-        paper_value=f"≥ {1 - cfg.delta}",
-        reason=f"{cfg.coverage_reps} replicates per m; the radius is conservative so coverage near 1 is expected",
-        note=f"m={cfg.coverage_m}: coverage {cov_joint}; rectangular per-pair radius: {cov_rect}; the radius "
-             f"that would give exactly 95% is {[round(v, 4) for v in q95_ratio]} × r_n (loose by that factor); "
-             f"the universal test (type-I error = 1 − coverage) has power {power} against a 0.15 shift"))
-    timings["coverage"] = time.perf_counter() - t0
 
-    # ---------------------------------------------------------------- d. pessimism and baselines
-    t0 = time.perf_counter()
-    rng = ctx.child_rng(4)
-    r = ctx.child_rng(5).random((S, A))
-    pi_e = ctx.child_rng(6).dirichlet(np.ones(A), size=S)
-    V_true = policy_evaluation(T, r, pi_e, cfg.gamma)[0]
-    s0 = 0
-    below, gaps, radii = [], [], []
-    baseline = {}
-    for k, mm in enumerate(ctx.track(cfg.pess_m, "pessimism")):
-        path = sample_pair_chain(P, mm + 1, rng, n_chains=cfg.pess_reps)
-        Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
-        V_low = np.array([pessimistic_values(Ni, r, cfg.gamma, pi_e, cfg.delta).V[s0] for Ni in Nc])
-        below.append(float(np.mean(V_low <= V_true[s0] + 1e-12)))
-        gaps.append(float(np.mean(V_true[s0] - V_low)))
-        radii.append(kl_radius(mm, Zn, cfg.delta))
-        if k == 0:
-            baseline = _baselines(Nc, T, r, pi_e, cfg, V_true[s0], s0, ctx.child_rng(7))
-    slope = float(np.polyfit(np.log(np.sqrt(radii)), np.log(gaps), 1)[0])
-    local = (np.diff(np.log(gaps)) / np.diff(np.log(np.sqrt(radii)))).tolist()   # slope between grid neighbours
-    metrics.update(pess_m=cfg.pess_m, pess_fraction_below=below, pess_mean_gap=gaps, pess_r_n=radii,
-                   pess_gap_slope_vs_sqrt_r=slope, pess_gap_local_slopes=local, V_true_s0=float(V_true[s0]),
-                   baselines=baseline)
-    claims.append(C.at_least(
-        "pessimism_valid", "Pessimistic value estimation: V_low = min_{T'∈U_n} V^{π_e}(T') ≤ V^{π_e}(T) "
-        "(abstract; brief §4(d))", measured=min(below), bound=0.95, paper_value="≥ 95% of replicates",
-        reason=f"brief §4(d); {cfg.pess_reps} replicates per m, rectangular relaxation (a superset, so more "
-               "conservative than the joint set)", note=f"fraction below per m {cfg.pess_m}: {below}"))
-    claims.append(C.within(
-        "pessimism_gap_sqrt_radius", "The pessimism gap V_true − V_low shrinks like √r_n (brief §4(d))",
-        measured=slope, low=0.8, high=1.2, paper_value="slope 1 of log gap vs log √r_n",
-        reason="first-order expansion of the KL worst case, q·v − √(2ε Var_q v), gives slope 1; ±0.2 for the "
-               "curvature at the largest radius and the O(1/√m) sampling error of V̂",
-        note=f"mean gaps {[round(g, 4) for g in gaps]} at r_n {[round(x, 4) for x in radii]}. Logging policy "
-             "½ Dirichlet + ½ uniform, so every pair is visited Θ(m) times. Our first run used a raw Dirichlet "
-             "policy (seed 0: π(1|1) ≈ 4e-4, one pair seen O(1) times, radius ≈ ∞ there) and measured slope 0.34 "
-             "(does not hold): the √r_n rate needs the evaluated policy's pairs to be well covered. "
-             f"Local slopes between grid neighbours: {[round(x, 3) for x in local]}. The slope is pre-asymptotic "
-             "at this grid and depends on the drawn toy MDP: in review, seeds 0–11 (same ½-uniform logging, "
-             "60 replicates) gave 0.39–1.20 (seed 10: 1.20, seed 11: 0.39, a kernel with entries ≈ 0.03 whose "
-             "worst case saturates at large radii), and for seeds 10 and 11 the local slope tends to 1 when m "
-             "grows to 512k (1.03 and 0.91). So this verdict supports the √r_n rate only at this seed; the "
-             "asymptotic statement is better tested at full scale."))
-    fig, axs = plt.subplots(1, 2, figsize=(9, 3.5))
-    axs[0].loglog(np.sqrt(radii), gaps, "o-", label="mean V_true − V_low")
-    axs[0].loglog(np.sqrt(radii), gaps[0] * np.sqrt(radii) / np.sqrt(radii[0]), "k:", label="∝ √r_n")
+# ---------------------------------------------------------------------------- KL set coverage
+
+def _kl_set_covers_the_truth(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
+    """Coverage of U_n(δ) at the type-counting radius r_n, the calibrated radius, and a coverage that can fail.
+
+    The type-counting radius is conservative (coverage ≈ 1), so its coverage claim has no power
+    against a too-large radius. The likelihood-ratio statistic ``2 m Σ Q̂_1 KL(T̂‖T)`` is
+    asymptotically χ² with ``S·A·(S−1)`` degrees of freedom (Wilks 1938), so the radius
+    ``χ²_{1−δ}/(2m)`` should cover with probability ≈ 1 − δ — a coverage that fails if the
+    statistic is wrong.
+    """
+    S, A = cfg.n_states, cfg.n_actions
+    Zn, df = S * A, S * A * (S - 1)
+    out, typ, wil, power = [], [], [], []
+    for toy in ctx.track(toys, "coverage"):
+        rng = toy.rng(3)
+        T_alt = toy.T.copy()   # alternative for the power check: move 0.15 of mass in row (0, 0)
+        s1 = int(np.argmin(toy.T[0, 0]))
+        shift = min(0.15, T_alt[0, 0, s1])
+        T_alt[0, 0, s1] -= shift
+        T_alt[0, 0, (s1 + 1) % S] += shift
+        rows = []
+        for mm in cfg.coverage_m:
+            path = sample_pair_chain(toy.P, mm + 1, rng, n_chains=cfg.coverage_reps)
+            Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
+            stat = np.array([np.sum(Ni.sum(axis=2) / mm * set_statistic(Ni, toy.T)) for Ni in Nc])
+            r_n = kl_radius(mm, Zn, cfg.delta)
+            r_wilks = stats.chi2.ppf(1 - cfg.delta, df) / (2 * mm)
+            rows.append({"m": mm, "r_n": r_n, "calibrated_radius": float(np.quantile(stat, 1 - cfg.delta)),
+                         "wilks_radius": float(r_wilks), "covered_r_n": int(np.sum(stat <= r_n)),
+                         "covered_wilks": int(np.sum(stat <= r_wilks)), "reps": len(stat),
+                         "power_vs_shift_0p15": float(np.mean([kl_test(Ni, T_alt, cfg.delta).reject for Ni in Nc]))})
+        out.append(rows)
+        k = sum(r["covered_r_n"] for r in rows), sum(r["reps"] for r in rows)
+        typ.append(C.at_least(
+            "kl_set_coverage", "Finite-sample UQ: the KL set U_n(δ) = {T': Σ Q̂_1 KL(T̂‖T') ≤ r_n} covers the true "
+            "kernel with probability ≥ 1 − δ", measured=k[0] / k[1], bound=1 - cfg.delta,
+            interval=C.proportion_interval(*k)[1], paper_value=f"≥ {1 - cfg.delta}", kind="paper",
+            source="abstract (finite-sample uncertainty-quantification guarantees based on KL uncertainty sets)",
+            reason=f"Clopper–Pearson 95% interval over {k[1]} replicates must lie above 1 − δ"))
+        kw = sum(r["covered_wilks"] for r in rows)
+        wil.append(C.close(
+            "kl_coverage_at_calibrated_radius", "At the asymptotically calibrated radius χ²_{S·A·(S−1), 1−δ}/(2m) the "
+            "same statistic covers the truth with probability 1 − δ", measured=kw / k[1], target=1 - cfg.delta,
+            abs_tol=0.03, interval=C.proportion_interval(kw, k[1])[1], kind="check",
+            source="inferred: Wilks (1938), 2m·Σ Q̂_1 KL(T̂‖T) is asymptotically χ² with S·A·(S−1) degrees of freedom",
+            reason="±0.03: finite-m departure of a likelihood-ratio statistic from its χ² limit at ≥ 50 visits per "
+                   "pair, plus the Clopper–Pearson interval (±0.014 at 1000 replicates)"))
+        power.append([r["power_vs_shift_0p15"] for r in rows])
+    seeds = [t.seed for t in toys]
+    ratio = [[r["r_n"] / r["calibrated_radius"] for r in rows] for rows in out]
+    metrics["coverage"] = {"m": cfg.coverage_m, "per_seed": out, "r_n_over_calibrated": ratio, "test_power": power}
+    loose = f"{min(map(min, ratio)):.0f}–{max(map(max, ratio)):.0f}"
+    c1 = C.over_seeds(typ, seeds)
+    c1.note = (c1.note + f" r_n is {loose}× the radius calibrated to exactly 1 − δ (the empirical {1 - cfg.delta:.0%} "
+               "quantile of the statistic; per m and seed in the metrics), so this coverage cannot fail for a "
+               "too-large radius: a constant-factor error in r_n that keeps it above the calibrated radius leaves "
+               "this verdict unchanged, and the radius formula has its own direct test. The calibrated-radius claim "
+               "below is the one that can fail. The universal test's power against a 0.15 shift in one row: "
+               f"{power}").strip()
+    return [c1, C.over_seeds(wil, seeds)]
+
+
+# ---------------------------------------------------------------------------- pessimism
+
+def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
+    """V_low ≤ V_true over replicates, the gap's slope against √r_n, and baseline widths (first seed)."""
+    import matplotlib.pyplot as plt
+
+    S, A, Zn, s0 = cfg.n_states, cfg.n_actions, cfg.n_states * cfg.n_actions, 0
+    radii = [kl_radius(mm, Zn, cfg.delta) for mm in cfg.pess_m]
+    per_seed, baseline = [], {}
+    for toy in ctx.track(toys, "pessimism"):
+        rng = toy.rng(4)
+        V_true = policy_evaluation(toy.T, toy.r, toy.pi_e, cfg.gamma)[0]
+        below, gaps = [], []
+        for k, mm in enumerate(cfg.pess_m):
+            path = sample_pair_chain(toy.P, mm + 1, rng, n_chains=cfg.pess_reps)
+            Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
+            V_low = np.array([pessimistic_values(Ni, toy.r, cfg.gamma, toy.pi_e, cfg.delta).V[s0] for Ni in Nc])
+            below.append(int(np.sum(V_low <= V_true[s0] + 1e-12)))
+            gaps.append(float(np.mean(V_true[s0] - V_low)))
+            if k == 0 and toy is toys[0]:
+                baseline = _baselines(Nc, toy.T, toy.r, toy.pi_e, cfg, V_true[s0], s0, toy.rng(7))
+        slope = float(np.polyfit(np.log(np.sqrt(radii)), np.log(gaps), 1)[0])
+        local = (np.diff(np.log(gaps)) / np.diff(np.log(np.sqrt(radii)))).tolist()   # between grid neighbours
+        per_seed.append({"seed": toy.seed, "below": below, "mean_gap": gaps, "slope": slope, "local_slopes": local,
+                         "V_true_s0": float(V_true[s0])})
+    metrics["pessimism"] = {"m": cfg.pess_m, "r_n": radii, "reps": cfg.pess_reps, "per_seed": per_seed,
+                            "baselines_first_seed": baseline}
+    seeds = [t.seed for t in toys]
+    n_rep = cfg.pess_reps * len(cfg.pess_m)
+    valid = [C.at_least(
+        "pessimism_valid", "Pessimistic value estimation: V_low = min over the KL set of V^{π_e}(T') lies below "
+        "the true V^{π_e}(T) with probability ≥ 1 − δ", measured=sum(p["below"]) / n_rep, bound=1 - cfg.delta,
+        interval=C.proportion_interval(sum(p["below"]), n_rep)[1], paper_value=f"≥ {1 - cfg.delta}", kind="paper",
+        source="abstract (applications to pessimistic value and Q-function estimation)",
+        reason=f"Clopper–Pearson 95% interval over {n_rep} replicates (all m) must lie above 1 − δ",
+        note="rectangular relaxation of the joint KL set (a superset, so more conservative)") for p in per_seed]
+    slopes = [C.within(
+        "pessimism_gap_sqrt_radius", "The pessimism gap V_true − V_low shrinks like √r_n (log-log slope 1)",
+        measured=p["slope"], low=0.8, high=1.2, paper_value=None, kind="reconstruction",
+        source="inferred: first-order expansion of the KL worst case, q·v − √(2ε Var_q v), gives slope 1; the "
+               "abstract states no rate",
+        reason="±0.2 for the curvature of the worst case at the largest radius; each seed's slope is a fit to "
+               "mean gaps whose sampling error is O(1/√m)") for p in per_seed]
+    c_slope = C.over_seeds(slopes, seeds)
+    c_slope.note = (c_slope.note + " Per-seed local slopes between grid neighbours: "
+                    + "; ".join(f"seed {p['seed']}: {[round(x, 2) for x in p['local_slopes']]}" for p in per_seed)
+                    + ". The slope is pre-asymptotic on this grid and depends on the drawn MDP (a kernel with "
+                    "entries ≈ 0.03 saturates the worst case at large radii); the full configuration adds m = "
+                    "128000 and more seeds.")
+    p0 = per_seed[0]
+    fig, axs = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    for j, p in enumerate(per_seed):
+        axs[0].loglog(np.sqrt(radii), p["mean_gap"], "o-", color=f"C{j}", label=f"seed {p['seed']} (slope {p['slope']:.2f})")
+    axs[0].loglog(np.sqrt(radii), p0["mean_gap"][0] * np.sqrt(radii) / np.sqrt(radii[0]), "k:", label="∝ √r_n")
     axs[0].set_xlabel("√r_n")
-    axs[0].set_title(f"pessimism gap (slope {slope:.2f})")
-    axs[0].legend(fontsize=7)
+    axs[0].set_ylabel("mean V_true − V_low")
+    axs[0].set_title("pessimism gap")
+    axs[0].legend(fontsize=7, loc="upper left")
     names = list(baseline["width_nominal"])
     xs_ = np.arange(len(names))
     axs[1].bar(xs_ - 0.2, [baseline["width_nominal"][k] for k in names], 0.4, label="nominal radius")
     axs[1].bar(xs_ + 0.2, [baseline["width_equal_coverage"].get(k, np.nan) for k in names], 0.4,
                label="equal (95%) set coverage")
-    axs[1].set_xticks(xs_, names, rotation=20, fontsize=7)
+    axs[1].set_xticks(xs_, names, rotation=25, ha="right", fontsize=7)
     axs[1].set_ylabel("mean V̂ − V_low")
-    axs[1].set_title(f"interval widths, m={cfg.pess_m[0]}")
+    axs[1].set_title(f"interval widths, m={cfg.pess_m[0]}, seed {toys[0].seed}")
     axs[1].legend(fontsize=7)
-    ctx.save_figure("pessimism", fig)
-    timings["pessimism"] = time.perf_counter() - t0
+    ctx.save_figure("pessimism", fig, caption=(
+        "Left: mean gap between the true value and the pessimistic value against √r_n, one line per toy MDP; "
+        "a first-order expansion of the KL worst case predicts slope 1 (dotted). Right: widths V̂ − V_low of the "
+        "KL, L1, Hoeffding and bootstrap lower bounds at their nominal radius and at radii rescaled to equal 95% "
+        "set coverage."))
+    return [C.over_seeds(valid, seeds), c_slope]
 
-    # ---------------------------------------------------------------- e. coding exponent
-    t0 = time.perf_counter()
-    H = entropy_rate(P, mu)
-    k = cfg.coding_rates // 2
-    below_R = np.linspace(0.0, H, k)
-    above_R = np.linspace(H + 0.02, 0.98 * np.log(Zn), cfg.coding_rates - k)
-    E_below = coding_error_exponent(P, below_R)
-    E_above = coding_error_exponent(P, above_R)
-    d1 = np.diff(E_above)
-    d2 = np.diff(E_above, 2)
-    metrics.update(entropy_rate=H, coding_R=np.r_[below_R, above_R].tolist(), coding_E=np.r_[E_below, E_above].tolist())
-    claims.append(C.at_most(
-        "coding_zero_below_entropy", "Coding error exponent E(R) = 0 for R ≤ H(P), the entropy rate (abstract; brief §2)",
-        measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0,
-        reason="brief §4(e): ±1e-6 = interior-point solver tolerance", note=f"H(P) = {H:.4f} nats"))
-    claims.append(C.check(
-        "coding_positive_increasing_convex", "Above the entropy rate E(R) is positive, increasing and convex",
-        measured={"min_E": float(E_above.min()), "min_dE": float(d1.min()), "min_d2E": float(d2.min())},
-        holds=bool(E_above.min() > 1e-6 and d1.min() > 0 and d2.min() >= -1e-6),
-        tolerance="min E > 1e-6, all first differences > 0, all second differences ≥ −1e-6 (uniform R grid)",
-        reason="solver tolerance 1e-6 on second differences; a uniform grid makes second differences a convexity test"))
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(np.r_[below_R, above_R], np.r_[E_below, E_above], "o-")
-    ax.axvline(H, color="r", ls="--", label="entropy rate H(P)")
+
+# ---------------------------------------------------------------------------- coding exponent
+
+def _coding_exponent_shape(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
+    """E(R) = 0 below the entropy rate; positive, increasing and convex above it."""
+    import matplotlib.pyplot as plt
+
+    zero, shape, per_seed = [], [], []
+    Zn = cfg.n_states * cfg.n_actions
+    for toy in ctx.track(toys, "coding exponent"):
+        H = entropy_rate(toy.P, toy.mu)
+        k = cfg.coding_rates // 2
+        below_R = np.linspace(0.0, H, k)
+        # between H and log|Z| in proportion: a near-uniform chain leaves less than 0.02 nats of room there
+        above_R = H + (np.log(Zn) - H) * np.linspace(0.05, 0.98, cfg.coding_rates - k)
+        E_below, E_above = coding_error_exponent(toy.P, below_R), coding_error_exponent(toy.P, above_R)
+        d1, d2 = np.diff(E_above), np.diff(E_above, 2)
+        per_seed.append({"H": H, "R": np.r_[below_R, above_R].tolist(), "E": np.r_[E_below, E_above].tolist()})
+        zero.append(C.at_most(
+            "coding_zero_below_entropy", "Coding error exponent E(R) = 0 for every rate R ≤ H(P), the entropy rate",
+            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="paper",
+            source="abstract (explicit coding error exponents; the form of E(R) is Davisson, Longo & Sgarro 1981's)",
+            reason="±1e-6 is the interior-point solver's tolerance", note=f"H(P) = {H:.4f} nats"))
+        shape.append(C.check(
+            "coding_positive_increasing_convex", "Above the entropy rate E(R) is positive, increasing and convex",
+            measured={"min_E": float(E_above.min()), "min_dE": float(d1.min()), "min_d2E": float(d2.min())},
+            holds=bool(E_above.min() > 1e-6 and d1.min() > 0 and d2.min() >= -1e-6), kind="check",
+            source="inferred: E(R) is a convex program's value, convex and increasing in R (Csiszár 1998)",
+            tolerance="min E > 1e-6, all first differences > 0, all second differences ≥ −1e-6 (uniform R grid)",
+            reason="solver tolerance 1e-6 on second differences; a uniform grid makes second differences a "
+                   "convexity test"))
+    metrics["coding"] = {"per_seed": per_seed}
+    fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
+    for j, p in enumerate(per_seed):
+        ax.plot(p["R"], p["E"], "o-", ms=3, color=f"C{j}", label=f"seed {toys[j].seed}")
+        ax.axvline(p["H"], color=f"C{j}", ls="--", lw=0.8)
     ax.set_xlabel("rate R (nats / step)")
     ax.set_ylabel("E(R)")
-    ax.set_title("Universal coding error exponent")
-    ax.legend(fontsize=7)
-    ctx.save_figure("coding_exponent", fig)
-    timings["coding"] = time.perf_counter() - t0
+    ax.set_title("Universal coding error exponent (dashed: entropy rates)")
+    ax.legend(fontsize=8, loc="upper left")
+    ctx.save_figure("coding_exponent", fig, caption=(
+        "Error exponent E(R) of a universal fixed-rate code for the state–action chain, one curve per toy MDP. "
+        "The exponent is 0 up to the chain's entropy rate (dashed) and positive, increasing and convex above it."))
+    seeds = [t.seed for t in toys]
+    return [C.over_seeds(zero, seeds), C.over_seeds(shape, seeds)]
 
-    # ---------------------------------------------------------------- f. real input: FrozenLake 8x8
-    t0 = time.perf_counter()
+
+# ---------------------------------------------------------------------------- offline RL on FrozenLake
+
+def _offline_rl_on_frozenlake(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
+    """Pessimistic values and policies from logged FrozenLake 8×8 data (independent logs as seeds)."""
+    import matplotlib.pyplot as plt
+
     fl = _offline_section("FrozenLake-v1", {"map_name": "8x8"}, cfg.frozenlake_steps, cfg.frozenlake_datasets,
                           cfg.frozenlake_gamma, cfg.delta, ctx)
     maps = fl.pop("maps")
     metrics["frozenlake"] = fl
-    fig, axs = plt.subplots(1, 2, figsize=(8, 3.6))
+    fig, axs = plt.subplots(1, 2, figsize=(8, 3.8), constrained_layout=True)
     vmax = float(np.max(maps["V_true"]))
     for ax, key, title in ((axs[0], "V_true", "true V of π* (γ=%.2f)" % cfg.frozenlake_gamma),
                            (axs[1], "V_low", "pessimistic V_low, first log")):
@@ -386,54 +550,41 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         ax.set_xticks([])
         ax.set_yticks([])
     fig.colorbar(im, ax=axs, shrink=0.8)
-    ctx.save_figure("frozenlake_values", fig)
-    claims.append(C.at_least(
+    ctx.save_figure("frozenlake_values", fig, caption=(
+        "FrozenLake 8×8: true values of the optimal policy (left) and the pessimistic lower bound from one log "
+        f"of {cfg.frozenlake_steps} transitions (right, same colour scale). Pessimism predicts the right map "
+        "below the left one everywhere."))
+    n = cfg.frozenlake_datasets
+    k = int(round(fl["fraction_below"] * n))
+    claims = [C.at_least(
         "frozenlake_pessimism_valid", "Offline RL on FrozenLake 8×8 logged data: the pessimistic value of the "
-        "evaluated policy at the start state lies below its true value", measured=fl["fraction_below"], bound=1.0,
-        paper_value="V_low ≤ V_true", reason=f"{cfg.frozenlake_datasets} independent logs; each fails with "
-        f"probability ≤ δ={cfg.delta}, so all should hold at this count",
-        note=f"V_true={fl['V_true']:.4f}, V_low={fl['V_low']} (V_low/V_true = "
-             f"{[round(v / fl['V_true'], 3) for v in fl['V_low']]}: valid but loose), per-pair radius, known grid "
-             f"support. Library's vacuous flag (V_low within 0.1% of the a-priori range (r_max−r_min)/(1−γ) of "
-             f"r_min/(1−γ)): per-pair radius {fl['per_pair_vacuous']}, pair-types radius "
-             f"(|Z|²={fl['n_pairs'] ** 2}) {fl['pair_types_vacuous']}; at γ={cfg.frozenlake_gamma} that range is "
-             f"{fl['a_priori_value_range']:.0f}, far above FrozenLake's values (≤ 1), so the "
-             "flag is coarse here"))
+        "evaluated policy at the start state lies below its true value with probability ≥ 1 − δ",
+        measured=k / n, bound=1 - cfg.delta, interval=C.proportion_interval(k, n)[1], paper_value="V_low ≤ V_true",
+        kind="reconstruction", source="inferred: the per-pair radius used here (the joint radius is vacuous at "
+        "|Z| = 256) is ours",
+        reason=f"Clopper–Pearson 95% interval over {n} independent logs must lie above 1 − δ; a handful of logs "
+               "cannot establish a 95% guarantee, so all-held reads inconclusive at quick scale",
+        note=f"V_true={fl['V_true']:.4f}, V_low={[round(v, 4) for v in fl['V_low']]} (V_low/V_true = "
+             f"{[round(v / fl['V_true'], 3) for v in fl['V_low']]}: valid but loose). Library's vacuous flag "
+             f"(V_low within 0.1% of r_min/(1−γ)): per-pair radius {fl['per_pair_vacuous']}, pair-types radius "
+             f"(|Z|²={fl['n_pairs'] ** 2}) {fl['pair_types_vacuous']}.")]
+    diff = np.array(fl["true_value_pessimistic_policy"]) - np.array(fl["true_value_plugin_policy"])
     shortfall = max((fl["V_star"] - v) / fl["V_star"]
                     for v in fl["true_value_pessimistic_policy"] + fl["true_value_plugin_policy"])
+    mean, iv = C.mean_interval(diff)
     claims.append(C.at_least(
         "frozenlake_pessimistic_policy", "The pessimistic policy's true value is not worse than the plug-in "
-        "greedy policy's (pessimism in offline RL; our check, the paper's numbers are unknown)",
-        measured=float(np.mean(np.array(fl["true_value_pessimistic_policy"]) - np.array(fl["true_value_plugin_policy"]))),
-        bound=0.0, paper_value=None, reason="mean over logs of true V(pessimistic) − true V(plug-in greedy)",
-        note=f"true V* = {fl['V_star']:.4f}; pessimistic {fl['true_value_pessimistic_policy']}; plug-in "
-             f"{fl['true_value_plugin_policy']}; per-log differences "
-             f"{[round(a - b, 4) for a, b in zip(fl['true_value_pessimistic_policy'], fl['true_value_plugin_policy'])]}"
-             f"; both policies are within {100 * shortfall:.2f}% of V* at {cfg.frozenlake_steps} steps, so with few "
-             "logs the sign can sit at noise level: in review, --seed 11 gave per-log differences +0.0007, −0.0033, "
-             "−0.0009 (does not hold). A weak check; pessimism matters more with less data"))
+        "greedy policy's", measured=mean, bound=0.0, interval=iv, paper_value=None, kind="reconstruction",
+        source="inferred: the usual motivation for pessimism in offline RL; the abstract gives no policy comparison",
+        reason=f"Student-t 95% interval over {n} independent logs of true V(pessimistic) − true V(plug-in greedy)",
+        note=f"true V* = {fl['V_star']:.4f}; per-log differences {[round(float(d), 4) for d in diff]}; both policies "
+             f"are within {100 * shortfall:.2f}% of V* at {cfg.frozenlake_steps} steps, so the difference sits at "
+             "noise level here; pessimism matters more with less data."))
     if cfg.include_taxi:
         metrics["taxi"] = taxi = _offline_section("Taxi-v4", {}, cfg.frozenlake_steps, cfg.frozenlake_datasets,
-                                           cfg.frozenlake_gamma, cfg.delta, ctx)
+                                                  cfg.frozenlake_gamma, cfg.delta, ctx)
         taxi.pop("maps")
-    timings["offline"] = time.perf_counter() - t0
-    metrics["timings_s"] = timings
-
-    notes = (
-        "The paper's text was not reachable: all objects are reconstructed from Csiszár's method of types and "
-        "its Markov extensions (research brief p16). Defaults and why: open pair counts (the bounds count the "
-        "n−1 transitions exactly; cyclic counts are an option); the KL direction KL(T̂‖T') (the type bound "
-        "proves coverage for it); radius r_n = [log(1/δ) + |Z|² log(m+1)]/m (type counting) for the joint set, "
-        "and an inferred per-pair radius [log(|Z|m/δ) + (k−1) log(N+1)]/N for large |Z| (FrozenLake), where "
-        "|Z|² = 65536 makes r_n vacuous. Pessimistic values use the rectangular relaxation (a superset of the "
-        "joint set, so still valid), solved by the per-(s,a) 1-D dual with adversary policy iteration; the joint "
-        "convex program is the cross-check. The LDP threshold x is chosen so that J(x) ≈ ldp_target_rate "
-        "(the event, not the tolerance). Bad inputs: unvisited pairs get the whole simplex on their support; "
-        "data outside a kernel's support give infinite divergence (reported / rejected); γ ≥ 1 and rewards "
-        "outside the declared range raise; non-irreducible logging chains raise or warn. Offline sections use the "
-        "known support of the shipped tables (which next states are possible, not their probabilities); on Taxi "
-        "(full scale) that support is a single next state, so its pessimistic value equals the true value.")
-    return Outcome(metrics=metrics, claims=claims, notes=notes)
+    return claims
 
 
 def _baselines(Nc, T, r, pi_e, cfg, v_true, s0, rng) -> dict:

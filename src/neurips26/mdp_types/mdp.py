@@ -6,11 +6,11 @@ Conventions (used by every module of :mod:`neurips26.mdp_types`):
 * ``pi`` — stationary policy, shape ``(S, A)``, ``pi[s, a] = π(a|s)``.
 * ``r`` — expected reward, shape ``(S, A)``, in a declared range ``[r_min, r_max]``.
 * Pairs ``z = (s, a)`` are flattened as ``z = s * A + a``; ``|Z| = S * A``.
-* The pair kernel ``P[z, z'] = T(s'|s, a) π(a'|s')`` (brief §2, "Chain and types").
+* The pair kernel ``P[z, z'] = T(s'|s, a) π(a'|s')``.
 
 References:
     Csiszár (1998), "The method of types", IEEE Trans. IT 44(6) — Markov types.
-    Paper 16 (text not reachable; objects reconstructed in the research brief, §2).
+    Paper 16 (only its abstract was read; objects reconstructed from Csiszár 1998).
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def validate_distribution(mu: np.ndarray, n: int, name: str = "mu0") -> np.ndarr
 
 
 def pair_kernel(T: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """The state–action chain's kernel ``P[(s,a),(s',a')] = T(s'|s,a) π(a'|s')`` (brief §2).
+    """The state–action chain's kernel ``P[(s,a),(s',a')] = T(s'|s,a) π(a'|s')`` (standard).
 
     Args:
         T: ``(S, A, S)`` kernel; pi: ``(S, A)`` policy.
@@ -214,7 +214,7 @@ def stationary_distribution(P: np.ndarray, require_irreducible: bool = True) -> 
 
 
 def policy_evaluation(T: np.ndarray, r: np.ndarray, pi: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact discounted values: ``V = (I − γ P^π)^{-1} r^π`` and ``Q = r + γ T V`` (brief §2).
+    """Exact discounted values: ``V = (I − γ P^π)^{-1} r^π`` and ``Q = r + γ T V`` (standard).
 
     Args:
         T: ``(S, A, S)``; r: ``(S, A)``; pi: ``(S, A)``; gamma in ``[0, 1)``.
@@ -304,7 +304,7 @@ def check_logging_chain(T: np.ndarray, pi: np.ndarray) -> bool:
     """Warn (``RuntimeWarning``) and return False when the logging pair chain is not irreducible.
 
     Non-ergodic logging (absorbing states, never-taken actions) voids the LDP and coverage
-    results (brief §9); estimates can still be computed but carry no guarantee.
+    results; estimates can still be computed but carry no guarantee.
     """
     # The pair chain is irreducible iff every π(a|s) > 0 and the state chain P^π is irreducible
     # (a pair (s,a) with π(a|s) = 0 is never entered; otherwise reach s by P^π, then take a).

@@ -12,14 +12,14 @@ For a path ``Z_1..Z_n`` of the pair chain (``Z_t = (S_t, A_t)``, ``m = n − 1``
 * ``D`` splits into a dynamics part ``Σ_{s,a} Q_1(s,a) KL(Q(·|s,a) ‖ T(·|s,a))`` and a policy
   part ``Σ_{s'} Q(s') KL(Q(·|s') ‖ π(·|s'))``.
 
-Option ``cyclic`` (open choice in the brief): the cyclic convention adds the wrap-around pair
+Option ``cyclic`` (the paper's convention is unknown): the cyclic convention adds the wrap-around pair
 ``(Z_n, Z_1)`` so the type is balanced (row = column marginal), with ``m = n``. The default is
 the *open* convention because the path-probability identity and the bounds above count exactly
 the ``n − 1`` transitions the chain makes.
 
 References:
-    Csiszár (1998), "The method of types", §V (Markov types); Davisson, Longo & Sgarro (1981);
-    Whittle (1955) for the exact count. Brief §2 "Type bounds".
+    Csiszár (1998), "The method of types" (Markov types); Davisson, Longo & Sgarro (1981);
+    Whittle (1955) for the exact count.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def counts_from_pair_counts(N: np.ndarray, S: int, A: int) -> np.ndarray:
 
 
 def plug_in_kernel(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Plug-in kernel ``T̂(s'|s,a) = N(s,a,s') / N(s,a)`` (brief §2, "Large deviations").
+    """Plug-in kernel ``T̂(s'|s,a) = N(s,a,s') / N(s,a)`` (maximum likelihood).
 
     Unvisited pairs (``N(s,a) = 0``) are never divided by zero: their row is uniform and the
     returned mask marks them, so that callers treat them as "anything in the simplex".
@@ -206,7 +206,7 @@ def entropy_rate(P: np.ndarray, mu: np.ndarray | None = None) -> float:
 
 
 def kl_decomposition(Q: np.ndarray, T: np.ndarray, pi: np.ndarray) -> tuple[float, float]:
-    """Split ``D(Q‖Q_1⊗P)`` into dynamics and policy parts (brief §2).
+    """Split ``D(Q‖Q_1⊗P)`` into dynamics and policy parts (chain rule of KL).
 
     Returns:
         ``(dynamics, policy)`` with dynamics ``Σ_{s,a} Q_1(s,a) KL(Q(·|s,a) ‖ T(·|s,a))`` and policy
@@ -246,7 +246,7 @@ class TypeBounds:
 def type_probability_bounds(N: np.ndarray, P: np.ndarray, mu0: np.ndarray) -> TypeBounds:
     """Upper and lower bounds on ``P(Q_n = Q)`` for the type with pair counts ``N`` (open convention).
 
-    Upper: ``P(Q_n = Q) ≤ exp(−m D(Q‖Q_1⊗P))`` (brief §2; rigorous: product-of-multinomials
+    Upper: ``P(Q_n = Q) ≤ exp(−m D(Q‖Q_1⊗P))`` (Csiszár 1998; rigorous: product-of-multinomials
     count times the path probability, summed over start pairs). Lower (inferred constant,
     checked by exact enumeration in the tests): ``P(Q_n = Q) ≥ min μ0 · (m+1)^{−|Z|²} e^{−mD}``.
 

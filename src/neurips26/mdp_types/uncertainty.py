@@ -1,6 +1,6 @@
 """KL uncertainty sets around the plug-in kernel, pessimistic V/Q, tests, and baseline sets.
 
-**KL set** (brief §2; direction and radius are the brief's; both are options here):
+**KL set** (inferred from type counting; direction and radius are options here):
 
     U_n(δ) = { T' : Σ_{s,a} Q̂_1(s,a) KL(T̂(·|s,a) ‖ T'(·|s,a)) ≤ r_n },
     r_n = [log(1/δ) + |Z|² log(m+1)] / m          (radius="pair_types").
@@ -63,7 +63,8 @@ def _check_delta(delta: float) -> float:
 
 
 def kl_radius(m: int, n_pairs: int, delta: float) -> float:
-    """Joint radius ``r_n = [log(1/δ) + |Z|² log(m+1)] / m`` (brief §2; conservative, from type counting).
+    """Joint radius ``r_n = [log(1/δ) + |Z|² log(m+1)] / m`` (conservative, from type counting:
+    at most ``(m+1)^{|Z|²}`` types, each with probability ``≤ e^{−mD}``).
 
     Raises:
         ValueError: if ``m < 1``, ``n_pairs < 1`` or ``δ ∉ (0, 1)``.
@@ -317,7 +318,7 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
                        support: np.ndarray | None = None, r_range: tuple[float, float] = (0.0, 1.0),
                        eps: np.ndarray | None = None, tol: float = 1e-9, max_iter: int = 1000,
                        method: str = "dual") -> PessimisticResult:
-    """Pessimistic value and Q bounds from transition counts (offline RL, brief §2 "KL set and pessimism").
+    """Pessimistic value and Q bounds from transition counts (offline RL, pessimism over the KL set).
 
     Evaluation (``pi_eval`` given) runs policy iteration for the adversary: worst-case rows
     ``p_z`` from the per-(s,a) dual at the current ``V``, then ``V = V^{π_e}(p)`` exactly, until
@@ -508,7 +509,7 @@ class KLTest:
 
 
 def kl_test(counts: np.ndarray, T0: np.ndarray, delta: float = 0.05) -> KLTest:
-    """Hoeffding-type universal test of ``H0: T = T0`` at level ``δ`` (brief §2 "Test"; inferred).
+    """Hoeffding-type universal test of ``H0: T = T0`` at level ``δ`` (inferred: the set's statistic as a test).
 
     Rejects when ``Σ_z Q̂_1(z) KL(T̂_z ‖ T0_z) > r_n``; the type bound gives type-I error ``≤ δ``.
     A kernel with a zero where the data have counts gives statistic ``inf`` and rejects.
