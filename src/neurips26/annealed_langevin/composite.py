@@ -33,7 +33,8 @@ COMPOSITE_SCORES = ("geffner", "geffner_undiffused", "linhart")
 
 
 class IndefinitePrecisionWarning(UserWarning):
-    """GAUSS's Λ_t was not positive definite and was repaired (sbi's eigenvalue fix)."""
+    """GAUSS's Λ_t was not positive definite; the per-observation precisions were corrected so
+    that it is (sbi's correction, see :func:`gauss_score`)."""
 
 
 def _check(single_scores: torch.Tensor, prior_score: torch.Tensor) -> tuple[int, int, int]:
@@ -52,7 +53,7 @@ def _check(single_scores: torch.Tensor, prior_score: torch.Tensor) -> tuple[int,
 
 
 def geffner_score(single_scores: torch.Tensor, prior_score_t: torch.Tensor) -> torch.Tensor:
-    """s^G_t = Σ_j s_j + (1 − n) ∇log λ_t(θ) with the *diffused* prior score (Geffner 2023, eq. 6).
+    """s^G_t = Σ_j s_j + (1 − n) ∇log λ_t(θ) with the *diffused* prior score (Geffner et al. 2023).
 
     Args:
         single_scores: ``(b, n, d)`` diffused single-observation posterior scores at time t.
@@ -86,7 +87,7 @@ def geffner_undiffused_score(single_scores: torch.Tensor, prior_score_0: torch.T
 
 def denoising_precision(precision: torch.Tensor, alpha_t: float) -> torch.Tensor:
     """P̃_t = Σ⁻¹ + α_t/(1 − α_t) I, the precision of p(θ_0 | θ_t) for a Gaussian with precision Σ⁻¹
-    (Linhart et al. 2024, eq. 12). ``precision``: ``(..., d, d)``. Raises ValueError if α_t ∉ (0, 1)."""
+    (Linhart et al. 2024). ``precision``: ``(..., d, d)``. Raises ValueError if α_t ∉ (0, 1)."""
     if not 0 < alpha_t < 1:
         raise ValueError(f"alpha_t must be in (0, 1) (t > 0), got {alpha_t}")
     d = precision.shape[-1]
@@ -95,7 +96,7 @@ def denoising_precision(precision: torch.Tensor, alpha_t: float) -> torch.Tensor
 
 def gauss_score(single_scores: torch.Tensor, prior_score_t: torch.Tensor, posterior_precisions: torch.Tensor,
                 prior_precision: torch.Tensor, alpha_t: float, repair: bool = True,
-                nugget: float = 0.01) -> torch.Tensor:
+                nugget: float = 0.1) -> torch.Tensor:
     """Linhart et al. (GAUSS) composite score s^L_t (module docstring).
 
     Args:
@@ -103,16 +104,29 @@ def gauss_score(single_scores: torch.Tensor, prior_score_t: torch.Tensor, poster
         posterior_precisions: estimates of Σ_j⁻¹, ``(n, d, d)`` or one ``(d, d)`` for all j.
         prior_precision: Σ_λ⁻¹, ``(d, d)``.
         alpha_t: α_t ∈ (0, 1) at the current time.
-        repair: if Λ_t is not positive definite, clip its eigenvalues at ``nugget`` (sbi's fix)
-            with an :class:`IndefinitePrecisionWarning`; if False raise instead.
+        repair: if Λ_t is not positive definite (the posterior-precision estimates are too small
+            for n observations), correct every per-observation denoising precision P̃_j,t by
+
+                C = Q diag(max(−λ_i, 0)/(n − 1)) Qᵀ + nugget·I,   Λ_t = Q diag(λ) Qᵀ,
+
+            and use P̃_j,t + C in *both* Λ_t and the weighted sum, so that the result is the
+            GAUSS score of slightly more concentrated single posteriors and Λ_t + nC is positive
+            definite (sbi's ``ensure_lam_positive_definite``). An
+            :class:`IndefinitePrecisionWarning` says so. If False, raise instead.
+        nugget: the added precision floor (sbi's default 0.1), > 0.
 
     Returns:
         ``(b, d)`` composite score.
 
     Raises:
-        ValueError: shape mismatch, or Λ_t indefinite with ``repair=False``.
+        ValueError: shape mismatch, a nugget <= 0, or Λ_t indefinite with ``repair=False``.
+
+    References:
+        sbi 0.27, ``vector_field_adaptor.ensure_lam_positive_definite`` (the correction above).
     """
     b, n, d = _check(single_scores, prior_score_t)
+    if not nugget > 0:
+        raise ValueError(f"nugget must be > 0, got {nugget!r}")
     pp = posterior_precisions
     if pp.shape == (d, d):
         pp = pp.expand(n, d, d)
@@ -122,17 +136,23 @@ def gauss_score(single_scores: torch.Tensor, prior_score_t: torch.Tensor, poster
         raise ValueError(f"prior_precision must have shape ({d}, {d}), got {tuple(prior_precision.shape)}")
     pt = denoising_precision(pp, alpha_t)                     # (n, d, d)
     pl = denoising_precision(prior_precision, alpha_t)        # (d, d)
-    lam = pt.sum(0) + (1 - n) * pl
+    lam = pt.sum(0) + (1 - n) * pl                            # Λ_t = Σ_j P̃_j,t + (1 − n) P̃_λ,t
     lam = 0.5 * (lam + lam.T)
     ev, q = torch.linalg.eigh(lam)
     if ev.min() <= 0:
         if not repair:
             raise ValueError(f"GAUSS precision Lambda_t is not positive definite (smallest eigenvalue "
                              f"{ev.min().item():.4g}) at alpha_t={alpha_t:.4g}; the posterior precision "
-                             "estimates are too small")
-        warnings.warn(f"GAUSS Lambda_t indefinite (min eigenvalue {ev.min().item():.3g}); clipped at {nugget}",
-                      IndefinitePrecisionWarning, stacklevel=2)
-        lam = (q * ev.clamp_min(nugget)) @ q.T
+                             "estimates are too small for n observations")
+        if n == 1:
+            raise ValueError("posterior_precisions must be positive definite (n = 1: Lambda_t is the single "
+                             f"denoising precision, smallest eigenvalue {ev.min().item():.4g})")
+        corr = (q * (torch.clamp(-ev, min=0) / (n - 1))) @ q.T + nugget * torch.eye(d, dtype=lam.dtype)
+        warnings.warn(f"GAUSS Lambda_t indefinite (min eigenvalue {ev.min().item():.3g}) at alpha_t={alpha_t:.3g}: "
+                      f"added {torch.linalg.eigvalsh(corr).max().item():.3g} (max) to each per-observation "
+                      "precision so that it is positive definite", IndefinitePrecisionWarning, stacklevel=2)
+        pt = pt + corr                                        # P̃_j,t + C for every j
+        lam = lam + n * corr                                  # Λ_t + nC
     weighted = torch.einsum("nij,bnj->bi", pt, single_scores) + (1 - n) * prior_score_t @ pl.T
     return torch.linalg.solve(lam, weighted.T).T
 

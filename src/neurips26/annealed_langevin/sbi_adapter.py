@@ -59,17 +59,39 @@ def single_scores_from_estimator(estimator, x: torch.Tensor) -> SingleScore:
 
 
 def _prior_gaussian(prior) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean ``(d,)`` and covariance ``(d, d)`` (float64) of a Gaussian prior.
+
+    Accepts a torch ``MultivariateNormal``, an ``Independent(Normal(loc, scale), 1)`` (sbi's
+    diagonal Gaussian; covariance diag(scale²)), or a ``(mean, cov)`` tuple.
+
+    Raises:
+        TypeError: any other prior, with what to pass instead. A box-uniform prior (sbi's
+            ``BoxUniform``) has score 0 inside its box and is not differentiable at its faces, so
+            its diffused score λ_t has no closed form here and the bridging densities (Gaussian
+            closed forms) do not apply; sbi silently uses a zero prior score, which drops the
+            (1 − n) prior correction and is wrong for n > 1.
+    """
     if isinstance(prior, tuple) and len(prior) == 2:
         mean, cov = (torch.as_tensor(a, dtype=torch.float64) for a in prior)
         return mean, cov
-    mean = getattr(prior, "mean", None)
-    cov = getattr(prior, "covariance_matrix", None)
     if isinstance(prior, torch.distributions.MultivariateNormal):
-        return mean.double(), cov.double()
+        return prior.mean.double(), prior.covariance_matrix.double()
+    dists = torch.distributions
+    if (isinstance(prior, dists.Independent) and isinstance(prior.base_dist, dists.Normal)
+            and prior.reinterpreted_batch_ndims == 1 and prior.base_dist.loc.ndim == 1):
+        loc, scale = prior.base_dist.loc.double(), prior.base_dist.scale.double()
+        return loc, torch.diag(scale ** 2)
+    name = type(prior).__name__
+    hint = ""
+    if name == "BoxUniform" or (isinstance(prior, dists.Independent) and isinstance(prior.base_dist, dists.Uniform)):
+        hint = (" A box-uniform prior has score 0 inside the box and no differentiable density at its faces, so "
+                "the composite score's (1 - n) prior term and the Gaussian bridging densities are undefined: "
+                "either re-parametrise to an unbounded space (e.g. a logit transform) with a Gaussian prior there, "
+                "or pass a Gaussian (mean, cov) that approximates the prior inside the box (for U(a, b) per "
+                "coordinate: mean (a+b)/2, variance (b-a)^2/12) and accept that the result targets that prior.")
     raise TypeError(
-        f"prior {type(prior).__name__} has no closed-form diffused score: pass a Gaussian prior as a "
-        "torch MultivariateNormal or a (mean, cov) tuple. A uniform (box) prior has no differentiable "
-        "log-density; sbi silently uses a zero prior score there, which is wrong for n > 1.")
+        f"prior {name} has no closed-form diffused score: pass a Gaussian prior as a torch MultivariateNormal, "
+        f"an Independent(Normal(loc, scale), 1), or a (mean, cov) tuple.{hint}")
 
 
 @dataclass
@@ -143,8 +165,8 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
     Steps: (1) wrap the estimator (one batched call for the n observations); (2) if no ``fit`` is
     given, fit a Gaussian to each single posterior from ``fit_samples`` reverse-SDE samples of
     the single-observation score (all n at once); (3) tune (h_ℓ, K_ℓ, L) with the Gaussian rule
-    (``tuning.tune``; ``tune_kwargs`` are passed on, default Hessian-Lipschitz bias with H = 0,
-    i.e. the Gaussian-setting rule); (4) estimate m_t of the actual composite score by finite
+    (``tuning.tune``; ``tune_kwargs`` are passed on; its default bias term is the
+    Hessian-Lipschitz one with H = 0, i.e. the Gaussian-setting rule); (4) estimate m_t of the actual composite score by finite
     differences around the fitted posterior and warn (``NotLogConcaveWarning``) if ≤ 0: the
     guarantee is then only a heuristic; (5) run ALD from N(0, I) with the ``kind`` composite score.
 
@@ -153,7 +175,8 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
             needed when ``fit`` is None).
         x: observations ``(n, *condition_shape)``; n = 1 is allowed (no composition: every
             composite score reduces to the single score).
-        prior: torch ``MultivariateNormal`` or ``(mean, cov)``; other priors raise TypeError.
+        prior: torch ``MultivariateNormal``, ``Independent(Normal, 1)`` or ``(mean, cov)``; other
+            priors (e.g. sbi's ``BoxUniform``) raise TypeError saying what to pass instead.
         num_samples: number of posterior samples (≥ 1). epsilon: prescribed W2 accuracy (> 0).
         kind: composite score, one of ``composite.COMPOSITE_SCORES``.
         schedule: required when ``single`` is a callable (read from an sbi estimator otherwise).
@@ -206,7 +229,6 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
 
         single_samples = reverse_sde(per_obs, z, schedule, 200, generator).reshape(fit_samples, n, d)
         fit = fit_from_single_samples(mean0.numpy(), cov0.numpy(), single_samples)
-    tune_kwargs.setdefault("bias_term", "hessian_lipschitz")
     hp = tune(kind, schedule, fit, epsilon, **tune_kwargs)
     precs = torch.as_tensor(np.linalg.inv(fit.post_covs)) if kind == "linhart" else None
     score = composite_score_fn(kind, fn, n, mean0, cov0, schedule, precs)
