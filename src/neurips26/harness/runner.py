@@ -154,8 +154,11 @@ def git_commit() -> str:
         return ""
 
 
-def environment(device: str) -> dict[str, Any]:
-    """Versions of Python and key libraries, the machine and the device."""
+def environment(device: str, commit: str | None = None) -> dict[str, Any]:
+    """Versions of Python and key libraries, the machine and the device.
+
+    ``commit``: the git commit to record (default: ask git here; a worker gets the driver's).
+    """
     versions = {}
     for pkg in ("neurips26", "numpy", "scipy", "torch", "scikit-learn", "matplotlib", "pydantic"):
         try:
@@ -168,7 +171,7 @@ def environment(device: str) -> dict[str, Any]:
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
         "device": device,
-        "git_commit": git_commit(),
+        "git_commit": git_commit() if commit is None else commit,
         "versions": versions,
     }
 
@@ -276,7 +279,7 @@ def _result(task: Task, config: Any, *, status: str, error: str, outcome: Outcom
         code_version=task.version + (f" ({task.commit})" if task.commit else ""),
         started_at=started, finished_at=_now(), wall_time_s=round(wall, 3),
         metrics=to_jsonable(outcome.metrics), claims=list(outcome.claims), notes=outcome.notes,
-        figures=list(figures), environment=environment(device) if device else {}, error=error,
+        figures=list(figures), environment=environment(device, task.commit) if device else {}, error=error,
         overrides=to_jsonable(task.overrides), captions=dict(captions or {}),
     )
 

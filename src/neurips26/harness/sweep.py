@@ -239,7 +239,7 @@ def rich_table(rows: Sequence[SweepRow], keys: Sequence[str], what: str, title: 
 def figure(rows: Sequence[SweepRow], keys: Sequence[str], what: str, title: str) -> Any:
     """The metric (or claim value) across the grid: x = first grid key, one line per
     combination of the other keys, error bars = 95 % interval over seeds; a claim's markers are
-    coloured by its verdict (green holds, red does not hold, orange inconclusive)."""
+    filled by its verdict (green holds, red does not hold, yellow inconclusive; lines then grey)."""
     import matplotlib.pyplot as plt
 
     x_key, others = keys[0], list(keys[1:])
@@ -250,9 +250,13 @@ def figure(rows: Sequence[SweepRow], keys: Sequence[str], what: str, title: str)
     groups: dict[str, list[SweepRow]] = {}
     for r in rows:
         groups.setdefault(", ".join(f"{k}={_cell(r.point[k])}" for k in others), []).append(r)
-    verdict_colour = {Verdict.HOLDS: "tab:green", Verdict.DOES_NOT_HOLD: "tab:red",
-                      Verdict.INCONCLUSIVE: "tab:orange", Verdict.NOT_CHECKABLE: "tab:gray"}
-    for label, grp in groups.items():
+    verdict_colour = {Verdict.HOLDS: "#1a9850", Verdict.DOES_NOT_HOLD: "#d73027",
+                      Verdict.INCONCLUSIVE: "#fee08b", Verdict.NOT_CHECKABLE: "white"}
+    # with verdict fills, the lines are greys so no line colour reads as a verdict
+    greys = plt.cm.Greys([0.5 + 0.4 * i / max(1, len(groups) - 1) for i in range(len(groups))])
+    any_verdict = any(r.verdict for r in rows)
+    shown: set[Verdict] = set()
+    for g, (label, grp) in enumerate(groups.items()):
         pts = [(float(r.point[x_key]) if numeric else cats.index(_cell(r.point[x_key])), r) for r in grp]
         pts = [(x, r) for x, r in pts if r.mean is not None]
         if not pts:
@@ -262,10 +266,13 @@ def figure(rows: Sequence[SweepRow], keys: Sequence[str], what: str, title: str)
         y = [p[1].mean for p in pts]
         err = [[p[1].mean - p[1].interval[0] if p[1].interval else 0 for p in pts],
                [p[1].interval[1] - p[1].mean if p[1].interval else 0 for p in pts]]
-        line = ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label or None)
-        if any(p[1].verdict for p in pts):
-            ax.scatter(x, y, s=70, zorder=3, edgecolors=line.lines[0].get_color(),
+        judged = any(p[1].verdict for p in pts)
+        line = ax.errorbar(x, y, yerr=err, marker="" if judged else "o", capsize=3, label=label or None,
+                           **({"color": greys[g]} if any_verdict else {}))
+        if judged:  # the claim's verdict at each point, as the marker's fill
+            ax.scatter(x, y, s=60, zorder=3, edgecolors=line.lines[0].get_color(), linewidths=1.5,
                        c=[verdict_colour.get(p[1].verdict, "white") for p in pts])
+            shown.update(p[1].verdict for p in pts if p[1].verdict)
     if numeric:
         vals = [float(v) for v in xs_raw]
         if min(vals) > 0 and max(vals) / min(vals) >= 20:
@@ -273,10 +280,18 @@ def figure(rows: Sequence[SweepRow], keys: Sequence[str], what: str, title: str)
     else:
         ax.set_xticks(range(len(cats)), cats, rotation=30 if max(len(c) for c in cats) > 6 else 0)
     ax.set_xlabel(x_key)
-    ax.set_ylabel(what)
+    ax.set_ylabel(f"{what}: measured" if shown else what)
     ax.set_title(title, fontsize=10)
     if any(groups) and len(groups) > 1:
-        ax.legend(fontsize=8, title=", ".join(others), title_fontsize=8)
+        first = ax.legend(fontsize=8, title=", ".join(others), title_fontsize=8, loc="upper left")
+        ax.add_artist(first)
+    if shown:
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], marker="o", ls="", markersize=8, markerfacecolor=verdict_colour[v],
+                          markeredgecolor="black", label=v.label.replace(" at this scale", ""))
+                   for v in Verdict if v in shown]
+        ax.legend(handles=handles, fontsize=8, title="verdict over seeds", title_fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     return fig
 
