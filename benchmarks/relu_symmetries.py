@@ -5,7 +5,8 @@
   random evaluation needs ``log δ / log(1 − p)`` points to hit a difference on a volume fraction
   p = 1e-3 with miss probability δ = 1e-6 (13 809 points) and certifies nothing. Prints CPU times,
   the ratio random/decision, and the log-log slopes of both.
-* Exact rank over ℚ (sympy ``DomainMatrix`` on the row-scaled integer matrix) vs float SVD with a
+* Exact rank over ℚ (sympy ``DomainMatrix`` on the row-scaled integer matrix, and python-flint's
+  ``fmpq_mat`` when installed) vs float SVD with a
   tolerance, on Jacobians of the constructed bottleneck parameters (both give the same rank) and
   of one random-float (3,4,3,1) network: random floats carry ~100-bit dyadic denominators and
   fraction-free elimination grows them, so exact ranks are for small networks (a 600×113 random
@@ -61,24 +62,32 @@ def decision_vs_width(widths=(16, 32, 64, 128, 256, 512, 1024)):
 
 
 def exact_vs_float_rank():
-    print("\nexact rank (DomainMatrix over ZZ/QQ) vs float SVD (tolerance 1e-8·σ_max); CPU seconds")
-    print(f"{'construction':<48} {'rows×P':>9} {'exact':>6} {'svd':>4} {'t_exact':>8} {'t_svd':>8} {'ratio':>7}")
+    try:
+        import flint  # noqa: F401
+
+        backends = ("sympy", "flint")
+    except ImportError:
+        backends = ("sympy",)
+    print("\nexact rank over Q (" + " / ".join(backends) + ") vs float SVD (tolerance 1e-8·σ_max); CPU seconds")
+    print(f"{'construction':<48} {'rows×P':>9} {'exact':>6} {'svd':>4} " + " ".join(f"{'t_' + b:>8}" for b in backends)
+          + f" {'t_svd':>8} " + " ".join(f"{b + '/svd':>10}" for b in backends))
     rng = np.random.default_rng(1)
-    for con in constructions():
-        X = sample_away_from_kinks(con.net, con.box, 300, rng)
-        E = exact_jacobian(con.net, X)
-        J = jacobian(con.net, X)
-        te, re = best_of(lambda: exact_rank(E))
-        ts, (rs, _) = best_of(lambda: numerical_rank(J))
-        print(f"{con.name:<48} {len(E):>4}×{J.shape[1]:<4} {re:6d} {rs:4d} {te:8.4f} {ts:8.5f} {te / max(ts, 1e-9):7.0f}")
     box = Box.cube(3, 3.0)
-    net = generic_switching_network((3, 4, 3, 1), box, rng)
-    X = sample_away_from_kinks(net, box, 150, rng)
-    E, J = exact_jacobian(net, X), jacobian(net, X)
-    te, re = best_of(lambda: exact_rank(E), 1)
-    ts, (rs, _) = best_of(lambda: numerical_rank(J))
-    print(f"{'generic (3,4,3,1), random float parameters':<48} {len(E):>4}×{J.shape[1]:<4} {re:6d} {rs:4d} {te:8.4f} "
-          f"{ts:8.5f} {te / max(ts, 1e-9):7.0f}")
+    cases = [(con.name, con.net, con.box, 300) for con in constructions()]
+    cases.append(("generic (3,4,3,1), random float parameters", generic_switching_network((3, 4, 3, 1), box, rng),
+                  box, 150))
+    for name, net, bx, m in cases:
+        X = sample_away_from_kinks(net, bx, m, rng)
+        E, J = exact_jacobian(net, X), jacobian(net, X)
+        times, ranks = [], set()
+        for b in backends:
+            t, r = best_of(lambda: exact_rank(E, backend=b))
+            times.append(t)
+            ranks.add(r)
+        ts, (rs, _) = best_of(lambda: numerical_rank(J))
+        assert len(ranks) == 1
+        print(f"{name:<48} {len(E):>4}×{J.shape[1]:<4} {ranks.pop():6d} {rs:4d} " + " ".join(f"{t:8.4f}" for t in times)
+              + f" {ts:8.5f} " + " ".join(f"{t / max(ts, 1e-9):10.0f}" for t in times))
 
 
 def cells_vs_orbit():
