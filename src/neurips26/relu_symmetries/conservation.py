@@ -140,7 +140,8 @@ def train_gd(net: ReluNet3, X, y, lr: float, steps: int, block=(), record_every:
         z2 = h1 @ W2.T + b2
         h2 = np.maximum(z2, 0.0)
         r = h2 @ W3.T + b3 - y                      # residual [N, n3]
-        loss = 0.5 * float(np.sum(r * r)) / N
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported just below
+            loss = 0.5 * float(np.sum(r * r)) / N
         if not np.isfinite(loss):
             raise FloatingPointError(f"loss became {loss} at step {t} (lr={lr} too large?)")
         always &= on1.all(0)
