@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 
-from neurips26.harness.claims import Verdict
+from neurips26.harness.claims import Verdict, forbidden_citation
 from neurips26.harness.context import RunContext
 from neurips26.lanczos_ddpm import ForwardModeUnsupportedWarning, diffusers_model, sample_with_diffusers
 
@@ -90,6 +90,9 @@ def test_experiment_tiny_end_to_end(tmp_path):
         assert c.statement and c.tolerance and c.reason
         assert isinstance(c.verdict, Verdict)
         assert (c.verdict is Verdict.NOT_CHECKABLE) == (c.measured is None)
+        assert c.kind is not None and c.source, c.id                   # every claim says what it is about
+        assert forbidden_citation(" ".join([c.statement, c.source, c.tolerance, c.reason, c.note or ""])) is None
+    assert {c.id: c.kind.value for c in out.claims}["mlp_k3_beats_diagonal"] == "reconstruction"  # our toy net
     assert {"path_kl_full_order", "lanczos_exponential_decay", "digits_k3_beats_diagonal"} <= set(ids)
     assert (tmp_path / "figures" / "path_kl_vs_T.png").exists()
     assert math.isfinite(out.metrics["path_kl_ratio_trace_over_full"])

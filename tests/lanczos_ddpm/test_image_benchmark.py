@@ -84,11 +84,11 @@ def test_experiment_part_e_claims(tmp_path):
     import matplotlib.pyplot as plt
 
     from neurips26.harness.claims import Verdict
-    from neurips26.lanczos_ddpm.experiment import Config, _part_e
+    from neurips26.lanczos_ddpm.experiment import Config, _image_benchmark
 
     cfg = Config(image_benchmark=True, image_size=8, image_unet_steps=3, image_unet_width=8,
                  image_feature_steps=10, image_samples=10, image_batch=10, image_T=[2], num_train_steps=100)
-    m, c = _part_e(cfg, RunContext(seed=0, out_dir=tmp_path), plt)
+    m, c = _image_benchmark(cfg, RunContext(seed=0, out_dir=tmp_path), plt)
     assert [x.id for x in c] == ["image_kid_k3_beats_diagonal"] and c[0].verdict in (Verdict.HOLDS, Verdict.DOES_NOT_HOLD)
     assert "image_kid" in m and (tmp_path / "figures" / "image_unet_samples.png").exists()
     assert Config.full().image_benchmark and not Config.quick().image_benchmark

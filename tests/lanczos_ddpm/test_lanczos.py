@@ -96,7 +96,7 @@ def test_bad_k(k):
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match=r"shape \(B, d\)"):
-        lanczos_gaussian_sample(lambda v: v, torch.ones(3), 2)
+        lanczos_gaussian_sample(lambda v: v, torch.ones(1, 1, 3), 2)   # a single vector (d,) is accepted
     with pytest.raises(ValueError, match="zero row"):
         lanczos_gaussian_sample(lambda v: v, torch.zeros(1, 3), 2)
     with pytest.raises(ValueError, match="NaN"):

@@ -3,7 +3,7 @@
 Akhtar, El Gadarri, Farias, Jozefiak (2026), "The Value of Covariance Matching in Gaussian
 DDPMs and the Lanczos Sampler", arXiv:2605.22723.
 
-The method in brief. A DDPM reverse step t → s draws x_s = μ_t + ξ with
+The method in short. A DDPM reverse step t → s draws x_s = μ_t + ξ with
 
     μ_t  = c0 E[x_0|x_t] + c1 x_t,    c0 = √ᾱ_s β/(1-ᾱ_t),  c1 = √(1-β)(1-ᾱ_s)/(1-ᾱ_t)
     Σ*_t = β̃ I + c0² Cov[x_0|x_t],   Cov[x_0|x_t] = ((1-ᾱ_t)/√ᾱ_t) ∂E[x_0|x_t]/∂x_t  (Tweedie)
@@ -31,7 +31,7 @@ from .gmm import (GaussianMixtureLaw, gaussian_mixture_law, gmm_covariance_oracl
 from .lanczos import (LanczosDecomposition, dense_sqrt_apply, lanczos_gaussian_sample, lanczos_sqrt,
                       lanczos_tridiagonal)
 from .path_kl import PATH_KL_COVARIANCES, PathKL, gaussian_kl_same_mean, path_kl_gaussian_mixture
-from .sampler import ddpm_sample, reverse_step
+from .sampler import ddpm_sample, equal_cost_steps, reverse_step
 from .schedule import StepCoefficients, schedule_steps, spaced_timesteps, step_coefficients, vp_alphas_cumprod
 
 __all__ = [
@@ -42,6 +42,6 @@ __all__ = [
     "gmm_posterior_covariance", "gmm_posterior_mean", "gmm_reverse_logpdf", "gmm_sample",
     "LanczosDecomposition", "dense_sqrt_apply", "lanczos_gaussian_sample", "lanczos_sqrt", "lanczos_tridiagonal",
     "PathKL", "gaussian_kl_same_mean", "path_kl_gaussian_mixture",
-    "ddpm_sample", "reverse_step",
+    "ddpm_sample", "equal_cost_steps", "reverse_step",
     "StepCoefficients", "schedule_steps", "spaced_timesteps", "step_coefficients", "vp_alphas_cumprod",
 ]

@@ -2,7 +2,7 @@
 
 For a reverse step t → s with coefficients (β, β̃, c0) (see :mod:`.schedule`) and posterior
 mean m_t(x_t) = E[x_0 | x_t] given by the network, the exact conditional covariance of
-q(x_s | x_t) is (law of total covariance + second-order Tweedie; research brief §2)
+q(x_s | x_t) is (law of total covariance + second-order Tweedie; derived here)
 
     Σ*_t(x_t) = β̃ I + c0² Cov[x_0 | x_t],   Cov[x_0 | x_t] = ((1-ᾱ_t)/√ᾱ_t) ∂m_t/∂x_t,
 
@@ -111,7 +111,7 @@ def linearize(mean_fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, 
     (custom autograd functions, some fused kernels), the first failure emits a
     :class:`ForwardModeUnsupportedWarning` and every JVP of this call is replaced by a forward
     difference (m(x + h v) − m(x)) / h with h = √eps·(1 + ‖x_b‖)/‖v_b‖ per sample, counted in
-    ``stats.fd_fallback`` (inferred; research brief §9).
+    ``stats.fd_fallback`` (inferred: layers without forward-mode AD, such as custom autograd functions).
 
     Args:
         mean_fn: x (B, ...) ↦ E[x_0 | x] (B, ...), sample-wise independent (no batch coupling).

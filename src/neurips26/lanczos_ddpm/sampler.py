@@ -1,6 +1,6 @@
 """DDPM ancestral sampling with any reverse covariance, plugged into an existing network.
 
-One reverse step t → s (research brief §2):
+One reverse step t → s (derived here; the paper's notation is not known):
 
     m      = E[x_0 | x_t]           from the network (ε-, x_0- or v-prediction)
     μ_t    = c0 m + c1 x_t
@@ -14,6 +14,7 @@ training indices (the diffusers convention, minus ``.sample``). Cost per step: 1
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -140,3 +141,31 @@ def ddpm_sample(model: Model, shape: tuple[int, ...], alphas_cumprod, timesteps,
                          k=k, symmetrize=symmetrize, mean_only=last and denoise_last, stats=stats,
                          posterior_covariance=posterior_covariance)
     return x, stats
+
+
+def equal_cost_steps(T: int, k: int, *, jvp_cost: float = 2.0, max_steps: int = 1000) -> tuple[int, bool]:
+    """Steps T' an isotropic/diagonal sampler (one network evaluation per step) may take for the
+    counted cost of LGS with T steps and k JVPs per step: T' = round((1 + k·c)·T), capped at ``max_steps``.
+
+    The cost is counted in network evaluations, not measured in wall time (a timing on a busy
+    machine can be off by any factor): a forward-mode JVP evaluates the network once with tangents,
+    about ``c = 2`` forward passes (primal + tangent; Griewank & Walther bound it by 2.5).
+
+    Args:
+        T: LGS steps ≥ 1. k: Lanczos steps (JVPs) per step ≥ 1. jvp_cost: c > 0.
+        max_steps: the training grid's length (a DDPM cannot take more steps than it was trained on).
+
+    Returns:
+        (T', capped): ``capped`` is True when the equal-cost count exceeded ``max_steps``.
+
+    Raises:
+        ValueError: on T < 1, k < 1, jvp_cost ≤ 0 or non-finite, or max_steps < T.
+    """
+    if int(T) != T or T < 1 or int(k) != k or k < 1:
+        raise ValueError(f"T and k must be integers >= 1, got T={T!r}, k={k!r}")
+    if not (math.isfinite(jvp_cost) and jvp_cost > 0):
+        raise ValueError(f"jvp_cost must be finite and > 0, got {jvp_cost!r}")
+    if int(max_steps) != max_steps or max_steps < T:
+        raise ValueError(f"max_steps must be an integer >= T = {T}, got {max_steps!r}")
+    t_eq = int(round((1 + k * jvp_cost) * T))
+    return min(t_eq, int(max_steps)), t_eq > max_steps

@@ -9,7 +9,7 @@ timestep subset, β is recomputed from the actual previous step (the diffusers #
     μ_t = c0 · E[x_0 | x_t] + c1 · x_t,
     c0 = √ᾱ_s β_{t|s} / (1 - ᾱ_t),  c1 = √(1 - β_{t|s}) (1 - ᾱ_s) / (1 - ᾱ_t)
 
-(Ho et al. 2020, eq. 7; research brief §2). The last step (s = "before the first index")
+(Ho et al. 2020, the DDPM posterior). The last step (s = "before the first index")
 uses ᾱ_s = 1, so β̃ = 0 and the exact reverse covariance is c0² Cov[x_0 | x_t] with c0 = 1.
 """
 
@@ -26,7 +26,7 @@ def vp_alphas_cumprod(num_steps: int, beta_min: float = 0.1, beta_max: float = 2
 
     ᾱ_t = exp(-∫_0^{t/N} β(u) du) = exp(-(β_min s + (β_max - β_min) s²/2)), s = t/N, so that
     the discrete chain with N steps is the exact discretisation of the same SDE for every N
-    (used for the path-KL-vs-T experiment; research brief §4A: β(s) = 0.1 + 19.9 s).
+    (used for the path-KL-vs-T experiment: β(s) = 0.1 + 19.9 s, the VP-SDE schedule of Song et al. 2021).
 
     Args:
         num_steps: N ≥ 1.

@@ -362,9 +362,9 @@ def _figures(ctx: RunContext, easy: dict, hard: dict, mom: dict, batch: dict, mc
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
     for ax, ph in zip(axes[:2], (easy, hard)):
         sp = ph["spectrum"]
-        ax.plot(np.arange(1, ph["T"][-1] + 1), loss_curve(sp, ph["opt"][-1].eta), color="C0", label="optimal")
+        ax.plot(np.arange(1, ph["T"][-1] + 1), loss_curve(sp, ph["opt"][-1].eta)[1:], color="C0", label="optimal")
         for f in BASELINES:
-            ax.plot(np.arange(1, ph["T"][-1] + 1), loss_curve(sp, ph["base"][f][-1].eta), color="k", lw=1,
+            ax.plot(np.arange(1, ph["T"][-1] + 1), loss_curve(sp, ph["base"][f][-1].eta)[1:], color="k", lw=1,
                     ls=base_style[f], label=f"tuned {f}")
         ax.set(title=f"{ph['name']} phase: L_t at T={ph['T'][-1]}", xlabel="step t", ylabel="L_t", xscale="log",
                yscale="log")
