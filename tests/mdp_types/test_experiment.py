@@ -22,7 +22,7 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
         assert not any(forbidden_citation(t) for t in (c.statement, c.source, c.tolerance, c.reason, c.note))
     by_id = {c.id: c for c in out.claims}
     # the exact type bounds are theorems on every drawn MDP: they must hold even at this size, on 3 seeds
-    for cid in ("type_upper_bound", "type_lower_bound", "type_bound_tight_single_path"):
+    for cid in ("type_upper_bound", "type_lower_bound", "type_bound_exact_on_deterministic_types"):
         assert by_id[cid].verdict is Verdict.HOLDS and by_id[cid].seeds.n == 3
     assert by_id["kl_set_coverage"].seeds.n == 3 and by_id["kl_set_coverage"].kind is Kind.PAPER
     # the loose radius is reported against the calibrated one (the coverage claim's lack of power)

@@ -1,0 +1,69 @@
+"""Direct value tests of single points of detection (each was caught only incidentally before).
+
+Bugs these tests and the claims are meant to catch, each tried on a broken copy of the code:
+a wrong power of |Z| or a missing log(1/δ) in the KL radius; a pair-type KL that drops the
+row marginal Q_1 (caught here and by the claim
+``type_bound_exact_on_deterministic_types``, which then measures ≈ 8 instead of 1e-15); a soft-Bellman
+rate solver with a wrong sign on the continuation value (caught here and by
+``rate_two_solvers_agree``). A constant-factor error in r_n that keeps it above the calibrated
+radius changes no claim (``kl_set_coverage`` says so in its note): only the formula test sees it.
+"""
+
+import numpy as np
+import pytest
+
+from neurips26.mdp_types import kernel_rate, kl_radius
+from neurips26.mdp_types.large_deviations import value_rate
+from neurips26.mdp_types.mdp import policy_evaluation
+from neurips26.mdp_types.pair_types import conditional_kl
+
+from .conftest import toy_mdp
+
+
+@pytest.mark.parametrize("m,n_pairs,delta", [(1, 1, 0.5), (100, 4, 0.05), (10_000, 256, 1e-3)])
+def test_kl_radius_is_the_type_counting_formula(m, n_pairs, delta):
+    # r_n = [log(1/δ) + |Z|² log(m+1)] / m, written out independently
+    expected = (np.log(1.0 / delta) + (n_pairs * n_pairs) * np.log(m + 1.0)) / m
+    assert kl_radius(m, n_pairs, delta) == pytest.approx(expected, rel=1e-14)
+
+
+def test_conditional_kl_by_hand():
+    # Z = 2: P = [[.9, .1], [.4, .6]]; pair counts N = [[2, 1], [1, 0]] (m = 4)
+    P = np.array([[0.9, 0.1], [0.4, 0.6]])
+    N = np.array([[2.0, 1.0], [1.0, 0.0]])
+    Q = N / 4
+    q1 = Q.sum(axis=1)                                   # row marginal (3/4, 1/4)
+    by_hand = (Q[0, 0] * np.log(Q[0, 0] / (q1[0] * P[0, 0])) + Q[0, 1] * np.log(Q[0, 1] / (q1[0] * P[0, 1]))
+               + Q[1, 0] * np.log(Q[1, 0] / (q1[1] * P[1, 0])))
+    assert conditional_kl(N, P) == pytest.approx(by_hand, rel=1e-13)
+    # Q = Q_1 ⊗ P gives 0; a single-path type (z…z) gives −log P(z, z)
+    q = np.array([0.3, 0.7])
+    assert conditional_kl(q[:, None] * P, P) == pytest.approx(0.0, abs=1e-15)
+    assert conditional_kl(np.array([[5.0, 0.0], [0.0, 0.0]]), P) == pytest.approx(-np.log(0.9), rel=1e-13)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_soft_bellman_rate_matches_convex_program(seed):
+    T, pi = toy_mdp(seed)
+    Tp = toy_mdp(100 + seed)[0]
+    # interior-point tolerance ~1e-7 on rates of order 0.1–1
+    assert kernel_rate(Tp, T, pi, "bellman") == pytest.approx(kernel_rate(Tp, T, pi, "convex"), rel=1e-4, abs=1e-6)
+    assert kernel_rate(T, T, pi, "bellman") == pytest.approx(0.0, abs=1e-10)
+
+
+def test_value_rate_survives_near_deterministic_probes_and_refuses_unreachable_levels():
+    # toy seed 1 led the local solver to near-deterministic kernels where relative value
+    # iteration does not converge (it raised after 100000 sweeps); the rate is now finite
+    rng = np.random.default_rng([1, 0])
+    T = rng.dirichlet(np.ones(2), size=(2, 2))
+    pi = 0.5 * rng.dirichlet(np.ones(2), size=2) + 0.25
+    r = np.random.default_rng([1, 5]).random((2, 2))
+    pi_e = np.random.default_rng([1, 6]).dirichlet(np.ones(2), size=2)
+    V = policy_evaluation(T, r, pi_e, 0.9)[0]
+    V_max = np.zeros(2)
+    for _ in range(2000):
+        V_max = (pi_e * (r + 0.9 * V_max.max())).sum(1)
+    rate, _ = value_rate(V[0] + 0.8 * (V_max[0] - V[0]), T, pi, r, 0.9, pi_e, 0)
+    assert np.isfinite(rate) and rate > 0
+    with pytest.raises(RuntimeError, match="rate is \\+inf"):
+        value_rate(V_max[0] + 0.1, T, pi, r, 0.9, pi_e, 0)
