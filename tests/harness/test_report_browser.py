@@ -105,8 +105,7 @@ def report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     reproduce([SystemSpec("flood_bifiltration", _module(_all_kinds), {}),
                SystemSpec("lr_schedules", _module(_failing), {})], out=out, device="cpu")
-    for seed in (0, 1, 2):
-        reproduce([SystemSpec("mdp_types", _module(_seeded), {})], out=out, seed=seed, device="cpu")
+    reproduce([SystemSpec("mdp_types", _module(_seeded), {})], out=out, seeds=[0, 1, 2], device="cpu")
     damaged = out / "lanczos_ddpm" / "quick-seed0-0000000000" / "result.json"
     damaged.parent.mkdir(parents=True)
     damaged.write_text('{"system": "lanczos_ddpm", "status": "ok", "sc')
@@ -170,6 +169,8 @@ def test_report_in_chromium(report, browser):
     assert "Claims that do not hold" in text
     problems = browser.find_element("id", "problems").find_element("xpath", "..").text
     assert "Unreadable results" in problems and "Runs that failed" in problems
+    assert "seeds-summary" not in problems  # the runner's seeds summary is not a result file
+    assert "held in" in browser.find_element("id", "sys-mdp_types").text
 
     # the filter hides claims that hold and nothing else
     holds = "document.querySelectorAll('tr.claim.v-row-holds')"
