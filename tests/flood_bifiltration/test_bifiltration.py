@@ -62,7 +62,7 @@ def test_exact_grades_match_brute_force_definition(d, n, L, ppe):
             np.testing.assert_allclose(staircase_at(g, ts), ref[k][i], rtol=0, atol=1e-12)
 
 
-def test_masked_is_upper_bound_and_exact_where_brief_says():
+def test_masked_is_upper_bound_and_exact_near_the_cell_centre():
     x, f = _cloud(1200, 2, seed=5)
     ex = sublevel_flood_bifiltration(x, f, 30, points_per_edge=8, exact=True)
     ma = sublevel_flood_bifiltration(x, f, 30, points_per_edge=8, exact=False)
@@ -92,7 +92,7 @@ def test_constant_function_is_one_critical_and_landmarks_everywhere_give_zero_ve
     bif = sublevel_flood_bifiltration(x, np.full(len(x), 0.25), 20, points_per_edge=4)
     assert max_critical_degree(bif) == 1
     assert np.all(np.concatenate([g[:, 1] for gs in bif.grades for g in gs]) == 0.25)
-    # L = X: every vertex enters at radius 0 exactly at its own f (brief (vi))
+    # L = X: every vertex enters at radius 0 exactly at its own f
     small = x[:40]
     full = sublevel_flood_bifiltration(small, f[:40], 40, points_per_edge=3, exact=True)
     for v, g in zip(full.landmark_indices, full.grades[0]):

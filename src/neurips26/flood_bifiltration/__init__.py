@@ -1,6 +1,6 @@
 """Sublevel Flood bifiltration (paper 6): scalable 2-parameter persistent homology of point clouds.
 
-Method in brief (Clémot, Digne, Tierny, NeurIPS 2026, arXiv 2610.05441):
+Method (Clémot, Digne, Tierny, NeurIPS 2026, arXiv 2610.05441):
 
 1. Landmarks L ⊂ X by farthest-point sampling; the Delaunay complex Del(L).
 2. A function f : X → R (by default a co-density, e.g. −KDE normalised to [0, 1]).

@@ -1,6 +1,7 @@
 """The sublevel Flood bifiltration: k-critical grades of every Delaunay simplex.
 
-Given X ⊂ R^d, f : X → R and landmarks L ⊂ X, the sublevel Flood bifiltration is (paper §3)
+Given X ⊂ R^d, f : X → R and landmarks L ⊂ X, the sublevel Flood bifiltration is (abstract: it extends the
+Flood filtration; definition as in the authors' package)
 
     SLF_{r,t} = { σ ∈ Del(L) : conv σ ⊆ ∪_{x ∈ X, f(x) ≤ t} B_r(x) } = Flood_r(X_{f ≤ t}, L).
 
@@ -216,8 +217,8 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
         ValueError: d not in {2, 3}; NaN/inf in points or f; len(f) != N; fewer than d + 1
             landmarks; duplicate or affinely degenerate landmarks; bad parameter values.
 
-    Source: paper §3 (definition), upstream ``slflood`` (algorithm, masked mode); the mask for
-    faces (union over top cofaces plus the vertices' critical points) follows the brief.
+    Source: the definition above, upstream ``slflood`` (algorithm, masked mode); the mask for
+    faces (union over top cofaces plus the vertices' critical points) is inferred from it.
     """
     x = check_points(points)
     n, d = x.shape
@@ -290,7 +291,7 @@ def slice_values(bif: SublevelFlood, t: float) -> list[np.ndarray]:
     Raises:
         ValueError: if t is not a real number or is NaN (a NaN slice would silently be empty).
 
-    Source: paper §3 (SLF_{·,t} = Flood(X_{f ≤ t}, L)).
+    Source: the definition (SLF_{·,t} = Flood(X_{f ≤ t}, L)).
     """
     if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) or math.isnan(t):
         raise ValueError(f"t must be a real threshold (a float, +inf for the slice at max f), not NaN; got {t!r}")
@@ -312,7 +313,7 @@ def slice_simplex_tree(bif: SublevelFlood, t: float = math.inf):
     Returns:
         gudhi.SimplexTree over vertex ids 0..L-1, filtration values in the units of X.
 
-    Source: paper §3; the slice at max f equals the Flood complex (brief invariant iii).
+    Source: the definition; the slice at max f equals the Flood complex.
     """
     import gudhi
 

@@ -4,7 +4,7 @@ A *signal* of ``n_signal`` points — a noisy circle (a loop) or a filled disk (
 same radius — is buried in ``n_noise`` uniform outliers on [−1.5, 1.5]². Without density the
 two classes look alike (the outliers fill the loop); a co-density filtration recovers the loop.
 
-Source: brief §4 (circle + uniform outliers; loop vs uniform disk in the same outliers),
+Source: inferred (circle + uniform outliers; loop vs uniform disk in the same outliers),
 following the upstream demo data (noisy sphere + uniform ball); sizes are ours.
 """
 

@@ -67,7 +67,7 @@ def delaunay_complex(landmarks) -> DelaunayComplex:
         ValueError: if there are fewer than d + 1 landmarks, duplicates, or the landmarks are
             affinely degenerate (all collinear in 2-D / coplanar in 3-D), with Qhull's reason.
 
-    Source: Flood complex §3 (Delaunay complex of the landmarks).
+    Source: the Flood complex (Graf et al. 2025): Delaunay complex of the landmarks.
     """
     pts = check_points(landmarks, name="landmarks")
     n, d = pts.shape

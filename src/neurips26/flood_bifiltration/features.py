@@ -186,7 +186,7 @@ def delay_embedding(series, dimension: int = 2, delay: int = 1) -> np.ndarray:
         ValueError: if the series is not 1-D/finite, m not in {2, 3}, or T < (m − 1)τ + 1 + m
             (fewer points than a Delaunay complex needs).
 
-    Source: brief §3 (time series via delay embedding; gudhi TimeDelayEmbedding(dim=3, delay=1)).
+    Source: inferred (time series via delay embedding, as gudhi's TimeDelayEmbedding does).
     """
     s = np.asarray(series, dtype=np.float64)
     if s.ndim != 1:
@@ -209,7 +209,7 @@ class DelayEmbedding(BaseEstimator, TransformerMixin):
 
     Series are z-normalised first when ``standardize`` (UCR convention).
 
-    Source: brief §3 (inferred pipeline for time series).
+    Source: inferred pipeline for time series (the abstract names real-world time series).
     """
 
     def __init__(self, dimension: int = 2, delay: int = 1, standardize: bool = True):

@@ -1,7 +1,7 @@
 """Structural invariants of a sublevel Flood bifiltration, as measurable quantities.
 
-These are the checks of the brief (§4, (i)–(vii)); each returns a number so that a claim or a
-test can state its tolerance. Source: brief §4 (derived properties, not the paper's text).
+Each returns a number so that a claim or a test can state its tolerance. Source: inferred
+(properties derived from the definition, not the paper's text).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def masked_exactness_violations(masked: SublevelFlood, exact: SublevelFlood,
                                 near_radius: float = float(np.sqrt(2.0))) -> tuple[int, int]:
     """Count (thresholds checked, mismatches) where the exact value satisfies
     ρ_σ(t) ≤ (near_radius − 1)·R_σ (R_σ the largest MEB radius over σ's top cofaces) but the
-    masked value differs from it (the brief's derived equality condition)."""
+    masked value differs from it (the derived equality condition)."""
     from .delaunay import delaunay_complex, minimum_enclosing_balls
 
     vertices = exact.points[exact.landmark_indices]

@@ -6,7 +6,7 @@ Greedy FPS picks l_1 = x_{start} and then
 
 so that the landmarks form an ε-net of X with ε = the last max–min distance. The Flood complex
 (Graf et al., NeurIPS 2025) and the sublevel Flood bifiltration (Clémot, Digne, Tierny,
-NeurIPS 2026, §3) build the Delaunay complex on such landmarks. Upstream uses ``fpsample``'s
+NeurIPS 2026) build the Delaunay complex on such landmarks. Upstream uses ``fpsample``'s
 bucket kd-line FPS from index 0; we use an exact O(N·L) vectorised FPS (same output up to ties).
 
 References:
