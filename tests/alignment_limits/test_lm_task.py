@@ -65,7 +65,7 @@ def test_measurement_shapes_finite(tiny):
 def test_best_of_n_kl_respects_bound(tiny):
     # The measured BoN KL is the exact grouped KL of best-of-N applied to the empirical distribution of
     # the 1000 base samples; for ANY base distribution KL(BoN || pi0) <= log N - (N-1)/N (Beirami et al.
-    # 2024, Thm 1; ties only lower it), so Monte Carlo error in the empirical distribution cannot lift it
+    # 2024, best-of-N KL bound; ties only lower it), so Monte Carlo error in the empirical distribution cannot lift it
     # above the bound: the check is exact up to rounding. From below, the shortfall comes only from tied
     # rewards, i.e. repeated sequences among the samples (a peaked Markov chain over 1024 sequences), so
     # the plug-in keeps most of the bound: we require at least half of it.

@@ -1,6 +1,6 @@
 r"""Information-theoretic limits of KL-regularised alignment (paper 5, arXiv:2605.07105).
 
-The method in brief. For a base policy :math:`\pi_0` and a reward :math:`r`:
+The method in short. For a base policy :math:`\pi_0` and a reward :math:`r`:
 
 1. **Optimal policy and closed-form limit** (:mod:`.frontier`). The maximiser of
    :math:`\mathbb{E}_\pi r - \beta\,\mathrm{KL}(\pi\|\pi_0)` is :math:`\pi_\beta \propto \pi_0 e^{r/\beta}`;

@@ -95,7 +95,7 @@ def best_of_n_kl_bound(n) -> np.ndarray | float:
     Raises:
         ValueError: if ``n`` is not a positive integer (array).
 
-    Source: Beirami et al. (2024), Theorem 1 (an upper bound, tight for continuous rewards).
+    Source: Beirami et al. (2024), best-of-N KL bound (an upper bound, tight for continuous rewards).
     """
     ns, scalar = _as_ns(n)
     out = np.log(ns) - (ns - 1) / ns

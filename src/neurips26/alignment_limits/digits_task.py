@@ -7,7 +7,8 @@ image is a logistic-regression classifier's log-probability of a target class,
 errors :math:`e_m = \hat r_m - r` are real, heterogeneous and correlated across the ensemble
 (they share the images and the model class) — the case where ensembling helps less than 1/M.
 
-Source: inferred (research brief §5 suggests this construction); not from the paper.
+Source: inferred (a real reward with real, correlated proxy errors that ships with scikit-learn);
+not from the paper.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def build_digits_task(n_proxies: int, *, n_train: int = 150, target: int = 3, C:
     Raises:
         ValueError: on ``n_proxies < 1``, ``n_train < 20``, a target outside 0..9 or ``C <= 0``.
 
-    Source: inferred (research brief §5); scikit-learn ``load_digits`` and ``LogisticRegression``.
+    Source: inferred (our construction); scikit-learn ``load_digits`` and ``LogisticRegression``.
     """
     from sklearn.datasets import load_digits
     from sklearn.linear_model import LogisticRegression

@@ -36,7 +36,8 @@ import numpy as np
 
 from .validation import UnreliableEstimateWarning, as_betas, as_positive_float, as_rewards, reward_scale, warn
 
-#: Below this effective sample size the estimate is flagged unreliable (research brief §9).
+#: Below this effective sample size the estimate is flagged unreliable (inferred: a common rule of
+#: thumb for self-normalised importance sampling; the weights then rest on a few samples).
 DEFAULT_MIN_ESS = 30.0
 _BLOCK_ELEMENTS = 4_000_000
 # tiles of (betas x samples) small enough to stay in L2 cache: exp and the two skinny matrix
@@ -90,7 +91,7 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
         ValueError: if fewer than 2 samples, NaN/inf rewards or weights, a weight vector whose
             length differs from ``rewards``, ``beta <= 0``, or ``min_ess <= 1``.
 
-    Source: paper (covariance form / base-sample estimator); standard errors and ESS inferred.
+    Source: abstract (covariance form / base-sample estimator); standard errors and ESS inferred.
     """
     r = as_rewards(rewards, "rewards", min_len=2)
     betas_in, _ = as_betas(beta)

@@ -1,13 +1,12 @@
 """Reproduction of paper 5 (KL-regularised alignment limits) at laptop scale.
 
 Two tasks: a synthetic categorical "policy" (K outcomes, pi0 = softmax of N(0, s^2) logits,
-r ~ N(0, 1): the research brief's setup) and a real-data task from scikit-learn's digits (base
-policy uniform over the images, true reward = a classifier's log-probability of a target class,
-proxies from classifiers fit on small bootstraps). Every claim is checked in code; see
-``run`` for the list. The LM experiments of the paper (safety, summarisation; PPO/GRPO/BoN on
-real LMs) are not checkable here; the full configuration (``lm_experiment=True``) substitutes the
-same measurement on a small locally trained GPT-2 (:mod:`.lm_task`; our own trainers, trl is not
-installed).
+r ~ N(0, 1); our choice) and a real-data task from scikit-learn's digits (base policy uniform over
+the images, true reward = a classifier's log-probability of a target class, proxies from
+classifiers fit on small bootstraps). ``run`` reads as a table of contents: one function per claim
+group. The LM experiments of the paper (safety, summarisation; PPO/GRPO/BoN on real LMs) are not
+checkable here; the full configuration (``lm_experiment=True``) substitutes the same measurement on
+a small locally trained GPT-2 (:mod:`.lm_task`, trl's GRPO and RLOO trainers).
 """
 
 from __future__ import annotations
@@ -32,48 +31,64 @@ from .proxy import effective_ensemble_size, ensemble_reward, proxy_gap
 from .trainers import train_policy
 from .validation import BudgetExceedsMaximumWarning
 
+#: the same method gets the same colour in every figure
+COLOURS = {"limit": "k", "best-of-N": "tab:orange", "estimate": "tab:green", "reinforce": "tab:blue",
+           "ppo": "tab:red", "grpo": "tab:purple"}
+
+
+def torch_generator(seed: int):
+    """A CPU ``torch.Generator`` seeded with ``seed``."""
+    import torch
+
+    return torch.Generator().manual_seed(int(seed))
+
 
 class Config(ExperimentConfig):
-    """Settings of the alignment-limits reproduction (quick = CPU minutes; full = larger toy)."""
+    """Settings of the alignment-limits reproduction (quick = CPU minutes; full = larger toy).
 
-    n_outcomes: int = Field(2000, ge=10, description="K, outcomes of the synthetic policy")
+    Upper bounds keep a typo from running for hours or exhausting memory (each ~10× full scale)."""
+
+    claim_seeds: int = Field(3, ge=3, le=50, description="seeds over which every random claim is judged")
+    estimator_rel_tol: float = Field(0.02, gt=0, le=0.5, description="accepted relative error of the estimator's mean")
+
+    n_outcomes: int = Field(2000, le=1_000_000, ge=10, description="K, outcomes of the synthetic policy")
     logit_scale: float = Field(1.5, gt=0, description="std of the synthetic base logits")
-    n_identity_betas: int = Field(40, ge=2, description="betas in [0.05, 10] for the Jeffreys identity")
-    cvx_outcomes: int = Field(200, ge=5, description="K of the instance solved by cvxpy")
+    n_identity_betas: int = Field(40, le=10_000, ge=2, description="betas in [0.05, 10] for the Jeffreys identity")
+    cvx_outcomes: int = Field(200, le=10_000, ge=5, description="K of the instance solved by cvxpy")
     cvx_budgets: list[float] = Field([0.05, 0.5, 2.0], min_length=1, description="KL budgets (nats) checked against cvxpy")
-    n_random_policies: int = Field(500, ge=10, description="random feasible policies that must not beat the limit")
+    n_random_policies: int = Field(500, le=100_000, ge=10, description="random feasible policies that must not beat the limit")
     random_budget: float = Field(0.5, gt=0, description="KL budget (nats) of the random-policy check")
-    estimator_samples: int = Field(10_000, ge=100, description="N base samples for the estimator check")
-    estimator_small_samples: int = Field(100, ge=10, description="small N whose bias is reported")
-    estimator_repeats: int = Field(40, ge=5, description="independent repeats of the estimator")
+    estimator_samples: int = Field(10_000, le=10_000_000, ge=100, description="N base samples for the estimator check")
+    estimator_small_samples: int = Field(100, le=1_000_000, ge=10, description="small N whose bias is reported")
+    estimator_repeats: int = Field(40, le=10_000, ge=5, description="independent repeats of the estimator")
     estimator_betas: list[float] = Field([1.0, 0.5, 0.25], min_length=1, description="betas of the estimator check")
     bon_ns: list[int] = Field([1, 2, 4, 8, 16, 32, 64, 128, 256], min_length=2, description="best-of-N sizes")
-    bon_min_efficiency: float = Field(0.85, gt=0, le=1, description="brief's threshold: BoN gain / frontier gain")
+    bon_min_efficiency: float = Field(0.85, gt=0, le=1, description="BoN gain / frontier gain counted as 'close' (from a prototype run)")
     proxy_sigma: float = Field(1.0, gt=0, description="std of the synthetic proxy errors")
     proxy_betas: list[float] = Field([0.5, 0.25, 0.1], min_length=2, description="betas (in reward-std units) of the proxy-gap check")
     ensemble_sizes: list[int] = Field([1, 4, 16], min_length=2, description="ensemble sizes M (synthetic)")
-    proxy_seeds: int = Field(100, ge=5, description="error draws averaged per (beta, M), synthetic")
+    proxy_seeds: int = Field(100, le=10_000, ge=5, description="error draws averaged per (beta, M), synthetic")
     proxy_error_scales: list[float] = Field([0.25, 0.5, 1.0, 2.0], min_length=2,
                                             description="multiples of proxy_sigma for the gap-vs-error-size check")
     train_beta: float = Field(0.5, gt=0, description="KL penalty of the toy trainers")
-    train_steps: int = Field(1000, ge=10, description="steps of each toy trainer")
-    train_batch: int = Field(64, ge=8, description="batch size of the toy trainers")
+    train_steps: int = Field(1000, le=1_000_000, ge=10, description="steps of each toy trainer")
+    train_batch: int = Field(64, le=65_536, ge=8, description="batch size of the toy trainers")
     train_lr: float = Field(0.05, gt=0, description="Adam learning rate of the toy trainers")
     substantial_margin: float = Field(0.05, ge=0, description="efficiency margin counted as 'substantially suboptimal'")
-    digits_proxies: int = Field(16, ge=2, description="bootstrap proxy reward models on digits")
-    digits_train_size: int = Field(150, ge=20, description="images per bootstrap proxy fit")
+    digits_proxies: int = Field(16, le=1000, ge=2, description="bootstrap proxy reward models on digits")
+    digits_train_size: int = Field(150, le=1797, ge=20, description="images per bootstrap proxy fit")
     digits_target: int = Field(3, ge=0, le=9, description="target digit class")
     digits_ensemble_sizes: list[int] = Field([1, 2, 4, 8], min_length=2, description="ensemble sizes M (digits)")
     lm_experiment: bool = Field(False, description="measure best-of-N and KL-penalised PG on a small locally trained LM")
-    lm_vocab: int = Field(8, ge=2, description="tokens of the tiny LM (BOS excluded)")
-    lm_length: int = Field(8, ge=1, description="tokens per sequence of the tiny LM")
-    lm_pretrain_steps: int = Field(300, ge=1, description="pretraining steps of the tiny LM")
-    lm_base_samples: int = Field(4000, ge=20, description="base-policy samples (frontier estimate, best-of-N)")
-    lm_eval_samples: int = Field(2000, ge=10, description="samples per trained policy (Monte Carlo KL and gain)")
+    lm_vocab: int = Field(8, le=512, ge=2, description="tokens of the tiny LM (BOS excluded)")
+    lm_length: int = Field(8, le=256, ge=1, description="tokens per sequence of the tiny LM")
+    lm_pretrain_steps: int = Field(300, le=1_000_000, ge=1, description="pretraining steps of the tiny LM")
+    lm_base_samples: int = Field(4000, le=10_000_000, ge=20, description="base-policy samples (frontier estimate, best-of-N)")
+    lm_eval_samples: int = Field(2000, le=10_000_000, ge=10, description="samples per trained policy (Monte Carlo KL and gain)")
     lm_bon_ns: list[int] = Field([1, 2, 4, 8, 16, 32], min_length=2, description="best-of-N sizes on the LM")
     lm_pg_betas: list[float] = Field([1.0, 0.3], min_length=1, description="KL penalties (x sd(r)) of the LM PG runs")
-    lm_pg_steps: int = Field(200, ge=1, description="PG steps per (method, beta) on the LM")
-    lm_pg_batch: int = Field(64, ge=8, description="sequences per PG step (multiple of 8)")
+    lm_pg_steps: int = Field(200, le=100_000, ge=1, description="PG steps per (method, beta) on the LM")
+    lm_pg_batch: int = Field(64, le=4096, ge=8, description="sequences per PG step (multiple of 8)")
     lm_pg_lr: float = Field(1e-3, gt=0, description="Adam learning rate of the LM PG runs")
 
     @field_validator("bon_ns")
@@ -132,17 +147,18 @@ class Config(ExperimentConfig):
     @classmethod
     def full(cls) -> "Config":
         """Larger toy: K = 1e5 outcomes, 2000 random policies, 200 repeats, N up to 4096, longer
-        training, 64 digits proxies, and the LM measurement (:mod:`.lm_task`: best-of-N and
-        KL-penalised REINFORCE/GRPO on a small locally trained GPT-2; our own trainers, as trl is not
-        installed). The paper's LMs, reward models and data are not reproduced."""
+        training, 64 digits proxies, 10 seeds, and the LM measurement (:mod:`.lm_task`: best-of-N and
+        trl's GRPO/RLOO on a small locally trained GPT-2). The paper's LMs, reward models and data
+        are not reproduced."""
         return cls(n_outcomes=100_000, cvx_outcomes=1000, n_random_policies=2000, estimator_repeats=200,
                    bon_ns=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], proxy_seeds=500,
-                   train_steps=20_000, digits_proxies=64, digits_ensemble_sizes=[1, 2, 4, 8, 16, 32],
+                   train_steps=20_000, digits_proxies=64, claim_seeds=10, digits_ensemble_sizes=[1, 2, 4, 8, 16, 32],
                    lm_experiment=True)
 
 
 def synthetic_policy(k: int, logit_scale: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """pi0 = softmax(N(0, logit_scale^2) logits) over k outcomes and r ~ N(0, 1) (brief §4)."""
+    """pi0 = softmax(N(0, logit_scale^2) logits) over k outcomes and r ~ N(0, 1) (inferred: a
+    categorical base policy spanning orders of magnitude, with Gaussian rewards)."""
     logits = rng.normal(0.0, logit_scale, k)
     pi0 = np.exp(logits - logits.max())
     return pi0 / pi0.sum(), rng.normal(size=k)
@@ -245,129 +261,227 @@ def _frontier_curve(pi0, r, n=160):
     return fp.kl[keep], fp.gain[keep]
 
 
+def _seeds(config: Config, ctx: RunContext) -> list[int]:
+    """The seeds every random claim is judged over, fixed before looking: seed, seed+1, …"""
+    return [ctx.seed + k for k in range(config.claim_seeds)]
+
+
+# ----------------------------------------------------------------------------- table of contents
+
 def run(config: Config, ctx: RunContext) -> Outcome:
-    """Run every check of the issue and return the claims (see the module docstring)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    claims: list = []
+    """Run every claim group (one function each) and return the claims (module docstring)."""
     metrics: dict = {}
+    figs: dict = {}
     pi0, r = synthetic_policy(config.n_outcomes, config.logit_scale, ctx.child_rng(1))
-    sd_r = float(np.sqrt(pi0 @ (r - pi0 @ r) ** 2))
+    claims = _closed_form_is_the_limit(config, ctx, pi0, r, metrics)
+    claims += _estimator_from_base_samples(config, ctx, pi0, r, metrics, figs)
+    claims += _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs)
+    claims += _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs)
+    claims += _trainers_against_limit(config, ctx, pi0, r, metrics, figs)
+    claims += _digits_real_rewards(config, ctx, metrics, figs)
+    claims += _lm_pareto_frontiers(config, ctx, metrics)
+    claims += _jeffreys_not_sqrt_kl(pi0, r, figs["digits"], metrics)
+    _figures(ctx, config, pi0, r, figs)
+    notes = ("Synthetic setup: pi0 = softmax of N(0, 1.5^2) logits over K outcomes, r ~ N(0, 1). The digits task: "
+             "the true reward is a logistic classifier's log-probability of the target class, so it saturates at 0 "
+             "and many images nearly tie at the top; proxies are classifiers fit on small bootstraps. Trainers are "
+             "toy categorical policies (Adam, exact KL/gain recorded). The paper's theorem statements and constants "
+             "could not be read (only its abstract and first page); the formulas are re-derived from the abstract's "
+             f"statements. Random claims are judged over seeds {_seeds(config, ctx)}.")
+    return Outcome(metrics=metrics, claims=claims, notes=notes)
 
-    # 1. Jeffreys identity: Delta = beta * J, with J computed independently from pi_beta (rel_entr)
+
+# ----------------------------------------------------------------------------- the closed form
+
+def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
+    """Jeffreys identity, the closed form against cvxpy, and random feasible policies below it."""
     betas = np.logspace(np.log10(0.05), 1.0, config.n_identity_betas)
     fp = tilted_frontier(pi0, r, betas)
-    pols = tilted_policy(pi0, r, betas)
-    j_indep = np.array([jeffreys_divergence(p, pi0) for p in pols])
+    j_indep = np.array([jeffreys_divergence(p, pi0) for p in tilted_policy(pi0, r, betas)])
     rel_err = np.abs(fp.gain - betas * j_indep) / np.abs(fp.gain)
     metrics["jeffreys_max_rel_error"] = float(rel_err.max())
-    claims.append(C.close(
+    claims = [C.close(
         "jeffreys_identity",
-        "Optimal gain equals beta times the Jeffreys divergence, Delta(beta) = beta J(pi_beta, pi0) (first result)",
+        "The optimal reward improvement has a closed form governed by a Jeffreys divergence: "
+        "Delta(beta) = beta J(pi_beta, pi0)",
         measured=float(rel_err.max()), target=0.0, abs_tol=1e-9, paper_value="exact identity",
-        reason="an algebraic identity; 1e-9 relative leaves room only for float64 rounding over K terms "
-               "(brief: rel. tol 1e-9 for beta in [0.05, 10])",
+        kind="paper", source="abstract (closed form governed by a Jeffreys divergence term; the exact form "
+                             "beta·J is our derivation)",
+        reason="an algebraic identity; 1e-9 relative leaves room only for float64 rounding over K terms",
         note=f"max relative |Delta - beta J| over {betas.size} betas in [0.05, 10], K = {pi0.size}; J summed "
-             "directly from pi_beta and pi0 with scipy rel_entr."))
+             "directly from pi_beta and pi0 with scipy rel_entr. Catches: a wrong normaliser log Z or a KL "
+             "computed in the wrong direction.")]
 
-    # 2. closed form vs an independent solve of the constrained problem (cvxpy)
     pi0_c, r_c = synthetic_policy(config.cvx_outcomes, config.logit_scale, ctx.child_rng(2))
-    diffs, cvx_vals, closed_vals = [], [], []
-    for eps in config.cvx_budgets:
-        closed = max_reward_gain(pi0_c, r_c, eps).gain
-        solved = cvxpy_max_gain(pi0_c, r_c, eps)
-        closed_vals.append(closed)
-        cvx_vals.append(solved)
-        diffs.append(abs(closed - solved))
+    closed_vals = [max_reward_gain(pi0_c, r_c, eps).gain for eps in config.cvx_budgets]
+    cvx_vals = [cvxpy_max_gain(pi0_c, r_c, eps) for eps in config.cvx_budgets]
     metrics.update(cvx_budgets=config.cvx_budgets, cvx_gain=cvx_vals, closed_form_gain=closed_vals)
     claims.append(C.close(
         "closed_form_equals_cvxpy",
-        "Closed-form maximal gain under a KL budget equals the constrained optimum max E_pi r s.t. KL <= eps",
-        measured=float(max(diffs)), target=0.0, abs_tol=1e-5, paper_value="closed form is the optimum",
-        reason="brief's tolerance; Clarabel's interior-point accuracy (~1e-8 gap) is far inside it",
+        "The closed-form maximal gain under a KL budget equals the constrained optimum max E_pi r s.t. KL <= eps",
+        measured=float(max(abs(a - b) for a, b in zip(closed_vals, cvx_vals))), target=0.0, abs_tol=1e-5,
+        paper_value="closed form is the optimum", kind="paper", source="abstract (closed-form expression for "
+                                                                        "the optimal reward improvement)",
+        reason="Clarabel's interior-point duality gap is ~1e-8; 1e-5 allows its conditioning on this instance "
+               "and fails on any wrong beta(eps) (an error of 1% in beta moves the gain by ~1e-3)",
         note=f"K = {pi0_c.size}, budgets {config.cvx_budgets} nats; max |closed - cvxpy| reported."))
 
-    # 3. no feasible random policy beats the limit
     eps_r = config.random_budget
     limit = max_reward_gain(pi0, r, eps_r).gain
-    rand = random_feasible_gains(pi0, r, eps_r, config.n_random_policies, ctx.child_rng(3))
-    metrics["random_policy_best_ratio"] = float(rand.max() / limit)
-    claims.append(C.at_most(
-        "no_random_policy_beats_limit",
-        "No policy within the KL budget exceeds the closed-form gain",
-        measured=float(rand.max() / limit), bound=1.0 + 1e-9, paper_value="<= 1",
-        reason="the limit is a maximum; 1e-9 allows only rounding",
-        note=f"{rand.size} reward-seeking random mixtures on the KL = {eps_r} boundary, K = {pi0.size}."))
+    seeds = _seeds(config, ctx)
+    per_seed = []
+    for s in seeds:
+        rand = random_feasible_gains(pi0, r, eps_r, config.n_random_policies, np.random.default_rng([s, 3]))
+        per_seed.append(C.at_most(
+            "no_random_policy_beats_limit", "No policy within the KL budget exceeds the closed-form gain",
+            measured=float(rand.max() / limit), bound=1.0 + 1e-9, paper_value="<= 1", kind="check",
+            source="inferred: the closed form is a maximum, so no feasible policy may exceed it",
+            reason="the limit is a maximum; 1e-9 allows only rounding",
+            note=f"{rand.size} reward-seeking random mixtures per seed on the KL = {eps_r} boundary, K = {pi0.size}."))
+    metrics["random_policy_best_ratio"] = [c.measured for c in per_seed]
+    claims.append(C.over_seeds(per_seed, seeds))
+    return claims
 
-    # 4. base-sample estimator at N = 1e4 (and the small-N bias, reported only)
+
+# ----------------------------------------------------------------------------- the estimator
+
+def _estimator_claim(cid, label, exact_gain, exact_kl, est_gain, est_kl, betas, n_samples, rel_tol):
+    """Relative error of the estimator's mean (gain and KL) per beta, with a Student-t interval over
+    independent repeats; holds if every interval lies within ±rel_tol, does not hold if one lies
+    entirely outside, inconclusive otherwise."""
+    rows, verdicts, worst = {}, [], None
+    for j, b in enumerate(betas):
+        for name, exact, est in (("gain", exact_gain[j], est_gain[:, j]), ("kl", exact_kl[j], est_kl[:, j])):
+            mean, (lo, hi) = C.mean_interval((est - exact) / exact)
+            rows[f"beta={b:.3g},{name}"] = {"rel_error": round(mean, 4), "interval": [round(lo, 4), round(hi, 4)]}
+            inside = -rel_tol <= lo and hi <= rel_tol
+            outside = hi < -rel_tol or lo > rel_tol
+            verdicts.append(True if inside else False if outside else None)
+            if worst is None or max(abs(lo), abs(hi)) > max(abs(worst[1]), abs(worst[2])):
+                worst = (mean, lo, hi)
+    holds = False if False in verdicts else (None if None in verdicts else True)
+    return C.check(
+        cid, f"The covariance-form estimator predicts the achievable gain (and the KL it costs) from base "
+             f"samples alone — {label} (N = {n_samples})",
+        measured=rows, holds=holds, interval=(worst[1], worst[2]),
+        tolerance=f"95% interval of the mean relative error within ±{rel_tol:g} for the gain and the KL at every beta",
+        reason=f"±{rel_tol:g}: a prediction within {100 * rel_tol:g}% is what a practitioner needs to pick beta; the "
+               f"plug-in ratio's O(1/N) bias is ~0.1% at N = {n_samples} and moderate beta, so an unbiased-enough "
+               f"estimator passes and a wrong formula (a dropped log mean(w) in the KL, a weight shift that does "
+               "not cancel) fails",
+        paper_value="predicts achievable gains from base samples alone", kind="paper", source="abstract",
+        note=f"interval shown is the widest one; per-beta intervals in measured. Repeats: {est_gain.shape[0]}.")
+
+
+def _estimator_from_base_samples(config, ctx, pi0, r, metrics, figs) -> list:
     eb = np.array(config.estimator_betas)
-    exact_e = tilted_frontier(pi0, r, eb).gain
+    ex = tilted_frontier(pi0, r, eb)
     rng_e = ctx.child_rng(4)
-    est, se = [], []
-    small = []
+    est, kl, se, small = [], [], [], []
     for _ in range(config.estimator_repeats):
-        ys = rng_e.choice(pi0.size, size=config.estimator_samples, p=pi0)
-        fe = estimate_frontier(r[ys], eb, warn_unreliable=False)
+        fe = estimate_frontier(r[rng_e.choice(pi0.size, size=config.estimator_samples, p=pi0)], eb,
+                               warn_unreliable=False)
         est.append(fe.gain)
+        kl.append(fe.kl)
         se.append(fe.gain_se)
         ys_small = rng_e.choice(pi0.size, size=config.estimator_small_samples, p=pi0)
         small.append(estimate_frontier(r[ys_small], eb, warn_unreliable=False).gain)
-    est, se, small = np.array(est), np.array(se), np.array(small)
-    z_mean = (est.mean(0) - exact_e) / (se.mean(0) / np.sqrt(config.estimator_repeats))
+    est, kl, se, small = (np.array(a) for a in (est, kl, se, small))
     se_ratio = est.std(0, ddof=1) / se.mean(0)
-    metrics.update(estimator_betas=eb, estimator_exact=exact_e, estimator_mean=est.mean(0),
-                   estimator_se=se.mean(0), estimator_z=z_mean, estimator_se_ratio=se_ratio,
-                   estimator_small_n_mean=small.mean(0), estimator_small_n_bias=small.mean(0) - exact_e)
-    claims.append(C.at_most(
-        "estimator_within_3se",
-        f"The covariance-form estimator from base samples alone recovers the optimal gain (N = {config.estimator_samples})",
-        measured=float(np.abs(z_mean).max()), bound=3.0, paper_value="unbiased estimate of Delta(beta)",
-        reason="max |mean estimate - exact| in units of the standard error of the mean over repeats; "
-               "3 SE (brief) — a false alarm has probability < 1% per beta",
-        note=f"betas {eb.tolist()}, {config.estimator_repeats} repeats; exact {np.round(exact_e, 4).tolist()}, "
-             f"mean estimate {np.round(est.mean(0), 4).tolist()}. At N = {config.estimator_small_samples} the "
-             f"mean bias is {np.round(small.mean(0) - exact_e, 3).tolist()} (reported, not asserted)."))
+    metrics.update(estimator_betas=eb, estimator_exact=ex.gain, estimator_exact_kl=ex.kl,
+                   estimator_mean=est.mean(0), estimator_kl_mean=kl.mean(0), estimator_se=se.mean(0),
+                   estimator_se_ratio=se_ratio, estimator_small_n_mean=small.mean(0),
+                   estimator_small_n_bias=small.mean(0) - ex.gain)
+    figs["estimator"] = (est, eb)
+    claims = [_estimator_claim("estimator_within_3se", "synthetic task", ex.gain, ex.kl, est, kl, eb,
+                               config.estimator_samples, config.estimator_rel_tol)]
+    claims[0].note += (f" At N = {config.estimator_small_samples} the mean gain bias is "
+                       f"{np.round(small.mean(0) - ex.gain, 3).tolist()} (reported, not judged: it is biased low).")
     # the std over R repeats has relative sd ~ 1/sqrt(2 (R - 1)): allow 3 of those on the log scale
     se_band = 3.0 / np.sqrt(2 * (config.estimator_repeats - 1))
     claims.append(C.within(
         "estimator_se_calibrated",
         "The delta-method standard error matches the spread of the estimator across repeats",
-        measured=float(np.max(np.abs(np.log(se_ratio)))), low=0.0, high=float(se_band),
-        paper_value=None,
-        reason=f"max |log(empirical std / reported SE)|; with {config.estimator_repeats} repeats the std is "
-               f"known to ~{100 / np.sqrt(2 * (config.estimator_repeats - 1)):.0f}%, so 3 of those "
-               f"(ratio within [{np.exp(-se_band):.2f}, {np.exp(se_band):.2f}]) is the band",
-        note=f"ratios per beta: {np.round(se_ratio, 3).tolist()} (our addition: SE is not from the paper)."))
+        measured=float(np.max(np.abs(np.log(se_ratio)))), low=0.0, high=float(se_band), paper_value=None,
+        kind="check", source="inferred: the standard error is our addition (delta method), not the paper's",
+        reason=f"max |log(empirical std / reported SE)|; with {config.estimator_repeats} repeats the std is known "
+               f"to ~{100 / np.sqrt(2 * (config.estimator_repeats - 1)):.0f}%, so 3 of those (ratio within "
+               f"[{np.exp(-se_band):.2f}, {np.exp(se_band):.2f}]) is the band",
+        note=f"ratios per beta: {np.round(se_ratio, 3).tolist()}."))
+    return claims
 
-    # 5. best-of-N vs the bound and the frontier (synthetic and digits)
+
+# ----------------------------------------------------------------------------- best-of-N
+
+def _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
     bon = bon_and_frontier(pi0, r, config.bon_ns)
     metrics.update({f"bon_{k}": v for k, v in bon.items()})
-    claims.append(C.at_most(
-        "bon_kl_below_bound",
-        "Best-of-N KL <= log N - (N-1)/N (Beirami et al. 2024; used as BoN's KL in the paper's frontier plots)",
+    figs["bon"] = bon
+    claims = [C.at_most(
+        "bon_kl_below_bound", "Best-of-N KL <= log N - (N-1)/N",
         measured=float(np.max(bon["kl"] - bon["bound"])), bound=1e-12, paper_value="<= log N - (N-1)/N",
+        kind="check", source="Beirami et al. 2024 (best-of-N KL bound)",
         reason="exact KL on a finite support; 1e-12 allows rounding only",
-        note=f"max over N in {config.bon_ns} of KL - bound."))
-    claims.append(C.at_most(
-        "bon_below_frontier",
-        "Best-of-N's gain lies at or below the KL–reward frontier at its own KL",
-        measured=float(bon["efficiency"][1:].max()), bound=1.0 + 1e-9, paper_value="<= 1",
+        note=f"max over N in {config.bon_ns} of KL - bound. Catches: ties not grouped in the exact BoN law."),
+        C.at_most(
+        "bon_below_frontier", "Best-of-N's gain lies at or below the KL–reward frontier at its own KL",
+        measured=float(bon["efficiency"][1:].max()), bound=1.0 + 1e-9, paper_value="<= 1", kind="check",
+        source="inferred: the frontier is a maximum over all policies with that KL",
         reason="frontier is a maximum; 1e-9 allows the root-finder's rounding",
-        note=f"max over N >= 2 (N = 1 is pi0 itself) of efficiency = BoN gain / frontier gain at the same KL: "
-             f"{np.round(bon['efficiency'], 4).tolist()}."))
-    claims.append(C.at_least(
-        "bon_close_to_frontier",
-        "Best-of-N closely approaches the theoretical limit (abstract; Pareto-frontier experiments)",
-        measured=float(bon["efficiency"][1:].min()), bound=config.bon_min_efficiency,
-        paper_value="close to the limit (LM tasks)",
-        reason=f"brief's threshold for this synthetic setup: BoN gain >= {config.bon_min_efficiency} x frontier "
-               "for N <= 256",
-        note="min over N >= 2 of the efficiency (N = 1 is the base policy itself)."))
+        note=f"efficiency = BoN gain / frontier gain at the same KL, N >= 2: {np.round(bon['efficiency'], 4).tolist()}.")]
+    seeds = _seeds(config, ctx)
+    per_seed = []
+    for s in seeds:
+        p_s, r_s = (pi0, r) if s == seeds[0] else synthetic_policy(config.n_outcomes, config.logit_scale,
+                                                                    np.random.default_rng([s, 1]))
+        b_s = bon if s == seeds[0] else bon_and_frontier(p_s, r_s, config.bon_ns)
+        per_seed.append(C.at_least(
+            "bon_close_to_frontier",
+            "Best-of-N closely approaches the theoretical limit — on a synthetic categorical stand-in for the "
+            "paper's LM tasks",
+            measured=float(b_s["efficiency"][1:].min()), bound=config.bon_min_efficiency,
+            paper_value="close to the limit (LM tasks; no number in the abstract)", kind="reconstruction",
+            source="inferred: the abstract says best-of-N closely approaches the limit on LM tasks; the categorical "
+                   "task and the threshold are ours",
+            reason=f"'closely' read as BoN gain >= {config.bon_min_efficiency} x the frontier gain at the same KL "
+                   f"for every N <= {max(config.bon_ns)}; the threshold came from a prototype run on this setup "
+                   "(0.91-0.98 there), not from the paper",
+            note="min over N >= 2 of the efficiency (N = 1 is the base policy itself); one random instance "
+                 "(logits, rewards) per seed."))
+    claims.append(C.over_seeds(per_seed, seeds))
+    return claims
 
-    # 6. proxy gap vs beta and ensemble size (synthetic: independent Gaussian errors)
+
+# ----------------------------------------------------------------------------- proxy rewards
+
+def _trend_verdict(diffs: np.ndarray, total: np.ndarray) -> tuple[bool | None, float, float, tuple]:
+    """Paired differences over error draws (axis 0). Holds: no step significantly against the trend
+    (z > −2 each) and the end-to-end change significantly with it (z > 3 each). Does not hold: some
+    end-to-end change significantly against it (z < −3). Otherwise inconclusive (None).
+    Returns (verdict, min step z, min end-to-end z, 95% interval of the weakest end-to-end change)."""
+    n = diffs.shape[0]
+    z_steps = diffs.mean(0) / (diffs.std(0, ddof=1) / np.sqrt(n) + 1e-300)
+    z_total = total.mean(0) / (total.std(0, ddof=1) / np.sqrt(n) + 1e-300)
+    weakest = np.unravel_index(np.argmin(z_total), z_total.shape)
+    _, iv = C.mean_interval(total[(slice(None),) + tuple(weakest)])
+    if np.all(z_steps > -2) and np.all(z_total > 3):
+        verdict = True
+    elif np.any(z_total < -3):
+        verdict = False
+    else:
+        verdict = None
+    return verdict, float(z_steps.min()), float(z_total.min()), iv
+
+
+_PENALTY_READING = ("The abstract says the gap grows with the KL penalty factor. We parametrise pi_beta ∝ pi0 "
+                    "exp(r/beta), whose KL penalty is beta·KL: the gap grows as beta falls, i.e. with the inverse "
+                    "temperature 1/beta; if the paper's penalty factor is that inverse temperature, this is its "
+                    "statement. ")
+
+
+def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
+    """Proxy gap vs beta, ensemble size M and error size, over independent error draws (synthetic)."""
+    sd_r = float(np.sqrt(pi0 @ (r - pi0 @ r) ** 2))
     pb = np.array(config.proxy_betas) * sd_r
     fig_b = np.logspace(np.log10(0.05), np.log10(2.0), 9) * sd_r      # finer grid, figure only
     all_b = np.concatenate([pb, fig_b])
@@ -378,46 +492,42 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         for i, m in enumerate(config.ensemble_sizes):
             seed_gaps[s, i] = proxy_gap(pi0, r, r + errs[:m].mean(0), all_b).gap
     all_gaps = seed_gaps.mean(0)
-    gaps, fig_gaps = all_gaps[:, :pb.size], all_gaps[:, pb.size:]
+    gaps = all_gaps[:, :pb.size]
     sg = seed_gaps[:, :, :pb.size]
     metrics.update(proxy_betas=pb, proxy_ensemble_sizes=config.ensemble_sizes, proxy_gap=gaps)
+    figs["proxy_synthetic"] = (all_gaps[:, pb.size:], fig_b, pb)
+    draws = f"{config.proxy_seeds} independent error draws"
 
-    def trend(diffs: np.ndarray, total: np.ndarray) -> tuple[bool, float, float]:
-        """Paired differences over error draws (axis 0): no step significantly against the trend
-        (mean > -2 SE each) and the end-to-end change significantly with it (mean > 3 SE)."""
-        n = diffs.shape[0]
-        z_steps = diffs.mean(0) / (diffs.std(0, ddof=1) / np.sqrt(n) + 1e-300)
-        z_total = total.mean(0) / (total.std(0, ddof=1) / np.sqrt(n) + 1e-300)
-        return bool(np.all(z_steps > -2) and np.all(z_total > 3)), float(z_steps.min()), float(z_total.min())
-
-    grows, zs_b, zt_b = trend(np.diff(sg, axis=2), sg[:, :, -1] - sg[:, :, 0])   # betas decrease along axis 2
-    claims.append(C.check(
+    grows, zs_b, zt_b, iv_b = _trend_verdict(np.diff(sg, axis=2), sg[:, :, -1] - sg[:, :, 0])
+    claims = [C.check(
         "proxy_gap_grows_as_beta_falls",
-        "The gap between ideal and proxy alignment (reward hacking) grows when the KL penalty factor beta "
-        "decreases (abstract)",
-        measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.ensemble_sizes, gaps)},
-        holds=grows,
-        tolerance=f"along beta = {np.round(pb, 3).tolist()}, for every M: no step decreases by more than 2 SE "
-                  "and the gap at the smallest beta exceeds that at the largest by more than 3 SE",
-        paper_value="grows as beta decreases (abstract; whether the theorem states this of the gap itself or of a bound "
-                    "on it is unverified)",
-        reason=f"mean over {config.proxy_seeds} error draws (sigma = {config.proxy_sigma}); SEs of paired "
-               "differences over the draws; the brief's range beta <= 0.5 sd(r)",
-        note=f"synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome; min step z = {zs_b:.1f}, "
-             f"min end-to-end z = {zt_b:.1f}."))
-    shrinks, zs_m, zt_m = trend(-np.diff(sg, axis=1), sg[:, 0, :] - sg[:, -1, :])
+        "The gap between ideal and proxy alignment (reward hacking) grows with the KL penalty factor, read as "
+        "1/beta: it grows as beta falls",
+        measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.ensemble_sizes, gaps)}, holds=grows,
+        interval=iv_b,
+        tolerance=f"along beta = {np.round(pb, 3).tolist()}, for every M: no step decreases by more than 2 SE and "
+                  "the gap at the smallest beta exceeds that at the largest by more than 3 SE (does not hold: "
+                  "an end-to-end change 3 SE the other way; otherwise inconclusive)",
+        paper_value="grows with the KL penalty factor (no number in the abstract)", kind="paper", source="abstract",
+        reason=f"mean over {draws} (sigma = {config.proxy_sigma}); SEs of paired differences over the draws; "
+               "above beta ~ 0.5 sd(r) the gaps are within noise of 0, so the grid stays below it",
+        note=_PENALTY_READING + f"Synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome; min step "
+             f"z = {zs_b:.1f}, min end-to-end z = {zt_b:.1f}; interval = the weakest end-to-end change. Catches: a "
+             "proxy policy tilted by the true reward (gap 0) or a gap with its sign flipped.")]
+
+    shrinks, zs_m, zt_m, iv_m = _trend_verdict(-np.diff(sg, axis=1), sg[:, 0, :] - sg[:, -1, :])
     claims.append(C.check(
         "ensemble_shrinks_gap",
         "Reward ensembling mitigates reward hacking: the gap shrinks as the ensemble size M grows",
-        measured={f"beta={b:.3g}": np.round(gaps[:, j], 4).tolist() for j, b in enumerate(pb)},
-        holds=shrinks,
-        tolerance=f"along M = {config.ensemble_sizes}, at every beta: no step increases by more than 2 SE and "
-                  "the gap at the largest M is below that at M = 1 by more than 3 SE",
-        paper_value="ensembling mitigates reward hacking",
-        reason=f"mean over {config.proxy_seeds} error draws per M; SEs of paired differences",
-        note=f"independent errors: M_eff = M; min step z = {zs_m:.1f}, min end-to-end z = {zt_m:.1f}."))
+        measured={f"beta={b:.3g}": np.round(gaps[:, j], 4).tolist() for j, b in enumerate(pb)}, holds=shrinks,
+        interval=iv_m,
+        tolerance=f"along M = {config.ensemble_sizes}, at every beta: no step increases by more than 2 SE and the "
+                  "gap at the largest M is below that at M = 1 by more than 3 SE",
+        paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract",
+        reason=f"mean over {draws} per M; SEs of paired differences",
+        note=f"independent errors: M_eff = M; min step z = {zs_m:.1f}, min end-to-end z = {zt_m:.1f}. Catches: an "
+             "ensemble that sums instead of averaging the proxies."))
 
-    # the gap vs the size of the reward error (same draws rescaled: paired along the scales)
     scales = np.array(config.proxy_error_scales)
     rng_s = ctx.child_rng(8)
     err_gaps = np.zeros((config.proxy_seeds, scales.size, pb.size))
@@ -427,164 +537,201 @@ def run(config: Config, ctx: RunContext) -> Outcome:
             err_gaps[s, i] = proxy_gap(pi0, r, r + c * e, pb).gap
     egaps = err_gaps.mean(0)
     metrics.update(proxy_error_scales=scales, proxy_gap_vs_error=egaps)
-    grows_e, zs_e, zt_e = trend(np.diff(err_gaps, axis=1), err_gaps[:, -1, :] - err_gaps[:, 0, :])
+    grows_e, zs_e, zt_e, iv_e = _trend_verdict(np.diff(err_gaps, axis=1), err_gaps[:, -1, :] - err_gaps[:, 0, :])
     claims.append(C.check(
         "proxy_gap_grows_with_error",
-        "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward "
-        "error (abstract)",
-        measured={f"beta={b:.3g}": np.round(egaps[:, j], 4).tolist() for j, b in enumerate(pb)},
-        holds=grows_e,
+        "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward error",
+        measured={f"beta={b:.3g}": np.round(egaps[:, j], 4).tolist() for j, b in enumerate(pb)}, holds=grows_e,
+        interval=iv_e,
         tolerance=f"along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta: no step "
                   "decreases by more than 2 SE and the gap at the largest error exceeds that at the smallest by "
                   "more than 3 SE",
-        paper_value="grows with the reward error's magnitude (abstract; exact theorem form unverified)",
-        reason=f"mean over {config.proxy_seeds} error draws, each rescaled along the grid (paired differences); "
-               "same SE rule as proxy_gap_grows_as_beta_falls",
+        paper_value="grows with the reward error's magnitude", kind="paper", source="abstract",
+        reason=f"mean over {draws}, each rescaled along the grid (paired differences); same SE rule as "
+               "proxy_gap_grows_as_beta_falls",
         note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; min step "
              f"z = {zs_e:.1f}, min end-to-end z = {zt_e:.1f}."))
+    return claims
 
-    # 7. toy trainers vs the frontier and best-of-N
-    traces = {}
-    for k, method in enumerate(ctx.track(("reinforce", "ppo", "grpo"), "toy trainers")):
-        traces[method] = train_policy(pi0, r, config.train_beta, method=method, steps=config.train_steps,
-                                      batch_size=config.train_batch, lr=config.train_lr,
-                                      record_every=max(1, config.train_steps // 20),
-                                      generator=ctx.torch_generator(10 + k))
-    eff_train, bon_at_kl = {}, {}
+
+# ----------------------------------------------------------------------------- toy trainers
+
+def _trainers_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
+    """REINFORCE / PPO / GRPO on the categorical toy, per seed, against the frontier and best-of-N."""
+    bon = figs["bon"]
     log_bon_kl = np.log(np.maximum(bon["kl"][1:], 1e-300))
-    for method, tr in traces.items():
-        kl_end, gain_end = float(tr.kl[-1]), float(tr.gain[-1])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", BudgetExceedsMaximumWarning)
-            front = max_reward_gain(pi0, r, kl_end).gain
-        eff_train[method] = gain_end / front if front > 0 else 1.0
-        bon_at_kl[method] = float(np.interp(np.log(kl_end), log_bon_kl, bon["efficiency"][1:]))
-        metrics[f"train_{method}_kl"] = kl_end
-        metrics[f"train_{method}_gain"] = gain_end
-        metrics[f"train_{method}_efficiency"] = eff_train[method]
-        metrics[f"train_{method}_bon_efficiency_at_same_kl"] = bon_at_kl[method]
-    claims.append(C.at_most(
-        "trained_below_frontier",
-        "Policies trained by REINFORCE / PPO / GRPO with a KL penalty land on or below the frontier",
-        measured=float(max(eff_train.values())), bound=1.0 + 1e-9, paper_value="below the limit",
-        reason="exact KL and gain of the trained categorical policy; the limit is a maximum",
-        note="efficiency = gain / frontier gain at the same KL: "
-             + ", ".join(f"{m} {e:.3f}" for m, e in eff_train.items())))
-    margins = {m: bon_at_kl[m] - eff_train[m] for m in ("ppo", "grpo")}
-    bon_kl_max = float(bon["kl"][-1])
-    beyond = [m for m in ("ppo", "grpo") if metrics[f"train_{m}_kl"] > bon_kl_max]
-    claims.append(C.check(
-        "ppo_grpo_substantially_suboptimal",
-        "On the LM safety and summarisation tasks, best-of-N closely approaches the theoretical limit, while PPO "
-        "and GRPO remain substantially suboptimal (abstract); checked here on a toy categorical stand-in",
-        measured={m: {"efficiency": round(eff_train[m], 4), "shortfall_to_limit": round(1 - eff_train[m], 4),
-                      "bon_efficiency_same_kl": round(bon_at_kl[m], 4)}
-                  for m in ("ppo", "grpo")},
-        holds=all(v >= config.substantial_margin for v in margins.values()),
-        tolerance=f"BoN efficiency (interpolated at the trainer's KL) exceeds PPO's and GRPO's by >= "
-                  f"{config.substantial_margin}",
-        paper_value="BoN close to the limit; PPO and GRPO substantially suboptimal (no number in the abstract; "
-                    "the body is unverified)",
-        reason=f"'substantially suboptimal' read against best-of-N, which the paper finds close to the limit: BoN's "
-               f"efficiency exceeds the trainer's by >= {config.substantial_margin} of the frontier gain; toy "
-               f"categorical policy, {config.train_steps} steps, beta = {config.train_beta}",
-        note="a toy stand-in for the LM experiments: the trainers optimise a KL-regularised objective whose "
-             "optimum is on the frontier, so the gap measures optimisation, not an LM's parameterisation."
-             + (f" {', '.join(beyond)} spent more KL than best-of-{int(bon['n'][-1])} ({bon_kl_max:.3g} nats): "
-                "BoN's efficiency there is that of the largest N (interpolation clamped)." if beyond else "")))
+    seeds = _seeds(config, ctx)
+    below, subopt, traces0 = [], [], {}
+    for s in ctx.track(seeds, "toy trainers"):
+        eff, bon_at = {}, {}
+        for k, method in enumerate(("reinforce", "ppo", "grpo")):
+            tr = train_policy(pi0, r, config.train_beta, method=method, steps=config.train_steps,
+                              batch_size=config.train_batch, lr=config.train_lr,
+                              record_every=max(1, config.train_steps // 20),
+                              generator=torch_generator(1000 * s + 10 + k))
+            if s == seeds[0]:
+                traces0[method] = tr
+            kl_end, gain_end = float(tr.kl[-1]), float(tr.gain[-1])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", BudgetExceedsMaximumWarning)
+                front = max_reward_gain(pi0, r, kl_end).gain
+            eff[method] = gain_end / front if front > 0 else 1.0
+            bon_at[method] = float(np.interp(np.log(max(kl_end, 1e-300)), log_bon_kl, bon["efficiency"][1:]))
+            metrics.setdefault(f"train_{method}_kl", []).append(kl_end)
+            metrics.setdefault(f"train_{method}_efficiency", []).append(eff[method])
+            metrics.setdefault(f"train_{method}_bon_efficiency_at_same_kl", []).append(bon_at[method])
+        below.append(C.at_most(
+            "trained_below_frontier",
+            "Policies trained by REINFORCE / PPO / GRPO with a KL penalty land on or below the frontier",
+            measured=float(max(eff.values())), bound=1.0 + 1e-9, paper_value="below the limit", kind="check",
+            source="inferred: the frontier is a maximum, so no trained policy may exceed it",
+            reason="exact KL and gain of the trained categorical policy; the limit is a maximum",
+            note="efficiency = gain / frontier gain at the same KL: " + ", ".join(f"{m} {e:.3f}" for m, e in eff.items())))
+        margin = min(bon_at[m] - eff[m] for m in ("ppo", "grpo"))
+        subopt.append(C.at_least(
+            "ppo_grpo_substantially_suboptimal",
+            "Best-of-N closely approaches the limit while PPO and GRPO remain substantially suboptimal — checked on "
+            "a toy categorical stand-in for the paper's LM tasks",
+            measured=margin, bound=config.substantial_margin,
+            paper_value="PPO and GRPO substantially suboptimal (no number in the abstract)", kind="reconstruction",
+            source="inferred: the abstract reports this on LM safety and summarisation tasks; the toy task, "
+                   "trainers and margin are ours, so a failure here says nothing about the paper's LMs",
+            reason=f"'substantially suboptimal' read against best-of-N, which the paper finds close to the limit: "
+                   f"BoN's efficiency at the trainer's KL minus the trainer's, smaller of PPO and GRPO, must be "
+                   f">= {config.substantial_margin} of the frontier gain; {config.train_steps} steps, "
+                   f"beta = {config.train_beta}",
+            note="a categorical softmax policy is the frontier's own parametrisation: its KL-regularised optimum is "
+                 "on the frontier, so the gap measures optimisation only, not an LM's parametrisation. Efficiencies: "
+                 + ", ".join(f"{m} {eff[m]:.3f} (BoN {bon_at[m]:.3f})" for m in ("ppo", "grpo"))))
+    figs["traces"] = traces0
+    return [C.over_seeds(below, seeds), C.over_seeds(subopt, seeds)]
 
-    # 8. digits: real, correlated proxy errors
+
+# ----------------------------------------------------------------------------- digits
+
+def _digits_real_rewards(config, ctx, metrics, figs) -> list:
+    """Best-of-N, the estimator and the proxy gap with real classifier rewards (scikit-learn digits)."""
     task = build_digits_task(config.digits_proxies, n_train=config.digits_train_size,
                              target=config.digits_target, rng=ctx.child_rng(6))
     dpi0, dr = task.pi0, task.r_true
     sd_d = float(np.std(dr))
     bon_d = bon_and_frontier(dpi0, dr, config.bon_ns)
     metrics.update({f"digits_bon_{k}": v for k, v in bon_d.items()})
-    claims.append(C.at_least(
+    claims = [C.at_least(
         "bon_close_to_frontier_digits",
         "Best-of-N closely approaches the limit — digits task (real classifier reward)",
         measured=float(bon_d["efficiency"][1:].min()), bound=config.bon_min_efficiency,
-        paper_value="close to the limit (LM tasks)",
-        reason=f"same threshold as the synthetic check ({config.bon_min_efficiency})",
+        paper_value="close to the limit (LM tasks)", kind="reconstruction",
+        source="inferred: the abstract says best-of-N closely approaches the limit on LM tasks; the digits task "
+               "and the threshold are ours",
+        reason=f"same threshold as the synthetic check ({config.bon_min_efficiency}); exact best-of-N and frontier "
+               "(the true reward does not depend on the seed)",
         note=f"efficiencies {np.round(bon_d['efficiency'], 4).tolist()}; KL <= bound: "
-             f"{bool(np.all(bon_d['kl'] <= bon_d['bound'] + 1e-12))}."))
-    # estimator on digits (uniform base: i.i.d. uniform image indices)
+             f"{bool(np.all(bon_d['kl'] <= bon_d['bound'] + 1e-12))}.")]
+
     db = np.array(config.estimator_betas) * sd_d
-    dex = tilted_frontier(dpi0, dr, db).gain
+    dex = tilted_frontier(dpi0, dr, db)
     rng_d = ctx.child_rng(7)
-    dest, dse = [], []
+    dest, dkl = [], []
     for _ in range(config.estimator_repeats):
         fe = estimate_frontier(dr[rng_d.integers(0, dr.size, config.estimator_samples)], db, warn_unreliable=False)
         dest.append(fe.gain)
-        dse.append(fe.gain_se)
-    dest, dse = np.array(dest), np.array(dse)
-    dz = (dest.mean(0) - dex) / (dse.mean(0) / np.sqrt(config.estimator_repeats))
-    metrics.update(digits_estimator_betas=db, digits_estimator_exact=dex, digits_estimator_mean=dest.mean(0),
-                   digits_estimator_z=dz)
-    claims.append(C.at_most(
-        "estimator_within_3se_digits",
-        f"The base-sample estimator recovers the optimal gain — digits task (N = {config.estimator_samples})",
-        measured=float(np.abs(dz).max()), bound=3.0, paper_value="unbiased estimate of Delta(beta)",
-        reason="as estimator_within_3se; samples are drawn with replacement from the 1797 images",
-        note=f"betas {np.round(db, 3).tolist()} (= {list(config.estimator_betas)} x sd(r))."))
-    # proxy gap on digits
+        dkl.append(fe.kl)
+    dest, dkl = np.array(dest), np.array(dkl)
+    metrics.update(digits_estimator_betas=db, digits_estimator_exact=dex.gain, digits_estimator_mean=dest.mean(0),
+                   digits_estimator_kl_mean=dkl.mean(0), digits_estimator_exact_kl=dex.kl)
+    claims.append(_estimator_claim("estimator_within_3se_digits", "digits task", dex.gain, dex.kl, dest, dkl, db,
+                                   config.estimator_samples, config.estimator_rel_tol))
+
     dpb = np.array(config.proxy_betas) * sd_d
-    dall_b = np.concatenate([dpb, fig_b / sd_r * sd_d])
-    errors = task.r_proxies - dr[None, :]
-    dall, meff = [], []
-    for m in config.digits_ensemble_sizes:
-        groups = [task.r_proxies[i * m:(i + 1) * m] for i in range(config.digits_proxies // m)]
-        dall.append(np.mean([proxy_gap(dpi0, dr, ensemble_reward(g), dall_b).gap for g in groups], axis=0))
-        meff.append(float(np.mean([effective_ensemble_size(errors[i * m:(i + 1) * m])
-                                   for i in range(config.digits_proxies // m)])))
-    dall = np.array(dall)
-    dgaps, dfig_gaps = dall[:, :dpb.size], dall[:, dpb.size:]
+    fine_b = np.logspace(np.log10(0.05), np.log10(2.0), 9) * sd_d
+    seeds = _seeds(config, ctx)
+    errors0, per_seed_gaps, meff = None, [], []
+    for s in seeds:
+        t_s = task if s == seeds[0] else build_digits_task(
+            config.digits_proxies, n_train=config.digits_train_size, target=config.digits_target,
+            rng=np.random.default_rng([s, 6]))
+        rows = []
+        for m in config.digits_ensemble_sizes:
+            groups = [t_s.r_proxies[i * m:(i + 1) * m] for i in range(config.digits_proxies // m)]
+            rows.append(np.mean([proxy_gap(dpi0, dr, ensemble_reward(g), np.concatenate([dpb, fine_b])).gap
+                                 for g in groups], axis=0))
+        per_seed_gaps.append(np.array(rows))
+        if s == seeds[0]:
+            errors0 = t_s.r_proxies - dr[None, :]
+            meff = [float(np.mean([effective_ensemble_size(errors0[i * m:(i + 1) * m])
+                                   for i in range(config.digits_proxies // m)])) for m in config.digits_ensemble_sizes]
+    G = np.array(per_seed_gaps)                     # (seeds, M, betas)
+    dgaps, dfine = G[:, :, :dpb.size], G[:, :, dpb.size:]
+    mean_fine = dfine.mean(0)
+    peak = float(fine_b[int(np.argmax(mean_fine[0]))])
     metrics.update(digits_proxy_betas=dpb, digits_ensemble_sizes=config.digits_ensemble_sizes,
-                   digits_proxy_gap=dgaps, digits_effective_M=meff,
-                   digits_error_sd=float(errors.std()))
+                   digits_proxy_gap=dgaps.mean(0), digits_proxy_gap_fine=mean_fine, digits_fine_betas=fine_b,
+                   digits_effective_M=meff, digits_error_sd=float(errors0.std()))
+    figs["digits"] = (dpi0, dr, bon_d, dest, db)
+    figs["proxy_digits"] = (mean_fine, fine_b, dpb)
+    # betas ascend along the last axis: growing as beta falls = strictly decreasing along it
+    mono = [bool(np.all(np.diff(g, axis=1) < 0)) for g in dfine]
+    falls_late = [bool(np.argmax(g[0]) > 0) for g in dfine]          # peak above the smallest beta
     claims.append(C.check(
         "proxy_gap_grows_as_beta_falls_digits",
-        "The gap between ideal and proxy alignment (reward hacking) grows when the KL penalty factor beta "
-        "decreases (abstract) — digits task (real, correlated proxy errors)",
-        measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.digits_ensemble_sizes, dgaps)},
-        holds=bool(np.all(np.diff(dgaps, axis=1) > 0)),
-        tolerance=f"gap strictly increasing along beta = {np.round(dpb, 3).tolist()} (= {config.proxy_betas} x sd(r)) for every M",
-        paper_value="grows as beta decreases (abstract; whether the theorem states this of the gap itself or of a bound "
-                    "on it is unverified)",
-        reason="same beta grid as the synthetic check in units of the reward's std; exact (no sampling noise "
-               "given the fitted proxies)",
-        note=f"proxy errors sd {errors.std():.3g} nats; proxies fit on {config.digits_train_size} images. On the "
-             f"figure's finer grid the M = 1 gap peaks at beta = {dall_b[dpb.size:][int(np.argmax(dfig_gaps[0]))]:.3g} "
-             "and falls below it: at small beta both policies concentrate on images that the true and the proxy "
-             "rewards both rank top."))
-    claims.append(C.check(
-        "ensemble_shrinks_gap_digits",
-        "Ensembling shrinks the gap — digits task (correlated errors: report the effective M)",
-        measured={f"beta={b:.3g}": np.round(dgaps[:, j], 4).tolist() for j, b in enumerate(dpb)},
-        holds=bool(np.all(np.diff(dgaps, axis=0) < 0)),
-        tolerance=f"gap strictly decreasing along M = {config.digits_ensemble_sizes} at every beta",
-        paper_value="ensembling mitigates reward hacking",
-        reason="exact given the fitted proxies; averaged over disjoint groups of the proxies",
-        note=f"effective M from the error correlation: {np.round(meff, 2).tolist()} for M = "
-             f"{config.digits_ensemble_sizes}."))
+        "On a real reward (digits classifiers), the proxy gap itself grows at every step as beta falls (our reading "
+        "of 'grows with the KL penalty factor')",
+        measured={"gap (M=1) along ascending beta, mean over seeds": np.round(mean_fine[0], 4).tolist(),
+                  "betas (ascending)": np.round(fine_b, 3).tolist(), "peak at beta": round(peak, 3),
+                  "monotone in seeds": f"{sum(mono)}/{len(mono)}"},
+        holds=bool(all(mono)) if all(mono) or not any(mono) else None,
+        tolerance=f"gap strictly increasing along the 9 betas from {fine_b[-1]:.3g} down to {fine_b[0]:.3g} for every "
+                  "M, in every seed (all seeds fail → does not hold; mixed → inconclusive)",
+        paper_value="grows with the KL penalty factor (the abstract does not say whether of the gap or a bound on it)",
+        kind="reconstruction",
+        source="inferred: the abstract's statement applied to the gap itself on every reward; the paper may state "
+               "it of a bound on the gap, or in expectation over reward errors",
+        reason="exact gaps given the fitted proxies; seeds redraw the bootstrap proxies",
+        note=_PENALTY_READING + f"Measured: on the fine grid the gap rises as beta falls, peaks near beta = {peak:.3g} "
+             f"and then falls (rises-then-falls in {sum(falls_late)}/{len(falls_late)} seeds): at small beta both "
+             "the true and the proxy policy concentrate on the images that both rewards rank top, so the gap "
+             "shrinks again. If the paper's statement is about an upper bound on the gap (which does grow as beta "
+             "falls) or about the typical size of the error's effect, this is consistent with it; if it is about "
+             "the gap itself on every reward, this is a counterexample. Proxy errors sd "
+             f"{errors0.std():.3g} nats; proxies fit on {config.digits_train_size} images."))
+    ens_seeds = []
+    for s, g in zip(seeds, dgaps):
+        ens_seeds.append(C.check(
+            "ensemble_shrinks_gap_digits",
+            "Ensembling shrinks the gap — digits task (correlated errors: the effective M is reported)",
+            measured=float(np.min(-np.diff(g, axis=0))), holds=bool(np.all(np.diff(g, axis=0) < 0)),
+            tolerance=f"gap strictly decreasing along M = {config.digits_ensemble_sizes} at every beta in "
+                      f"{np.round(dpb, 3).tolist()}",
+            paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract",
+            reason="exact gaps given the fitted proxies, averaged over disjoint groups of them; seeds redraw the "
+                   "bootstrap proxies",
+            note=f"measured = smallest decrease along M; effective M from the error correlation (first seed): "
+                 f"{np.round(meff, 2).tolist()} for M = {config.digits_ensemble_sizes}."))
+    claims.append(C.over_seeds(ens_seeds, seeds))
+    return claims
 
-    # 9. the LM experiments
-    if config.lm_experiment:
-        claims.extend(_lm_claims(config, ctx, metrics))
+
+# ----------------------------------------------------------------------------- LM and sqrt-KL
+
+def _lm_pareto_frontiers(config, ctx, metrics) -> list:
+    claims = _lm_claims(config, ctx, metrics) if config.lm_experiment else []
     claims.append(C.not_checkable(
         "lm_pareto_frontiers",
-        "On safety and summarisation LM tasks, best-of-N is close to the KL–reward limit while PPO and GRPO "
-        "are substantially suboptimal (Pareto-frontier experiments)",
+        "On safety and summarisation LM tasks, best-of-N closely approaches the KL–reward limit while PPO and GRPO "
+        "remain substantially suboptimal",
         paper_value="BoN closely approaches the limit; PPO and GRPO remain substantially suboptimal",
-        reason="needs pretrained LMs, reward models and HH/TL;DR-style data, none of which can be downloaded here",
-        full_scale=("the paper's safety/summarisation LMs remain unavailable; as a substitute the full configuration "
-                    "measures best-of-N and KL-penalised REINFORCE/GRPO on a small locally trained GPT-2 "
-                    "(claims lm_bon_close_to_frontier and lm_pg_substantially_suboptimal; our own trainers, trl "
-                    "is not installed)") if config.lm_experiment else
-                   "nothing more: the full configuration only enlarges the categorical and digits stand-ins "
-                   "(K = 1e5, N up to 4096, 20k trainer steps); an LM run with trl is not implemented"))
+        reason="needs pretrained LMs, reward models and safety/summarisation data, none of which can be downloaded "
+               "here", kind="paper", source="abstract",
+        full_scale=("the paper's LMs remain unavailable; as a substitute the full configuration measures best-of-N "
+                    "and trl's GRPO and RLOO trainers on a small locally trained GPT-2 (claims "
+                    "lm_bon_close_to_frontier and lm_pg_substantially_suboptimal)") if config.lm_experiment else
+                   "nothing more: the full configuration only enlarges the categorical and digits stand-ins"))
+    return claims
 
-    # small-budget law vs the exact limit (sqrt(KL) is only leading order), on both tasks
+
+def _jeffreys_not_sqrt_kl(pi0, r, digits, metrics) -> list:
+    dpi0, dr = digits[0], digits[1]
     ratios = {}
     for name, (p_, r_) in {"synthetic": (pi0, r), "digits": (dpi0, dr)}.items():
         for eps in (1e-4, 1.0):
@@ -592,23 +739,15 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics["sqrt_kl_over_exact"] = ratios
     small_ok = all(abs(v - 1) <= 0.02 for k, v in ratios.items() if "eps0.0001" in k)
     large_off = abs(ratios["digits_eps1"] - 1) >= 0.05
-    claims.append(C.check(
+    return [C.check(
         "jeffreys_not_sqrt_kl",
-        "The limit is governed by the Jeffreys term, not sqrt(KL): sqrt(2 Var(r) eps) is only its small-budget limit",
+        "The limit is governed by a Jeffreys divergence term rather than sqrt(KL): sqrt(2 Var(r) eps) is only its "
+        "small-budget limit",
         measured=ratios, holds=bool(small_ok and large_off),
         tolerance="sqrt-law / exact within 2% at eps = 1e-4 nats on both tasks, and off by >= 5% at eps = 1 on digits",
-        paper_value="Jeffreys, not sqrt(KL)",
+        paper_value="Jeffreys, not sqrt(KL)", kind="paper", source="abstract",
         reason="the correction is O(sqrt(eps) x skewness): < 2% at 1e-4; 5% is a material departure",
-        note="the synthetic reward is Gaussian-like, where the sqrt law stays accurate longer."))
-
-    _figures(ctx, plt, config, pi0, r, bon, traces, est, eb, dpi0, dr, bon_d, dest, db,
-             fig_gaps, fig_b, pb, dfig_gaps, dall_b[dpb.size:], dpb)
-    notes = ("Synthetic setup and tolerances follow the research brief (§4). The digits task is the brief's §5 "
-             "suggestion: the true reward is a logistic classifier's log-probability of the target class, so it "
-             "saturates at 0 and many images nearly tie at the top. Trainers are toy categorical policies "
-             "(Adam, exact KL/gain recorded). The paper's theorem statements and constants are unverified; the "
-             "formulas are re-derived in the brief.")
-    return Outcome(metrics=metrics, claims=claims, notes=notes)
+        note="the synthetic reward is Gaussian-like, where the sqrt law stays accurate longer.")]
 
 
 def _lm_claims(config: Config, ctx: RunContext, metrics: dict) -> list:
@@ -648,7 +787,9 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
         "Best-of-N closely approaches the limit — small locally trained LM (substitute for the safety and "
         "summarisation LMs)",
         measured=float(bon_eff.min()), bound=config.bon_min_efficiency,
-        paper_value="close to the limit (LM tasks)",
+        paper_value="close to the limit (LM tasks)", kind="reconstruction",
+        source="inferred: the abstract reports this on LM safety and summarisation tasks; the tiny LM, its "
+               "reward and the threshold are ours",
         reason=f"frontier estimated from {config.lm_base_samples} base samples (covariance form); best-of-N from "
                f"the same samples; same threshold as the synthetic check ({config.bon_min_efficiency})",
         note=f"2-layer GPT-2, V = {config.lm_vocab}, L = {config.lm_length}, pretrained {config.lm_pretrain_steps} "
@@ -672,7 +813,9 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
         tolerance=f"at every beta whose trained KL is within the estimated frontier's reliable range (<= "
                   f"{m.frontier_kl[-1]:.3g} nats), BoN efficiency (interpolated at the trainer's KL) exceeds the "
                   f"trainer's by >= {config.substantial_margin}; fails if no run is in range",
-        paper_value="PPO and GRPO substantially suboptimal (no number in the abstract)",
+        paper_value="PPO and GRPO substantially suboptimal (no number in the abstract)", kind="reconstruction",
+        source="inferred: the abstract reports this on LM tasks; the tiny LM, the trainers' settings and the "
+               "margin are ours",
         reason=f"Monte Carlo KL (k1) and gain of {config.lm_eval_samples} samples per trained policy; "
                f"{config.lm_pg_steps} steps, betas {config.lm_pg_betas} x sd(r); efficiency = gain / estimated "
                "frontier gain at the same KL",
@@ -681,49 +824,65 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
     return out
 
 
-def _figures(ctx, plt, config, pi0, r, bon, traces, est, eb, dpi0, dr, bon_d, dest, db,
-             gaps, gb, pb, dgaps, dgb, dpb):
-    import matplotlib.ticker  # noqa: F401  (for the log-axis formatter below)
+def _figures(ctx, config, pi0, r, figs) -> None:
+    import matplotlib
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    est, eb = figs["estimator"]
+    dpi0, dr, bon_d, dest, db = figs["digits"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
     for ax, (title, p_, r_, b_, e_, betas_) in zip(axes, [
-            ("synthetic (K = %d)" % pi0.size, pi0, r, bon, est, eb),
+            ("synthetic (K = %d)" % pi0.size, pi0, r, figs["bon"], est, eb),
             ("digits (K = %d, target %d)" % (dpi0.size, config.digits_target), dpi0, dr, bon_d, dest, db)]):
         kl, gain = _frontier_curve(p_, r_)
-        ax.plot(kl, gain, "k-", lw=2, label="limit (closed form)")
-        ax.plot(kl, sqrt_kl_approximation(p_, r_, kl), "k:", lw=1, label=r"$\sqrt{2\,\mathrm{Var}(r)\,\mathrm{KL}}$")
-        ax.plot(b_["kl"][1:], b_["gain"][1:], "o-", color="tab:orange", label="best-of-N (exact)")
+        ax.plot(kl, gain, "-", color=COLOURS["limit"], lw=2, label="limit (closed form)")
+        ax.plot(kl, sqrt_kl_approximation(p_, r_, kl), ":", color=COLOURS["limit"], lw=1,
+                label=r"$\sqrt{2\,\mathrm{Var}(r)\,\mathrm{KL}}$")
+        ax.plot(b_["kl"][1:], b_["gain"][1:], "o-", color=COLOURS["best-of-N"], label="best-of-N (exact)")
         for n_, x_, y_ in zip(b_["n"][1:], b_["kl"][1:], b_["gain"][1:]):
             ax.annotate(str(n_), (x_, y_), textcoords="offset points", xytext=(4, -10), fontsize=7)
         ex = tilted_frontier(p_, r_, betas_)
-        ax.errorbar(ex.kl, e_.mean(0), yerr=e_.std(0), fmt="s", color="tab:green", ms=5,
+        ax.errorbar(ex.kl, e_.mean(0), yerr=e_.std(0), fmt="s", color=COLOURS["estimate"], ms=5,
                     label=f"estimate from {config.estimator_samples} base samples")
         if p_ is pi0:
-            for (m, tr), c in zip(traces.items(), ("tab:blue", "tab:red", "tab:purple")):
-                ax.plot(tr.kl, tr.gain, "-", color=c, alpha=0.6, lw=1)
-                ax.plot(tr.kl[-1], tr.gain[-1], "*", color=c, ms=12, label=f"{m} (beta={config.train_beta})")
+            for m, tr in figs["traces"].items():
+                ax.plot(tr.kl, tr.gain, "-", color=COLOURS[m], alpha=0.6, lw=1)
+                ax.plot(tr.kl[-1], tr.gain[-1], "*", color=COLOURS[m], ms=12, label=f"{m} (beta={config.train_beta})")
         ax.set_xlabel("KL(pi || pi0) [nats]")
         ax.set_ylabel("reward gain")
         ax.set_title(title)
         ax.set_ylim(0, max(b_["gain"].max(), gain.max()) * 1.15)
         ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle("KL–reward frontier: closed-form limit, best-of-N, trained policies")
-    ctx.save_figure("frontier", fig)
+    ctx.save_figure("frontier", fig, caption=(
+        "KL–reward frontier. The black curve is the closed-form limit; the abstract predicts best-of-N (orange) "
+        "close to it, and trained policies (stars, toy categorical trainers) below it. Green squares: the limit "
+        "predicted from base samples alone, which should sit on the black curve; the dotted sqrt(KL) law departs "
+        "from it at large KL on digits."))
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    gaps, gb, pb = figs["proxy_synthetic"]
+    dgaps, dgb, dpb = figs["proxy_digits"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.3), constrained_layout=True)
     for ax, (title, g_, b_, ms, cb) in zip(axes, [
             ("synthetic, independent errors", gaps, gb, config.ensemble_sizes, pb),
             ("digits, bootstrap classifiers", dgaps, dgb, config.digits_ensemble_sizes, dpb)]):
-        for m, row in zip(ms, g_):
-            ax.plot(b_, row, "o-", ms=3, label=f"M = {m}")
+        for i, (m, row) in enumerate(zip(ms, g_)):
+            ax.plot(b_, row, "o-", ms=3, color=plt.cm.viridis(i / max(1, len(ms) - 1)), label=f"M = {m}")
         for b in cb:
             ax.axvline(b, color="grey", ls=":", lw=0.8)
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("beta (KL penalty)")
-        ax.set_ylabel("gap E_{pi_beta}[r] - E_{hat pi_beta}[r]")
+        ax.set_ylabel(r"gap $E_{\pi_\beta}[r] - E_{\hat\pi_\beta}[r]$")
         ax.set_title(title)
         ax.axhline(0, color="grey", lw=0.5)
         ax.legend(fontsize=8)
-    fig.suptitle("Proxy (reward-hacking) gap vs beta for ensembles of M reward models (dotted: betas of the claims)")
-    ctx.save_figure("proxy_gap", fig)
+    ctx.save_figure("proxy_gap", fig, caption=(
+        "Reward-hacking gap against beta for ensembles of M proxy rewards (dotted lines: the betas the claims "
+        "use). The abstract predicts a gap that grows as the policy is pushed harder (smaller beta here) and "
+        "shrinks with M. Synthetic: both hold. Digits: the gap shrinks with M, but rises and then falls again as "
+        "beta falls (both policies end on the images both rewards rank top)."))

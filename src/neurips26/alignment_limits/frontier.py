@@ -7,7 +7,7 @@ solved by the *tilted* policy (Gibbs variational principle)
 .. math::  \pi_\beta(y) = \pi_0(y)\, e^{r(y)/\beta} / Z_\beta,\qquad Z_\beta = \mathbb{E}_{\pi_0}[e^{r/\beta}].
 
 Its reward gain :math:`\Delta(\beta) = \mathbb{E}_{\pi_\beta}[r] - \mathbb{E}_{\pi_0}[r]` obeys the
-Jeffreys identity (paper, first result): since :math:`\log(\pi_\beta/\pi_0) = r/\beta - \log Z_\beta`,
+Jeffreys identity (the abstract's first result, in our derivation): since :math:`\log(\pi_\beta/\pi_0) = r/\beta - \log Z_\beta`,
 
 .. math::  J(\pi_\beta,\pi_0) = \mathrm{KL}(\pi_\beta\|\pi_0) + \mathrm{KL}(\pi_0\|\pi_\beta)
            = \Delta(\beta)/\beta \quad\Longrightarrow\quad \Delta(\beta) = \beta\, J(\pi_\beta, \pi_0).
@@ -27,7 +27,7 @@ tiny-tilt regime keeps full relative precision). Outcomes with :math:`\pi_0(y)=0
 References:
     Monteiro Paes, Mackraz, Theobald, Danieli (2026), "Theoretical Limits of Language Model
     Alignment", arXiv:2605.07105 — closed form, Jeffreys identity (exact theorem numbering
-    unverified; the formulas here are re-derived in the research brief).
+    unverified; the formulas here are our re-derivation of the abstract's statements).
     Korbak et al. (2022), "RL with KL penalties is better viewed as Bayesian inference".
 """
 
@@ -104,10 +104,13 @@ def _tilt_block(log_p: np.ndarray, rc: np.ndarray, beta: np.ndarray):
     the others shift :math:`x` by its maximum first, so the log-ratios of the likely outcomes are
     O(1) numbers even when :math:`x` is huge (no cancellation, no overflow).
     """
-    with np.errstate(over="ignore"):
+    top = rc == rc.max()
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         x = rc[None, :] / beta[:, None]                                  # may be +-inf for a tiny beta
-        # shift before dividing (never inf - inf); an overflow gives -inf: pi_beta = 0 there exactly
-        shifted = (rc - rc.max())[None, :] / beta[:, None]
+        # shift before dividing (never inf - inf); an overflow gives -inf: pi_beta = 0 there exactly.
+        # The maxima get exactly 0, also when beta underflowed to 0 after rescaling huge rewards
+        # (the beta -> 0+ limit: all mass on argmax r, never 0/0 = NaN).
+        shifted = np.where(top[None, :], 0.0, (rc - rc.max())[None, :] / beta[:, None])
     small = np.max(np.abs(x), axis=1) < 0.5
     xs = np.where(small[:, None], x, shifted)
     log_z = special.logsumexp(log_p[None, :] + xs, axis=1)
@@ -138,7 +141,7 @@ def tilted_policy(pi0, r, beta) -> np.ndarray:
     Raises:
         ValueError: on a bad ``pi0``, ``r`` (NaN/inf, length mismatch) or ``beta <= 0``.
 
-    Source: paper, optimal KL-regularised policy (Gibbs variational principle).
+    Source: abstract (the optimal KL-regularised policy; Gibbs variational principle).
     """
     pi0, r = policy_and_rewards(pi0, r)
     betas, scalar = as_betas(beta)
@@ -198,7 +201,7 @@ def tilted_frontier(pi0, r, beta) -> FrontierPoints:
     Raises:
         ValueError: on a bad ``pi0``, ``r`` or ``beta``.
 
-    Source: paper (closed form; Jeffreys identity), computed in log space.
+    Source: abstract (closed form governed by a Jeffreys divergence), computed in log space.
     """
     pi0, r = policy_and_rewards(pi0, r)
     betas_in, _ = as_betas(beta)
@@ -228,7 +231,7 @@ def max_attainable_kl(pi0, r) -> float:
     Raises:
         ValueError: on a bad ``pi0`` or ``r``.
 
-    Source: inferred (research brief §8, limits on a finite support).
+    Source: inferred (limits on a finite support: all mass on the best outcomes).
     """
     pi0, r = policy_and_rewards(pi0, r)
     keep = pi0 > 0
@@ -242,7 +245,7 @@ def max_attainable_gain(pi0, r) -> float:
     Raises:
         ValueError: on a bad ``pi0`` or ``r``.
 
-    Source: research brief §8 (:math:`\Delta^* \le \max r - \mathbb{E}_{\pi_0} r`).
+    Source: inferred (:math:`\Delta^* \le \max r - \mathbb{E}_{\pi_0} r` on a finite support).
     """
     pi0, r = policy_and_rewards(pi0, r)
     scale = reward_scale(r)
@@ -268,7 +271,7 @@ def beta_for_budget(pi0, r, epsilon: float) -> float:
     Raises:
         ValueError: if ``epsilon`` is negative or not finite, or on a bad ``pi0``/``r``.
 
-    Source: paper (budget form of the closed-form gain); solver choice inferred.
+    Source: abstract (closed-form gain for a fixed KL budget); solver choice inferred.
     """
     return max_reward_gain(pi0, r, epsilon).beta
 
@@ -289,7 +292,7 @@ def max_reward_gain(pi0, r, epsilon: float) -> BudgetSolution:
     Raises:
         ValueError: if ``epsilon < 0`` or not finite, or on a bad ``pi0``/``r``.
 
-    Source: paper, first result (closed form governed by the Jeffreys divergence).
+    Source: abstract, first result (closed form governed by a Jeffreys divergence).
     """
     pi0, r = policy_and_rewards(pi0, r)
     try:

@@ -81,7 +81,7 @@ def proxy_gap(pi0, r_true, r_proxy, beta) -> ProxyGap:
     Raises:
         ValueError: on NaN/inf, mismatched lengths, a bad ``pi0`` or ``beta <= 0``.
 
-    Source: paper (proxy reward setting); exact on a finite support.
+    Source: abstract (proxy reward setting); exact on a finite support.
     """
     pi0, r = policy_and_rewards(pi0, r_true)
     rp = as_rewards(r_proxy, "r_proxy")
@@ -106,7 +106,7 @@ def ensemble_reward(r_proxies) -> np.ndarray:
     Raises:
         ValueError: on a wrong shape or NaN/inf.
 
-    Source: paper (reward ensembling); mean aggregation.
+    Source: abstract (reward ensembling); mean aggregation.
     """
     return _as_reward_matrix(r_proxies, "r_proxies").mean(axis=0)
 
@@ -126,7 +126,7 @@ def effective_ensemble_size(errors, pi0=None) -> float:
     Raises:
         ValueError: on a wrong shape, NaN/inf, or a ``pi0`` of the wrong length.
 
-    Source: inferred (research brief §9: "report the effective M from the error correlation").
+    Source: inferred (with correlated errors the ensemble is worth fewer than M independent proxies).
     """
     e = _as_reward_matrix(errors, "errors")
     m, k = e.shape

@@ -35,6 +35,8 @@ import torch
 from .validation import as_betas, as_positive_float, as_positive_int, policy_and_rewards
 
 METHODS = ("reinforce", "ppo", "grpo")
+#: |log(pi_theta / pi_old)| and |log(pi0 / pi_theta)| are clamped here before exp (e^20 ~ 5e8)
+LOG_RATIO_CLAMP = 20.0
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def _exact(log_pi: np.ndarray, log_pi0: np.ndarray, rc: np.ndarray) -> tuple[flo
 def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int = 1000,
                  batch_size: int = 64, lr: float = 0.05, clip_eps: float = 0.2, ppo_epochs: int = 4,
                  group_size: int = 8, record_every: int = 50,
-                 generator: torch.Generator | None = None) -> TrainingTrace:
+                 generator: torch.Generator | None = None, seed: int | None = None) -> TrainingTrace:
     r"""Train :math:`\pi_\theta` against reward ``r`` with a KL penalty ``beta`` toward ``pi0``.
 
     Args:
@@ -80,7 +82,8 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
         ppo_epochs: inner passes per batch for ``ppo``/``grpo`` (>= 1).
         group_size: GRPO group size (>= 2).
         record_every: record the exact (KL, gain) every this many steps (>= 1).
-        generator: a CPU ``torch.Generator`` for the sampling (default: a fresh one, seed 0).
+        generator: a CPU ``torch.Generator`` for the sampling (default: a fresh one seeded with ``seed``).
+        seed: seed of the default generator (default 0); ignored when ``generator`` is given.
 
     Returns:
         :class:`TrainingTrace`.
@@ -88,6 +91,8 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
     Raises:
         ValueError: on a bad ``pi0`` (or any zero entry), ``r``, ``beta`` (<= 0 or several values),
             unknown ``method``, a ``generator`` that is not a ``torch.Generator``, or out-of-range settings.
+        FloatingPointError: the policy's logits became non-finite (a learning rate far too large),
+            naming the step.
 
     Source: baselines (REINFORCE, PPO, GRPO) in toy form; not the paper's method.
     """
@@ -114,7 +119,7 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
     if method == "grpo" and batch_size % group_size:
         raise ValueError(f"for grpo, batch_size ({batch_size}) must be a multiple of group_size ({group_size})")
 
-    gen = generator if generator is not None else torch.Generator().manual_seed(0)
+    gen = generator if generator is not None else torch.Generator().manual_seed(int(seed or 0))
     log_pi0_np = np.log(pi0)
     rc_np = r - np.dot(pi0, r)
     log_pi0 = torch.from_numpy(log_pi0_np)
@@ -145,14 +150,19 @@ def train_policy(pi0, r, beta: float, *, method: str = "reinforce", steps: int =
             for _ in range(ppo_epochs):
                 opt.zero_grad()
                 lp = torch.log_softmax(theta, 0)[y]
-                ratio = torch.exp(lp - lp_old)
+                # log-ratios clamped at ±LOG_RATIO_CLAMP before exp: beyond it the clipped surrogate
+                # is flat anyway, and an unclamped exp overflows (inf loss, NaN policy) at a huge step
+                ratio = torch.exp((lp - lp_old).clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP))
                 surrogate = torch.minimum(ratio * adv, ratio.clamp(1 - clip_eps, 1 + clip_eps) * adv)
                 loss = -surrogate.mean()
                 if method == "grpo":
-                    log_q = lp0 - lp                                      # log(pi0 / pi_theta)
+                    log_q = (lp0 - lp).clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)   # log(pi0 / pi_theta)
                     loss = loss + b * (torch.exp(log_q) - log_q - 1).mean()  # k3 KL penalty
                 loss.backward()
                 opt.step()
+        if not bool(torch.isfinite(theta).all()):
+            raise FloatingPointError(f"{method} diverged at step {step} (non-finite policy logits) with lr={lr:g}: "
+                                     "lower the learning rate")
         if step % record_every == 0 or step == steps:
             with torch.no_grad():
                 kl, gain = _exact(torch.log_softmax(theta, 0).numpy(), log_pi0_np, rc_np)

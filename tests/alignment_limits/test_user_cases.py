@@ -1,0 +1,116 @@
+"""Regression tests from user cases, direct value tests, and claims that must move on planted bugs.
+
+Bugs the claims of this system catch (each planted below in a copy, monkeypatched into
+``experiment`` only):
+
+* the estimator's KL computed as gain/beta (the Jeffreys divergence, not the KL) →
+  ``estimator_within_3se`` (paper) does not hold;
+* the proxy gap with its sign flipped (proxy minus ideal) → ``proxy_gap_grows_as_beta_falls`` and
+  ``proxy_gap_grows_with_error`` (paper) do not hold (a proxy policy evaluated with the proxy
+  reward instead of the true one is caught by the direct value test below, not by a claim);
+* an ensemble that sums instead of averaging → ``ensemble_shrinks_gap`` (paper) does not hold.
+
+Not caught by any quick claim: trainer bugs that only slow convergence (the toy trainers' claims
+compare with best-of-N at the trainer's own KL, and a slower trainer is still below the limit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import neurips26.alignment_limits.experiment as ex
+from neurips26.alignment_limits import proxy_gap, tilted_frontier, tilted_policy, train_policy
+from neurips26.harness import RunContext
+from neurips26.harness.claims import Verdict
+
+
+def test_huge_rewards_with_a_tiny_beta_give_the_limit_not_nan():
+    # Before: NaN (beta / 2**332 underflowed to 0 after rescaling the rewards, then 0/0).
+    np.testing.assert_array_equal(tilted_policy([.5, .5], [0, 1e100], 1e-300), [0.0, 1.0])
+    f = tilted_frontier([.5, .5], [0, 1e100], 1e-300)
+    assert f.kl[0] == pytest.approx(math.log(2), rel=1e-12)
+    assert f.gain[0] == pytest.approx(5e99, rel=1e-12)
+
+
+def test_grpo_with_a_huge_learning_rate_stays_a_distribution():
+    # Before: "invalid multinomial distribution" from torch (exp of a log-ratio ~1000 overflowed).
+    tr = train_policy([.98, .01, .01], [0, 10, -10], 0.1, method="grpo", lr=500, seed=0, steps=50)
+    assert np.all(np.isfinite(tr.policy)) and tr.policy.sum() == pytest.approx(1.0)
+    assert np.all(np.isfinite(tr.kl)) and np.all(np.isfinite(tr.gain))
+
+
+def test_proxy_gap_value_on_a_two_outcome_example():
+    # pi0 = (1/2, 1/2), r = (0, 1), proxy (1, 0), beta = 1: pi_beta ∝ (1, e), proxy policy ∝ (e, 1), so
+    # E_{pi_beta} r = e/(1+e), E_{hat pi_beta} r = 1/(1+e), gap = (e-1)/(e+1) = tanh(1/2).
+    g = proxy_gap([.5, .5], [0.0, 1.0], [1.0, 0.0], 1.0).gap
+    assert float(np.squeeze(g)) == pytest.approx(math.tanh(0.5), rel=1e-12)
+    # an exact proxy has no gap
+    assert float(np.squeeze(proxy_gap([.2, .8], [0.0, 1.0], [0.0, 1.0], 0.3).gap)) == pytest.approx(0.0, abs=1e-15)
+
+
+SMALL = dict(n_outcomes=500, estimator_samples=4000, estimator_repeats=20, estimator_betas=[1.0, 0.5],
+             proxy_seeds=30, ensemble_sizes=[1, 4], proxy_betas=[0.5, 0.25, 0.1])
+
+
+def _estimator_claim():
+    cfg = ex.Config(**SMALL)
+    ctx = RunContext(seed=0, out_dir=".")
+    pi0, r = ex.synthetic_policy(cfg.n_outcomes, cfg.logit_scale, ctx.child_rng(1))
+    return ex._estimator_from_base_samples(cfg, ctx, pi0, r, {}, {})[0]
+
+
+def test_estimator_claim_holds_and_catches_a_kl_that_is_really_the_jeffreys_divergence(monkeypatch):
+    assert _estimator_claim().verdict is Verdict.HOLDS
+    real = ex.estimate_frontier
+
+    def kl_is_jeffreys(rewards, beta, **kw):
+        fe = real(rewards, beta, **kw)
+        return dataclasses.replace(fe, kl=fe.gain / np.asarray(beta, float))    # J = Delta/beta, not KL
+
+    monkeypatch.setattr(ex, "estimate_frontier", kl_is_jeffreys)
+    assert _estimator_claim().verdict is Verdict.DOES_NOT_HOLD
+
+
+def _proxy_claims():
+    cfg = ex.Config(**SMALL)
+    ctx = RunContext(seed=0, out_dir=".")
+    pi0, r = ex.synthetic_policy(cfg.n_outcomes, cfg.logit_scale, ctx.child_rng(1))
+    return {c.id: c for c in ex._proxy_gap_synthetic(cfg, ctx, pi0, r, {}, {})}
+
+
+def test_proxy_claims_catch_a_gap_with_its_sign_flipped(monkeypatch):
+    good = _proxy_claims()
+    assert good["proxy_gap_grows_as_beta_falls"].verdict is Verdict.HOLDS
+    assert good["proxy_gap_grows_with_error"].verdict is Verdict.HOLDS
+
+    def flipped(pi0, r_true, r_proxy, beta):          # E_{hat pi}[r] - E_{pi}[r] instead of the reverse
+        g = proxy_gap(pi0, r_true, r_proxy, beta)
+        return dataclasses.replace(g, gap=-g.gap)
+
+    monkeypatch.setattr(ex, "proxy_gap", flipped)
+    bad = _proxy_claims()
+    assert bad["proxy_gap_grows_as_beta_falls"].verdict is Verdict.DOES_NOT_HOLD
+    assert bad["proxy_gap_grows_with_error"].verdict is Verdict.DOES_NOT_HOLD
+
+
+def test_ensemble_claim_catches_a_summed_ensemble(monkeypatch):
+    cfg = ex.Config(**SMALL)
+    ctx = RunContext(seed=0, out_dir=".")
+    pi0, r = ex.synthetic_policy(cfg.n_outcomes, cfg.logit_scale, ctx.child_rng(1))
+    real = ex.proxy_gap
+    # the experiment builds r + errs[:m].mean(0), calling proxy_gap for M = 1, 4, 1, 4, …: a summed
+    # ensemble is the mean error rescaled by m
+    calls = []
+
+    def summed_gap(pi0_, r_true, r_proxy, beta):
+        calls.append(1)
+        m = cfg.ensemble_sizes[(len(calls) - 1) % len(cfg.ensemble_sizes)]
+        return real(pi0_, r_true, r_true + (np.asarray(r_proxy) - r_true) * m, beta)
+
+    monkeypatch.setattr(ex, "proxy_gap", summed_gap)
+    claims = {c.id: c for c in ex._proxy_gap_synthetic(cfg, ctx, pi0, r, {}, {})}
+    assert claims["ensemble_shrinks_gap"].verdict is Verdict.DOES_NOT_HOLD
