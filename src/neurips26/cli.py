@@ -379,7 +379,7 @@ def show(
     for row in section.rows:
         c = row.claim
         ours = format_value(c.measured, max_items=4, max_chars=50)
-        if len(row.per_seed) > 1:
+        if len(row.per_seed) > 1 and all(isinstance(pc.measured, (int, float)) for _, pc in row.per_seed):
             ours = ", ".join(format_value(pc.measured, max_items=2, max_chars=16) for _, pc in row.per_seed)
         elif c.interval is not None:
             ours += f" {format_interval(c.interval)}"

@@ -189,9 +189,10 @@ def test_seed_groups_and_per_claim_stability(tmp_path):
     s = next(s for s in collect(tmp_path).sections if s.paper.system == "mdp_types")
     rows = {r.claim.id: r for r in s.rows}
     assert rows["gain"].verdict is Verdict.INCONCLUSIVE and rows["gain"].held == (2, 3)
-    assert rows["gain"].reason_line().startswith("held in 2 of 3 seeds")
+    assert rows["gain"].reason_line() == "held in 2 of 3 seeds; needs measured ≥ 0"
     assert rows["inv"].verdict is Verdict.HOLDS and rows["inv"].held == (3, 3)
     assert rows["big"].verdict is Verdict.NOT_CHECKABLE  # not checkable in one seed: not checkable
+    assert rows["big"].held is None
     html = build_report(tmp_path)
     assert "held in 2 of 3 seeds" in html and "seeds 0, 1, 2" in html
     assert "1 other run of this system" in html

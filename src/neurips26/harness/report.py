@@ -311,7 +311,10 @@ class ClaimRow:
 
     @property
     def held(self) -> tuple[int, int] | None:
-        """(seeds held, seeds judged) from the seed group or the claim's own seed record."""
+        """(seeds held, seeds judged) from the seed group or the claim's own seed record;
+        ``None`` for a claim judged once or not checkable."""
+        if self.verdict is Verdict.NOT_CHECKABLE:
+            return None
         if len(self.per_seed) > 1:
             return sum(c.verdict is Verdict.HOLDS for _, c in self.per_seed), len(self.per_seed)
         if self.claim.seeds is not None:
@@ -326,11 +329,11 @@ class ClaimRow:
         ours = format_value(c.measured, max_items=4, max_chars=80)
         if len(self.per_seed) > 1:
             k, n = self.held  # type: ignore[misc]
-            verdicts = {cl.verdict for _, cl in self.per_seed}
-            if len(verdicts) > 1:
+            if len({cl.verdict for _, cl in self.per_seed}) > 1:
                 return f"held in {k} of {n} seeds; needs {rule}"
             ours = ", ".join(format_value(cl.measured, max_items=3, max_chars=30) for _, cl in self.per_seed)
-            ours = f"per seed {ours}"
+            word = "does not hold" if self.verdict is Verdict.DOES_NOT_HOLD else "inconclusive"
+            return f"{word} in every seed: ours per seed {ours}; needs {rule}"
         if self.verdict is Verdict.INCONCLUSIVE:
             if c.interval is not None:
                 return f"ours {ours}, interval {format_interval(c.interval)} straddles {rule}"
