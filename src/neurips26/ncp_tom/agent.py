@@ -1,6 +1,6 @@
 """The LLM agent: prompts, strict action parsing, and the one-shot and agentic episode loops.
 
-Two settings (research brief §2b, inferred from the abstract's "agentic setting"):
+Two settings (inferred from the abstract's "agentic setting"; the paper's prompts are not public):
 
 * ``one_shot`` — one reply holding the whole plan, one action per line (optionally ending in
   ``DONE``); the plan is replayed through the tracker.
@@ -165,7 +165,7 @@ def run_llm_episode(instance: Instance, backend: ChatBackend, setting: str, *, c
     Args:
         setting: ``one_shot`` or ``agentic``.
         cap: the step cap (>= 1).
-        params: sampling parameters (temperature 0 by default, as in the brief).
+        params: sampling parameters (temperature 0 by default: deterministic replies).
         agent: the agent name recorded (default: ``backend.name``).
 
     Returns:

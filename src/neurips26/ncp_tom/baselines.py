@@ -10,7 +10,8 @@
 Scoring replays the actions through the tracker and checks every goal in the final state
 (:func:`score_plan`). A plan longer than the step cap fails (``over_cap``).
 
-Source: research brief §4 (baselines, step cap = oracle length + 3); issue 6.
+Source: inferred (the paper's baselines and step cap are unknown): an oracle upper bound, a
+ToM-free agent and a random agent; step cap = oracle length + 3 leaves room for a few wasted moves.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def new_episode(instance: Instance, agent: str, setting: str) -> EpisodeResult:
 
 
 def step_cap(instance: Instance, extra_steps: int = 3) -> int:
-    """Most actions an agent may take: the oracle's length + ``extra_steps`` (brief §4).
+    """Most actions an agent may take: the oracle's length + ``extra_steps`` (inferred).
 
     Raises:
         ValueError: if the instance has no ``min_plan_length`` or ``extra_steps < 0``.

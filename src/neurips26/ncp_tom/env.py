@@ -11,7 +11,7 @@
 * Episode: terminates on ``DONE``; truncates at the step cap (``min_plan_length +
   extra_steps``), where the final state is scored as well.
 
-Source: issue 6 ("a Gymnasium environment wrapping one instance"); the encoding is ours.
+Source: inferred (a Gymnasium environment wrapping one instance, for RL agents); the encoding is ours.
 """
 
 from __future__ import annotations

@@ -47,30 +47,32 @@ at p = 0.8 is 0.04, so two of them stay inside the ±0.10 tolerance; fewer is mo
 class Config(ExperimentConfig):
     """NCP-ExploreToM reproduction settings."""
 
-    n_instances: int = Field(600, ge=1, description="task instances (paper: 600)")
+    n_instances: int = Field(600, ge=1, le=20_000, description="task instances per seed (paper: 600)")
+    n_seeds: int = Field(3, ge=1, le=20, description="independently generated instance sets the random claims "
+                                                    "are judged over")
     max_plan_length: int = Field(6, ge=1, le=9, description="oracle search depth; deeper instances are rejected")
-    extra_steps: int = Field(3, ge=0, le=20, description="step cap = minimal plan length + extra_steps (brief: 3)")
+    extra_steps: int = Field(3, ge=0, le=20, description="step cap = minimal plan length + extra_steps")
     second_order: bool = Field(True, description="include second-order goal types (TB2, FB2)")
     random_repeats: int = Field(5, ge=1, le=100, description="random-agent episodes per instance")
-    pipeline_instances: int = Field(60, ge=0, description="instances on which scripted baselines also go "
+    pipeline_instances: int = Field(60, ge=0, le=20_000, description="instances on which scripted baselines also go "
                                                           "through the LLM chat loop (both settings)")
-    n_boot: int = Field(2000, ge=100, description="bootstrap resamples for gap intervals")
+    n_boot: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples for gap intervals")
     backend: Literal["none", "openai", "transformers"] = Field(
         "none", description="LLM backend: none (baselines only), openai (any compatible server), transformers")
     model: str = Field("", validate_default=True, description="model name for backend=openai")
     base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
     model_path: str = Field("", validate_default=True, description="local model folder for backend=transformers")
-    llm_instances: int = Field(600, ge=1, description="instances given to the LLM (the first k; balanced)")
+    llm_instances: int = Field(600, ge=1, le=20_000, description="instances given to the LLM (the first k; balanced)")
     settings: list[Literal["one_shot", "agentic"]] = Field(["agentic", "one_shot"], min_length=1,
                                                             description="LLM settings to run")
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (brief: 0)")
-    max_tokens: int = Field(256, ge=1, description="reply length limit in tokens")
-    timeout_s: float = Field(60.0, gt=0, description="per-request timeout in seconds")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (0: deterministic replies)")
+    max_tokens: int = Field(256, ge=1, le=200_000, description="reply length limit in tokens")
+    timeout_s: float = Field(60.0, gt=0, le=3600, description="per-request timeout in seconds")
     max_retries: int = Field(4, ge=0, le=10, description="retries on timeouts, 429 and 5xx")
     cache_dir: str = Field("", description="reply cache folder ('' = <run folder>/reply_cache)")
     reasoning_model: bool = Field(False, description="OpenAI reasoning model (o-series, GPT-5): send "
                                                      "max_completion_tokens=max_tokens and no temperature")
-    max_consecutive_errors: int = Field(5, ge=1, description="after this many backend-error episodes in a row "
+    max_consecutive_errors: int = Field(5, ge=1, le=10_000, description="after this many backend-error episodes in a row "
                                                              "the rest of that setting is recorded as errors "
                                                              "without calling the backend (a dead endpoint)")
 
@@ -110,167 +112,181 @@ class Config(ExperimentConfig):
 
 def _plot(per_agent: dict[str, list[EpisodeResult]], gaps: dict[str, dict], lengths_by_type: dict, ctx: RunContext,
           types: tuple[str, ...]) -> None:
+    """Three figures, the TB − FB gap (key figure) first; each agent keeps its colour."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=(6.5, 3.8), constrained_layout=True)
+    names = list(gaps)
+    xs = np.arange(len(names))
+    for off, key, label, colour in ((-0.18, "overall", "overall", "C0"), (0.18, "matched", "at equal plan length", "C1")):
+        vals = [gaps[n][key] for n in names]
+        err = np.array([[gaps[n][key] - gaps[n][key + "_ci"][0], gaps[n][key + "_ci"][1] - gaps[n][key]]
+                        for n in names]).T
+        ax.bar(xs + off, vals, width=0.36, yerr=err, capsize=3, label=label, color=colour)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks(xs, names)
+    ax.set_ylabel("TB − FB success")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title("True- vs false-belief gap (95% bootstrap CI), first seed")
+    ctx.save_figure("tb_fb_gap", fig, caption=(
+        "Success on true-belief minus false-belief goals for agents without theory of mind, overall (blue) and "
+        "at equal minimal plan length (orange). The abstract reports TB > FB for every model and humans; here "
+        "an overall gap appears without any ToM, and it vanishes or reverses once plan length is matched."))
+
     agents = list(per_agent)
-    fig, axes = plt.subplots(1, len(agents), figsize=(3.6 * len(agents), 3.3), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(agents), figsize=(3.2 * len(agents) + 1, 3.6), sharey=True, squeeze=False,
+                             constrained_layout=True)
     for ax, name in zip(axes[0], agents):
         s = summary(per_agent[name])["by_type_length"]
-        for t in types:
-            pts = sorted((int(k.split("@")[1]), v["rate"], v["n"]) for k, v in s.items() if k.split("@")[0] == t)
+        for k, t in enumerate(types):
+            pts = sorted((int(key.split("@")[1]), v["rate"], v["n"]) for key, v in s.items() if key.split("@")[0] == t)
             if pts:
                 x, y, n = zip(*pts)
-                ax.plot(x, y, marker="o", ls="-" if t.startswith("TB") else "--", label=t)
-        ax.set_title(name)
+                ax.plot(x, y, marker="o", ls="-" if t.startswith("TB") else "--", color=f"C{k + 2}", label=t)
+        ax.set_title(name, fontsize=9)
         ax.set_xlabel("minimal plan length")
         ax.set_ylim(-0.05, 1.05)
     axes[0][0].set_ylabel("success rate")
     labelled = [ax for ax in axes[0] if ax.get_legend_handles_labels()[1]]  # an all-error agent plots nothing
     if labelled:
-        labelled[-1].legend(fontsize=8)
-    fig.suptitle("Success by goal type × minimal plan length")
-    ctx.save_figure("success_by_type_and_length", fig)
+        labelled[-1].legend(fontsize=7, loc="upper right")
+    fig.suptitle("Success by goal type × minimal plan length", fontsize=10)
+    ctx.save_figure("success_by_type_and_length", fig, caption=(
+        "Success rate per goal type (solid: true belief, dashed: false belief) against the oracle's minimal plan "
+        "length, one panel per agent. Compare TB and FB at the same length: the overall gap mixes lengths."))
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.3))
-    names = list(gaps)
-    xs = np.arange(len(names))
-    for off, key, label in ((-0.18, "overall", "overall"), (0.18, "matched", "at equal plan length")):
-        vals = [gaps[n][key] for n in names]
-        err = np.array([[gaps[n][key] - gaps[n][key + "_ci"][0], gaps[n][key + "_ci"][1] - gaps[n][key]]
-                        for n in names]).T
-        ax.bar(xs + off, vals, width=0.36, yerr=err, capsize=3, label=label)
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xticks(xs, names)
-    ax.set_ylabel("TB − FB success")
-    ax.legend(fontsize=8)
-    ax.set_title("True- vs false-belief gap (95% bootstrap CI)")
-    ctx.save_figure("tb_fb_gap", fig)
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.3))
+    fig, ax = plt.subplots(figsize=(6, 3.6), constrained_layout=True)
     width = 0.8 / len(types)
     all_l = sorted({ell for t in types for ell in lengths_by_type[t]})
     for k, t in enumerate(types):
         counts = [lengths_by_type[t].count(ell) for ell in all_l]
-        ax.bar(np.array(all_l) + (k - (len(types) - 1) / 2) * width, counts, width=width, label=t)
+        ax.bar(np.array(all_l) + (k - (len(types) - 1) / 2) * width, counts, width=width, label=t, color=f"C{k + 2}")
     ax.set_xlabel("minimal plan length (oracle)")
     ax.set_ylabel("instances")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper right")
     ax.set_title("FB goals need longer plans")
-    ctx.save_figure("plan_length_by_goal_type", fig)
+    ctx.save_figure("plan_length_by_goal_type", fig, caption=(
+        "Distribution of the oracle's minimal plan length per goal type on the first seed's instances: false-"
+        "belief goals need longer plans, which alone makes them harder for any agent."))
 
 
 NO_TOM_STATEMENT = "A no-ToM agent (put the object where the goal says) succeeds on no false-belief goal."
-NO_TOM_PAPER = "0 (an agent that ignores beliefs cannot induce a false one)"
+PAPER_SOURCE = "abstract"
+BENCH_SOURCE = ("inferred: our generated benchmark; every world rule (witnesses, the disembodied mover, the "
+                "TB/FB predicates) is reconstructed, the paper's rules and instances are not public")
+LLM_FULL_SCALE = ("set backend=openai, base_url and model (key from OPENAI_API_KEY); the full configuration "
+                  "runs GPT-5 on all 600 instances in the agentic and one-shot settings")
 
 
-def _gap_claim(id: str, statement: str, *, ci: list[float], measured: dict, tolerance: str, reason: str,
-               paper_value: str, note: str = "", matched: bool = False) -> C.Claim:
-    """A "TB − FB gap > 0" claim; ``not checkable`` (not a false "does not hold") when a side had no
-    episodes, so the gap and its interval are NaN."""
+def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured_note: str, reason: str,
+               kind: str, source: str, paper_value: str, note: str = "", matched: bool = False) -> C.Claim:
+    """A "TB − FB gap > 0" claim judged from its 95% bootstrap interval (inconclusive when it
+    straddles 0); ``not checkable`` (not a false "does not hold") when a side had no episodes,
+    so the gap and its interval are NaN."""
     if not np.isfinite(ci[0]):
-        return C.not_checkable(id, statement, paper_value=paper_value,
+        return C.not_checkable(id, statement, paper_value=paper_value, kind=kind, source=source,
                                reason="nothing to compare at this scale: no scored TB or no scored FB episodes"
                                       + (" at a shared minimal plan length" if matched else "")
                                       + " (too few instances, or every episode was a backend error)",
                                full_scale="the quick configuration (600 instances) has both at every length 1-3",
                                note=note)
-    return C.check(id, statement, paper_value=paper_value, measured=measured, holds=bool(ci[0] > 0),
-                   tolerance=tolerance, reason=reason, note=note)
+    return C.at_least(id, statement, measured=gap, bound=0.0, interval=(ci[0], ci[1]), paper_value=paper_value,
+                      kind=kind, source=source, reason=reason, note=(measured_note + " " + note).strip())
 
 
-def run(config: Config, ctx: RunContext) -> Outcome:
-    """Generate the instance set, run the agents, and check the issue's claims."""
-    types = GOAL_TYPES if config.second_order else ("TB1", "FB1")
-    t0 = time.perf_counter()
-    generated, rejected = generate_instances(config.n_instances, seed=ctx.seed, goal_types=types,
-                                             max_depth=config.max_plan_length)
-    t_gen = time.perf_counter() - t0
-    # export / import round trip: the claims below are measured on the re-imported set
-    out_dir = Path(ctx.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    instances = load_jsonl(save_jsonl(generated, out_dir / "instances.jsonl"))
-    roundtrip_ok = [i.to_dict() for i in instances] == [g.to_dict() for g in generated]
-
+def _run_baselines(instances: list, config: Config, rng: np.random.Generator, ctx: RunContext,
+                   label: str) -> dict[str, list[EpisodeResult]]:
+    """Oracle, no-ToM and random episodes on every instance (random: ``random_repeats`` each)."""
     per_agent: dict[str, list[EpisodeResult]] = {"oracle": [], "no_tom": [], "random": []}
-    rng = ctx.child_rng(1)
-    t1 = time.perf_counter()
-    for inst in ctx.track(instances, "baselines"):
+    for inst in ctx.track(instances, label):
         cap = step_cap(inst, config.extra_steps)
         per_agent["oracle"].append(score_plan(inst, oracle_plan(inst), cap=cap, agent="oracle"))
         per_agent["no_tom"].append(score_plan(inst, no_tom_plan(inst), cap=cap, agent="no_tom"))
         for _ in range(config.random_repeats):
             per_agent["random"].append(score_plan(inst, random_plan(inst, rng, cap), cap=cap, agent="random"))
+    return per_agent
+
+
+def run(config: Config, ctx: RunContext) -> Outcome:
+    """Table of contents: build the benchmark over seeds, then one function per claim group."""
+    types = GOAL_TYPES if config.second_order else ("TB1", "FB1")
+    seeds = [ctx.seed + k for k in range(config.n_seeds)]
+    t0 = time.perf_counter()
+    sets = []
+    for s in ctx.track(seeds, "generate instance sets (one per seed)"):
+        generated, rejected = generate_instances(config.n_instances, seed=s, goal_types=types,
+                                                 max_depth=config.max_plan_length)
+        sets.append((generated, rejected))
+    t_gen = time.perf_counter() - t0
+    out_dir = Path(ctx.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # export / import round trip: the first seed's claims are measured on the re-imported set
+    instances = load_jsonl(save_jsonl(sets[0][0], out_dir / "instances.jsonl"))
+    roundtrip_ok = [i.to_dict() for i in instances] == [g.to_dict() for g in sets[0][0]]
+    t1 = time.perf_counter()
+    runs = [_run_baselines(instances if k == 0 else sets[k][0], config, np.random.default_rng([s, 1]), ctx,
+                           f"baselines, seed {s}") for k, s in enumerate(seeds)]
     t_base = time.perf_counter() - t1
+    per_agent = runs[0]
+    metrics: dict = {"seeds": seeds, "timing_s": {"generate_and_oracle": t_gen, "baselines": t_base}}
 
-    # the same baselines through the LLM chat loop (prompt, strict parse, tracker) must agree
-    agree, n_pipe = 0, 0
-    for inst in instances[:config.pipeline_instances]:
-        cap = step_cap(inst, config.extra_steps)
-        for name, plan in (("oracle", oracle_plan(inst)), ("no_tom", no_tom_plan(inst))):
-            direct = score_plan(inst, plan, cap=cap).success
-            for setting in SETTINGS:
-                ep = run_llm_episode(inst, scripted_agent(plan, setting, name), setting, cap=cap)
-                agree += ep.success == direct
-                n_pipe += 1
-
-    # optional LLM agent
-    llm_name, usage = "", UsageMeter()
-    if config.backend != "none":
-        cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
-        backend = make_backend(config.backend, model=config.model, base_url=config.base_url,
-                               model_path=config.model_path, cache_dir=cache, device=ctx.device,
-                               timeout_s=config.timeout_s, max_retries=config.max_retries,
-                               reasoning=config.reasoning_model)
-        llm_name = backend.name
-        params = ChatParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=ctx.seed)
-        for setting in config.settings:
-            eps, streak, last_error = [], 0, ""
-            for inst in ctx.track(instances[:config.llm_instances], f"LLM {setting}"):
-                agent = f"{llm_name} ({setting})"
-                if streak >= config.max_consecutive_errors:  # a dead endpoint: stop calling it
-                    ep = new_episode(inst, agent, setting)
-                    ep.status, ep.error = "error", (f"skipped: {streak} backend errors in a row "
-                                                    f"(max_consecutive_errors); last: {last_error}")
-                else:
-                    ep = run_llm_episode(inst, backend, setting, cap=step_cap(inst, config.extra_steps),
-                                         params=params, agent=agent)
-                    streak = streak + 1 if ep.status == "error" else 0
-                    last_error = ep.error
-                eps.append(ep)
-            per_agent[f"llm_{setting}"] = eps
-        with open(out_dir / "llm_episodes.jsonl", "w") as fh:  # every LLM episode, for auditing
-            for k in (k for k in per_agent if k.startswith("llm_")):
-                fh.writelines(json.dumps(e.to_dict(), sort_keys=True) + "\n" for e in per_agent[k])
-        for eps in (v for k, v in per_agent.items() if k.startswith("llm_")):
-            usage.calls += sum(e.calls for e in eps)
-            usage.cache_hits += sum(e.cache_hits for e in eps)
-            usage.prompt_tokens += sum(e.prompt_tokens for e in eps)
-            usage.completion_tokens += sum(e.completion_tokens for e in eps)
-            usage.latency_s += sum(e.latency_s for e in eps)
-            usage.errors += sum(e.status == "error" for e in eps)
-        usage.by_model = {llm_name: usage.calls}
-
+    claims = _benchmark_is_well_formed(config, instances, sets[0][1], roundtrip_ok, per_agent, types, metrics)
+    claims += _no_tom_cannot_induce_false_beliefs(runs, seeds)
+    gaps_by_seed = [{k: tb_fb_gap(v, np.random.default_rng([s, 2 + j]), config.n_boot)
+                     for j, (k, v) in enumerate(r.items()) if k != "oracle"} for s, r in zip(seeds, runs)]
+    claims += _tb_fb_gap_without_theory_of_mind(runs, gaps_by_seed, seeds)
+    claims += _chat_loop_agrees_with_tracker(config, instances)
+    llm_name, usage = _run_llm_agent(config, ctx, instances, per_agent, out_dir)
+    gaps = dict(gaps_by_seed[0])
+    gaps.update({k: tb_fb_gap(v, ctx.child_rng(10 + j), config.n_boot)
+                 for j, (k, v) in enumerate(per_agent.items()) if k.startswith("llm_")})
     summaries = {k: summary(v) for k, v in per_agent.items()}
-    gaps = {k: tb_fb_gap(v, ctx.child_rng(2 + j), config.n_boot) for j, (k, v) in enumerate(per_agent.items())
-            if k != "oracle"}
+    claims += _paper_claims_need_frontier_models(config, summaries, gaps, llm_name)
+
     lengths_by_type = {t: [i.min_plan_length for i in instances if i.goal_type == t] for t in types}
-    counts = {t: len(lengths_by_type[t]) for t in types}
+    _plot(per_agent, gaps, lengths_by_type, ctx, types)
+    metrics.update({
+        "n_instances": len(instances), "rejected_draws": sets[0][1],
+        "min_plan_length_mean": {t: float(np.mean(v)) if v else float("nan") for t, v in lengths_by_type.items()},
+        "summaries": summaries, "gaps": gaps, "gaps_by_seed": gaps_by_seed,
+        "summaries_by_seed": [{k: summary(v) for k, v in r.items()} for r in runs],
+        "tracker_actions_per_s": _tracker_throughput(instances),
+        "llm": {"backend": config.backend, "name": llm_name, "usage": usage.to_dict()},
+        "reference_paper": {"gpt5_agentic_success": PAPER_GPT5_AGENTIC},
+    })
+    notes = (
+        "Inferred (the paper's code and data are not public; only its abstract was read): the disembodied "
+        "mover, the witness rules for cross-room moves (the source room only sees the object carried out), the "
+        "TB/FB predicates for second-order goals (the 'fact' is the inner character's actual belief), the scene "
+        "sampler and the themes. So every claim measured offline is about our benchmark (kind check or "
+        "reconstruction), none is the paper's. Baselines: oracle = BFS shortest plan; no-ToM = MOVE the object "
+        f"to the goal location; random = uniform actions with DONE as a choice, {config.random_repeats} episodes "
+        f"per instance. Step cap = minimal plan length + {config.extra_steps}. Random claims are judged over "
+        f"{len(seeds)} independently generated instance sets (seeds {seeds}, chosen before looking). The first "
+        "seed's instances are written to instances.jsonl in the run folder."
+        + (f" LLM usage: {json.dumps(usage.to_dict())}." if llm_name else ""))
+    return Outcome(metrics=metrics, claims=claims, notes=notes)
+
+
+def _benchmark_is_well_formed(config: Config, instances: list, rejected: dict, roundtrip_ok: bool,
+                              per_agent: dict, types: tuple, metrics: dict) -> list:
+    """Balanced, solvable instances that survive a JSONL round trip, and oracle plans that replay."""
+    counts = {t: sum(1 for i in instances if i.goal_type == t) for t in types}
     contexts = sorted({i.context for i in instances} | set(CONTEXTS))
     cell_counts = {f"{t}/{c}": sum(1 for i in instances if i.goal_type == t and i.context == c)
                    for t in types for c in contexts}
     context_counts = {c: sum(1 for i in instances if i.context == c) for c in contexts}
+    metrics.update(goal_type_counts=counts, cell_counts=cell_counts)
 
     def spread(d: dict) -> int:
         return max(d.values()) - min(d.values())
-    _plot(per_agent, gaps, lengths_by_type, ctx, types)
 
     n = len(instances)
     solvable = sum(i.min_plan_length is not None and i.min_plan_length >= 1 for i in instances)
-    oracle_rate = summaries["oracle"]["success"]
-    claims = [
+    return [
         C.check("instances_solvable_balanced",
                 f"The benchmark has {config.n_instances} task instances (paper: 600) balanced across goal types "
                 "and contexts; every instance is solvable (oracle plan within the search depth).",
@@ -283,133 +299,191 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                            and spread(counts) <= 1 and spread(context_counts) <= 1 and spread(cell_counts) <= 1),
                 tolerance="n as configured, all solvable; goal-type counts, context counts and goal-type × "
                           "context cells each differ by <= 1; JSONL round trip exact",
-                reason="exact structural property of the generator (rejection sampling)",
-                note="Scenes are generated procedurally (the paper's 600 instances are not public); "
-                     "the generator rejects unsolvable, already-true, contradictory and duplicate draws."),
+                reason="exact structural property of the generator (rejection sampling)", kind="check",
+                source="inferred: the paper's 600 instances are not public, so scenes are generated procedurally",
+                note="the generator rejects unsolvable, already-true, contradictory and duplicate draws."),
         C.close("oracle_replay",
-                "Replaying the oracle's stored plans (after JSONL export/import) satisfies the tracker on every instance.",
-                measured=oracle_rate, target=1.0, abs_tol=0.0, paper_value=None,
+                "Replaying the oracle's stored plans (after JSONL export/import) satisfies the tracker on every "
+                "instance.", measured=summary(per_agent["oracle"])["success"], target=1.0, abs_tol=0.0,
+                paper_value=None, kind="check", source="inferred: the oracle is a breadth-first search over our tracker",
                 reason="deterministic tracker: any failure is a bug, so no tolerance"),
-        C.at_most("no_tom_fb_zero", NO_TOM_STATEMENT, measured=summaries["no_tom"]["fb"], bound=0.0,
-                  paper_value=NO_TOM_PAPER,
-                  reason="exact: after MOVE o TO L the object is at L, so 'believes o at L while it is not' "
-                         "cannot hold; no sampling involved")
-        if np.isfinite(summaries["no_tom"]["fb"]) else
-        C.not_checkable("no_tom_fb_zero", NO_TOM_STATEMENT, paper_value=NO_TOM_PAPER,
-                        reason="no false-belief instance at this n_instances",
-                        full_scale="any n_instances >= 2 includes FB goals (the generator alternates TB and FB)"),
     ]
-    for name in ("no_tom", "random"):
-        g = gaps[name]
-        claims.append(_gap_claim(
-            f"tb_gt_fb_overall_{name}",
-            f"The abstract's pattern 'every model and humans do better on true-belief than false-belief goals' "
-            f"also appears without any theory of mind: here the ToM-free {name} agent, overall (this tests "
-            f"the benchmark's structure, not the paper's models).",
-            paper_value="TB > FB for every model and humans",
-            measured={"tb": summaries[name]["tb"], "fb": summaries[name]["fb"], "gap": g["overall"],
-                      "ci95": g["overall_ci"]},
-            ci=g["overall_ci"],
-            tolerance="95% bootstrap CI of TB − FB lies above 0",
-            reason=f"{summaries[name]['n']} episodes on {n} instances; bootstrap over instances "
-                   "(repeats of one instance averaged first)",
-            note="This agent has no theory of mind, so any gap it shows comes from the task's structure "
-                 "(FB goals need longer plans; the set of satisfying states differs), not from reasoning about "
-                 "minds; compare the equal-length claim below."))
-    g = gaps["random"]
-    claims.append(_gap_claim(
-        "tb_gt_fb_equal_length_random",
-        "TB > FB persists when TB and FB goals are compared at equal minimal plan length (random agent).",
-        paper_value="TB > FB (abstract; lengths not controlled there as far as we know)",
-        measured={"matched_gap": g["matched"], "ci95": g["matched_ci"], "lengths": g["lengths"],
-                  "per_length": g["per_length"]},
-        ci=g["matched_ci"], matched=True,
-        tolerance="95% bootstrap CI of the length-matched TB − FB gap lies above 0",
-        reason=f"stratified bootstrap over instances within length × TB/FB cells ({summaries['random']['n']} "
-               "random episodes)",
-        note="A gap <= 0 here means that, at equal minimal plan length, FB goals are no harder than TB goals "
-             "for an agent without ToM (a short FB goal is met by many action sequences: any move of the object "
-             "the believer does not see), so a TB > FB gap in an agent's overall rate does not by itself show "
-             "a ToM asymmetry; the paper's comparison should be read against plan length."))
 
-    llm_keys = [k for k in per_agent if k.startswith("llm_")]
-    full_scale = ("set backend=openai, base_url and model (key from OPENAI_API_KEY); the full configuration "
-                  "runs GPT-5 on all 600 instances in the agentic and one-shot settings")
+
+def _no_tom_cannot_induce_false_beliefs(runs: list, seeds: list[int]) -> list:
+    """The no-ToM agent's FB success is exactly 0 on every seed's instance set."""
+    per_seed = []
+    for r in runs:
+        fb = summary(r["no_tom"])["fb"]
+        per_seed.append(C.at_most("no_tom_fb_zero", NO_TOM_STATEMENT, measured=fb, bound=0.0, kind="check",
+                                  source="inferred: after MOVE o TO L the object is at L, so a false belief about "
+                                         "o cannot be induced by that move alone",
+                                  paper_value="0 (an agent that ignores beliefs cannot induce a false one)",
+                                  reason="exact, no sampling involved")
+                        if np.isfinite(fb) else
+                        C.not_checkable("no_tom_fb_zero", NO_TOM_STATEMENT, paper_value="0", kind="check",
+                                        source="inferred: a property of the tracker",
+                                        reason="no false-belief instance at this n_instances",
+                                        full_scale="any n_instances >= 2 includes FB goals (the generator "
+                                                   "alternates TB and FB)"))
+    return [C.over_seeds(per_seed, seeds)]
+
+
+def _tb_fb_gap_without_theory_of_mind(runs: list, gaps_by_seed: list[dict], seeds: list[int]) -> list:
+    """TB − FB gaps of the ToM-free agents, overall and at equal minimal plan length, over seeds."""
+    claims = []
+    for name in ("no_tom", "random"):
+        per_seed = []
+        for r, g in zip(runs, gaps_by_seed):
+            s = summary(r[name])
+            per_seed.append(_gap_claim(
+                f"tb_gt_fb_overall_{name}",
+                f"On our benchmark the ToM-free {name} agent does better on true-belief than on false-belief goals "
+                "overall: the abstract's TB > FB pattern appears without any theory of mind.",
+                paper_value="TB > FB for every model and humans (abstract)", ci=g[name]["overall_ci"],
+                gap=g[name]["overall"], kind="reconstruction", source=BENCH_SOURCE,
+                measured_note=f"TB {s['tb']:.3f}, FB {s['fb']:.3f}.",
+                reason=f"95% bootstrap interval over instances ({s['n']} episodes; repeats of one instance "
+                       "averaged first) must lie above 0",
+                note="This agent has no theory of mind, so its gap comes from the task's structure (FB goals need "
+                     "longer plans), not from reasoning about minds; compare the equal-length claim."))
+        claims.append(C.over_seeds(per_seed, seeds))
+    per_seed = []
+    for r, g in zip(runs, gaps_by_seed):
+        per_seed.append(_gap_claim(
+            "tb_gt_fb_equal_length_random",
+            "On our benchmark TB > FB persists for the random agent when TB and FB goals are compared at equal "
+            "minimal plan length.", paper_value="TB > FB (abstract; lengths not controlled there as far as we know)",
+            ci=g["random"]["matched_ci"], gap=g["random"]["matched"], matched=True, kind="reconstruction",
+            source=BENCH_SOURCE, measured_note=f"per-length rates {g['random']['per_length']}.",
+            reason="stratified bootstrap over instances within length × TB/FB cells; the 95% interval must lie "
+                   "above 0",
+            note="A gap <= 0 means that, at equal minimal plan length, FB goals are no harder than TB goals for "
+                 "an agent without ToM (a short FB goal is met by many action sequences: any move of the object "
+                 "the believer does not see), so an agent's overall TB > FB gap does not by itself show a ToM "
+                 "asymmetry; the paper's comparison should be read against plan length."))
+    claims.append(C.over_seeds(per_seed, seeds))
+    return claims
+
+
+def _chat_loop_agrees_with_tracker(config: Config, instances: list) -> list:
+    """Scripted oracle and no-ToM agents through the LLM chat loop score as direct replay does."""
+    agree, n_pipe = 0, 0
+    for inst in instances[:config.pipeline_instances]:
+        cap = step_cap(inst, config.extra_steps)
+        for name, plan in (("oracle", oracle_plan(inst)), ("no_tom", no_tom_plan(inst))):
+            direct = score_plan(inst, plan, cap=cap).success
+            for setting in SETTINGS:
+                ep = run_llm_episode(inst, scripted_agent(plan, setting, name), setting, cap=cap)
+                agree += ep.success == direct
+                n_pipe += 1
+    statement = ("Our LLM-agent loop (prompt, strict parse, tracker scoring) scores scripted oracle and "
+                 "no-ToM agents exactly as direct replay does, in both settings.")
+    source = "inferred: the agent loop is ours (the paper's prompts and parser are not public)"
+    if n_pipe == 0:
+        return [C.not_checkable("chat_loop_agrees_with_tracker", statement, paper_value=None, kind="check",
+                                source=source, reason="pipeline_instances=0: no scripted episodes were run",
+                                full_scale="the quick configuration runs 60 instances through the loop")]
+    return [C.check("chat_loop_agrees_with_tracker", statement, paper_value=None, kind="check", source=source,
+                    measured={"agree": agree, "episodes": n_pipe}, holds=bool(agree == n_pipe),
+                    tolerance="all episodes agree", reason="deterministic pipeline check, no tolerance")]
+
+
+def _run_llm_agent(config: Config, ctx: RunContext, instances: list, per_agent: dict,
+                   out_dir: Path) -> tuple[str, UsageMeter]:
+    """The optional LLM agent (``backend != none``): episodes into ``per_agent["llm_<setting>"]``."""
+    llm_name, usage = "", UsageMeter()
+    if config.backend == "none":
+        return llm_name, usage
+    cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
+    backend = make_backend(config.backend, model=config.model, base_url=config.base_url,
+                           model_path=config.model_path, cache_dir=cache, device=ctx.device,
+                           timeout_s=config.timeout_s, max_retries=config.max_retries,
+                           reasoning=config.reasoning_model)
+    llm_name = backend.name
+    params = ChatParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=ctx.seed)
+    for setting in config.settings:
+        eps, streak, last_error = [], 0, ""
+        for inst in ctx.track(instances[:config.llm_instances], f"LLM {setting}"):
+            agent = f"{llm_name} ({setting})"
+            if streak >= config.max_consecutive_errors:  # a dead endpoint: stop calling it
+                ep = new_episode(inst, agent, setting)
+                ep.status, ep.error = "error", (f"skipped: {streak} backend errors in a row "
+                                                f"(max_consecutive_errors); last: {last_error}")
+            else:
+                ep = run_llm_episode(inst, backend, setting, cap=step_cap(inst, config.extra_steps),
+                                     params=params, agent=agent)
+                streak = streak + 1 if ep.status == "error" else 0
+                last_error = ep.error
+            eps.append(ep)
+        per_agent[f"llm_{setting}"] = eps
+    with open(out_dir / "llm_episodes.jsonl", "w") as fh:  # every LLM episode, for auditing
+        for k in (k for k in per_agent if k.startswith("llm_")):
+            fh.writelines(json.dumps(e.to_dict(), sort_keys=True) + "\n" for e in per_agent[k])
+    for eps in (v for k, v in per_agent.items() if k.startswith("llm_")):
+        usage.calls += sum(e.calls for e in eps)
+        usage.cache_hits += sum(e.cache_hits for e in eps)
+        usage.prompt_tokens += sum(e.prompt_tokens for e in eps)
+        usage.completion_tokens += sum(e.completion_tokens for e in eps)
+        usage.latency_s += sum(e.latency_s for e in eps)
+        usage.errors += sum(e.status == "error" for e in eps)
+    usage.by_model = {llm_name: usage.calls}
+    return llm_name, usage
+
+
+def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: dict, llm_name: str) -> list:
+    """The abstract's model and human results: judged only with a configured LLM backend."""
+    claims = []
+    llm_keys = [k for k in summaries if k.startswith("llm_")]
     is_gpt5 = config.backend == "openai" and config.model.lower().startswith("gpt-5")
-    n_gpt5 = summaries["llm_agentic"]["n"] if "llm_agentic" in per_agent else 0
-    if is_gpt5 and "llm_agentic" in per_agent and n_gpt5 >= MIN_GPT5_EPISODES:
-        claims.append(C.close("gpt5_agentic_success",
-                              "GPT-5 succeeds on about 80% of tasks in the agentic setting (abstract).",
-                              measured=summaries["llm_agentic"]["success"], target=PAPER_GPT5_AGENTIC, abs_tol=0.10,
-                              reason="the paper says 'approximately 80%'; our instances are regenerated, not the "
-                                     "paper's, so ±0.10",
+    n_gpt5 = summaries["llm_agentic"]["n"] if "llm_agentic" in summaries else 0
+    statement = "GPT-5 succeeds on about 80% of tasks in the agentic setting."
+    if is_gpt5 and "llm_agentic" in summaries and n_gpt5 >= MIN_GPT5_EPISODES:
+        k = int(round(summaries["llm_agentic"]["success"] * n_gpt5))
+        claims.append(C.close("gpt5_agentic_success", statement, measured=k / n_gpt5, target=PAPER_GPT5_AGENTIC,
+                              abs_tol=0.10, interval=C.proportion_interval(k, n_gpt5)[1], kind="paper",
+                              source=PAPER_SOURCE,
+                              reason="the abstract says 'approximately 80%' and our instances are regenerated, not "
+                                     "the paper's, so ±0.10; judged on the Clopper–Pearson 95% interval",
                               note=f"{summaries['llm_agentic']['errors']} backend errors left out of the rate."))
     else:
-        claims.append(C.not_checkable("gpt5_agentic_success",
-                                      "GPT-5 succeeds on about 80% of tasks in the agentic setting (abstract).",
-                                      paper_value=PAPER_GPT5_AGENTIC,
-                                      reason="no GPT-5 offline" if not llm_keys else
-                                      f"only {n_gpt5} scored agentic episodes (< {MIN_GPT5_EPISODES}; backend "
-                                      f"errors left out): too few to test ±0.10" if is_gpt5 else
-                                      f"the configured model is {config.model or config.model_path!r} "
-                                      f"({config.backend}), not GPT-5",
-                                      full_scale=full_scale))
-    claims.append(C.not_checkable("gpt5_only_model_above_humans",
-                                  "GPT-5 is the only one of six frontier models to outperform the human participants, "
-                                  "but is less robust than humans across contexts (abstract).",
-                                  paper_value="GPT-5 > humans > other five models; humans more robust",
-                                  reason="needs the six frontier models and the paper's human cohort",
-                                  full_scale=full_scale + "; per-context spread is reported as context_spread"))
-    if llm_keys:
-        for k in llm_keys:
-            gk = gaps[k]
-            claims.append(_gap_claim(f"tb_gt_fb_{k}",
-                                  f"Models do better on TB than FB goals (abstract) — {llm_name}, {k[4:]} setting.",
-                                  paper_value="TB > FB for every model", measured={
-                                      "tb": summaries[k]["tb"], "fb": summaries[k]["fb"], "gap": gk["overall"],
-                                      "ci95": gk["overall_ci"], "matched_gap": gk["matched"],
-                                      "matched_ci95": gk["matched_ci"]},
-                                  ci=gk["overall_ci"], tolerance="95% bootstrap CI of TB − FB above 0",
-                                  reason=f"{summaries[k]['n']} scored episodes (backend errors left out)"))
-    else:
-        claims.append(C.not_checkable("tb_gt_fb_models",
-                                      "All six models, like humans, do better on TB than FB goals (abstract).",
-                                      paper_value="TB > FB for every model and humans",
-                                      reason="no frontier model offline", full_scale=full_scale))
-    loop_statement = ("Our LLM-agent loop (prompt, strict parse, tracker scoring) scores scripted oracle and "
-                      "no-ToM agents exactly as direct replay does, in both settings.")
-    claims.append(C.not_checkable("chat_loop_agrees_with_tracker", loop_statement, paper_value=None,
-                                  reason="pipeline_instances=0: no scripted episodes were run",
-                                  full_scale="the quick configuration runs 60 instances through the loop")
-                  if n_pipe == 0 else
-                  C.check("chat_loop_agrees_with_tracker", loop_statement, paper_value=None,
-                          measured={"agree": agree, "episodes": n_pipe}, holds=bool(agree == n_pipe),
-                          tolerance="all episodes agree", reason="deterministic pipeline check, no tolerance"))
+        claims.append(C.not_checkable(
+            "gpt5_agentic_success", statement, paper_value=PAPER_GPT5_AGENTIC, kind="paper", source=PAPER_SOURCE,
+            reason="no GPT-5 offline" if not llm_keys else
+            f"only {n_gpt5} scored agentic episodes (< {MIN_GPT5_EPISODES}; backend errors left out): too few to "
+            "test ±0.10" if is_gpt5 else
+            f"the configured model is {config.model or config.model_path!r} ({config.backend}), not GPT-5",
+            full_scale=LLM_FULL_SCALE))
+    claims.append(C.not_checkable(
+        "gpt5_only_model_above_humans", "GPT-5 is the only one of six frontier models to outperform the human "
+        "participants, but is less robust than humans across contexts.", kind="paper", source=PAPER_SOURCE,
+        paper_value="GPT-5 > humans > other five models; humans more robust",
+        reason="needs the six frontier models and the paper's human cohort",
+        full_scale=LLM_FULL_SCALE + "; per-context spread is reported as context_spread"))
+    if not llm_keys:
+        claims.append(C.not_checkable("tb_gt_fb_models", "All six models, like humans, do better on TB than FB "
+                                      "goals.", paper_value="TB > FB for every model and humans", kind="paper",
+                                      source=PAPER_SOURCE, reason="no frontier model offline",
+                                      full_scale=LLM_FULL_SCALE))
+    for k in llm_keys:
+        gk, s = gaps[k], summaries[k]
+        claims.append(_gap_claim(
+            f"tb_gt_fb_{k}", f"Models do better on TB than FB goals — {llm_name}, {k[4:]} setting.",
+            paper_value="TB > FB for every model", ci=gk["overall_ci"], gap=gk["overall"], kind="paper",
+            source=PAPER_SOURCE, measured_note=f"TB {s['tb']:.3f}, FB {s['fb']:.3f}; length-matched gap "
+            f"{gk['matched']:.3f} {gk['matched_ci']}.",
+            reason=f"95% bootstrap interval over {s['n']} scored episodes (backend errors left out) must lie "
+                   "above 0"))
+    return claims
 
-    # throughput of the tracker on the random agent's actions (a performance figure, not a claim)
-    sample = instances[: min(50, n)]
+
+def _tracker_throughput(instances: list) -> float:
+    """Tracker actions per second on every action of up to 50 instances (a performance figure)."""
+    sample = instances[: min(50, len(instances))]
     t2, applied = time.perf_counter(), 0
     for inst in sample:
         state = inst.initial
         for a in all_actions(inst.scene):
             state = apply_action(inst.scene, state, a).state
             applied += 1
-    tracker_rate = applied / (time.perf_counter() - t2)
-
-    metrics = {
-        "n_instances": n, "goal_type_counts": counts, "cell_counts": cell_counts, "rejected_draws": rejected,
-        "min_plan_length_mean": {t: float(np.mean(v)) if v else float("nan") for t, v in lengths_by_type.items()},
-        "summaries": summaries, "gaps": gaps, "pipeline_agreement": [agree, n_pipe],
-        "timing_s": {"generate_and_oracle": t_gen, "baselines": t_base}, "tracker_actions_per_s": tracker_rate,
-        "llm": {"backend": config.backend, "name": llm_name, "usage": usage.to_dict()},
-        "reference_paper": {"gpt5_agentic_success": PAPER_GPT5_AGENTIC},
-    }
-    notes = (
-        "Inferred (the paper's code and data are not public): the disembodied mover, the witness rules for "
-        "cross-room moves (the source room only sees the object carried out), the TB/FB predicates for second-"
-        "order goals (the 'fact' is the inner character's actual belief), the scene sampler and the themes. "
-        "Baselines: oracle = BFS shortest plan; no-ToM = MOVE the object to the goal location; random = uniform "
-        f"actions with DONE as a choice, {config.random_repeats} episodes per instance. Step cap = minimal plan "
-        f"length + {config.extra_steps}. Instances are written to instances.jsonl in the run folder."
-        + (f" LLM usage: {json.dumps(usage.to_dict())}." if llm_keys else ""))
-    return Outcome(metrics=metrics, claims=claims, notes=notes)
+    return applied / max(time.perf_counter() - t2, 1e-9)

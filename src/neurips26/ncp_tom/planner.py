@@ -8,8 +8,8 @@ Only moves of objects named in a goal are searched: in the tracker a move of obj
 changes only ``o``'s location and beliefs about ``o``, so moving any other object can never make
 a goal true (the restriction is exact, not a heuristic). Sends are all searched.
 
-Source: the research brief ("BFS oracle … hash visited states"); shortest-plan length is the
-difficulty measure used to compare TB and FB goals at equal length (issue 6).
+Source: inferred (breadth-first search with hashed visited states); shortest-plan length is the
+difficulty measure used to compare TB and FB goals at equal length.
 """
 
 from __future__ import annotations

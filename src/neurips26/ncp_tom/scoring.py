@@ -12,7 +12,8 @@ Its 95% interval is a stratified bootstrap over instances (resampling within eac
 length × TB/FB cell). The overall gap :math:`\\hat p_{TB} - \\hat p_{FB}` mixes plan lengths:
 FB goals need longer plans, so a ToM-free agent already shows a gap.
 
-Source: issue 6 ("report the gap at equal minimal plan length"); research brief §4.
+Source: inferred. FB goals need longer plans, so the gap is also reported at equal minimal plan
+length, where plan length cannot explain it.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ already solved, contradictory, ambiguous (duplicate or clashing names) or duplic
 ones. Each instance's id is a hash of its content, so it is stable across runs, machines and
 export/import; JSONL export/import round-trips exactly and re-checks every id.
 
-Source: NCP-ExploreToM (600 instances; TB/FB goals; contexts) — sizes, themes and the rejection
-rules follow the research brief; the scene sampler itself is **inferred**.
+Source: NCP-ExploreToM (600 instances; TB/FB goals; contexts) — sizes from the abstract; the themes, the
+rejection rules and the scene sampler are **inferred**.
 """
 
 from __future__ import annotations

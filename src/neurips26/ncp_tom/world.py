@@ -22,8 +22,8 @@ Preconditions are checked before any update; a failed precondition leaves the wo
 and returns ``ok=False`` with an observation saying why. At the start every character has seen
 where everything is (common knowledge), so first- and second-order beliefs equal the truth.
 
-Source: ExploreToM's ``belief_tracker.py`` (visibility, witnesses, re-entry, permanence) as
-summarised in the research brief; the disembodied mover and the cross-room ``UNKNOWN`` rule are
+Source: ExploreToM's ``belief_tracker.py`` (visibility, witnesses, re-entry, permanence) (read in
+the public ExploreToM repository); the disembodied mover and the cross-room ``UNKNOWN`` rule are
 **inferred** (NCP-ExploreToM gives the agent "move objects, send characters" actions).
 """
 
@@ -38,7 +38,7 @@ UNKNOWN = "?"
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z_-]*$")
 MAX_CHARACTERS = 4
-"""Second-order state grows with characters²; the brief caps scenes at four characters."""
+"""Second-order state grows with characters²; scenes are capped at four characters."""
 
 
 @dataclass(frozen=True)
