@@ -15,7 +15,7 @@ from neurips26.cli import app
 from neurips26.harness import claims as C
 from neurips26.harness.catalogue import PAPERS
 from neurips26.harness.claims import Claim, Verdict
-from neurips26.harness.report import (build_report, collect, counts_text, format_interval, format_number,
+from neurips26.harness.report import (Run, _claim_rows, build_report, collect, counts_text, format_interval, format_number,
                                       format_rule, format_seconds, format_value, paper_link,
                                       seed_groups, scan_results)
 from neurips26.harness.results import Result
@@ -193,6 +193,12 @@ def test_seed_groups_and_per_claim_stability(tmp_path):
     assert rows["inv"].verdict is Verdict.HOLDS and rows["inv"].held == (3, 3)
     assert rows["big"].verdict is Verdict.NOT_CHECKABLE  # not checkable in one seed: not checkable
     assert rows["big"].held is None
+    never = [C.at_least("never", "Never.", measured=-1.0 - seed, bound=0, reason="r", kind="paper",
+                        source="abstract") for seed in range(3)]
+    row = _claim_rows("x", [Run(tmp_path, Result(**{**s.runs[i].result.__dict__, "claims": [never[i]]}))
+                            for i in range(3)])[0]
+    assert row.verdict is Verdict.DOES_NOT_HOLD and row.held == (0, 3)
+    assert row.reason_line() == "does not hold in every seed: ours per seed −1, −2, −3; needs measured ≥ 0"
     html = build_report(tmp_path)
     assert "held in 2 of 3 seeds" in html and "seeds 0, 1, 2" in html
     assert "1 other run of this system" in html
