@@ -69,7 +69,7 @@ def test_rule_respects_the_stability_bound_and_rejects_large_steps():
 
 
 def test_undiffused_geffner_is_refused_for_a_narrow_prior():
-    # sbi's fnpe form with a narrow prior has an indefinite bridging precision (brief: min eig < 0).
+    # sbi's fnpe form with a narrow prior has an indefinite bridging precision (min eigenvalue < 0, measured).
     fit = make_fit(2, 10, seed=1, prior_scale=0.05)
     ms = [bridge("geffner_undiffused", float(t), SCH, fit).m for t in SCH.levels(20)]
     assert min(ms) < 0

@@ -2,7 +2,7 @@
 Arbel, Rodrigues, "Theoretical guidelines for annealed Langevin dynamics in compositional
 simulation-based inference", arXiv:2605.21253).
 
-Method in brief. A score network s_φ(θ, x, t) ≈ ∇log p_t(θ | x) is trained on single observations
+The method in short. A score network s_φ(θ, x, t) ≈ ∇log p_t(θ | x) is trained on single observations
 (sbi NPSE, VP diffusion θ_t = √α_t θ + √(1−α_t) ε). For n i.i.d. observations the tall
 posterior p(θ | x_{1:n}) ∝ λ(θ)^{1−n} Π_j p(θ | x_j) is sampled with a *composite* score
 

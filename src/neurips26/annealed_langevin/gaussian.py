@@ -1,5 +1,5 @@
-"""Closed forms in the Gaussian setting (paper, Gaussian section; formulas verified against the
-first author's public code ``touronc/diffusions-for-sbi``).
+"""Closed forms in the Gaussian setting (the abstract says all quantities have closed forms there;
+the formulas are checked against the first author's public code ``touronc/diffusions-for-sbi``).
 
 Model: prior λ = N(μ₀, Σ₀), likelihood x_j | θ ~ N(θ, Σ_l), j = 1..n. Then
 
@@ -258,7 +258,8 @@ def w2_gaussian(mean1, cov1, mean2, cov2) -> float:
     Args: means ``(d,)``, covariances ``(d, d)`` symmetric PSD. Returns W2 (not squared), ≥ 0.
     Raises ValueError on shape mismatch, NaN/inf, or a covariance that is not PSD.
 
-    References: Peyré & Cuturi, Computational Optimal Transport (2019), eq. 2.41.
+    References: Peyré & Cuturi, Computational Optimal Transport (2019), Gaussian case; cross-checked
+    against POT's ``ot.gaussian.bures_wasserstein_distance`` in the tests.
     """
     m1, m2 = np.asarray(mean1, float), np.asarray(mean2, float)
     c1, c2 = _sym(np.asarray(cov1, float)), _sym(np.asarray(cov2, float))
@@ -335,7 +336,7 @@ def reverse_sde_output(mean0, cov0, bridges, schedule: VPSchedule, score_bias=No
 
     from t_max down to t_min over the times of ``bridges`` (Δ_k = t_k − t_{k+1}; the last bridge
     only ends the grid). This is the baseline whose bias does not vanish with more steps when the
-    composite score is not the score of the diffused tall posterior (paper, introduction).
+    composite score is not the score of the diffused tall posterior (abstract).
 
     Returns:
         ``(mean (d,), cov (d, d))``.

@@ -1,0 +1,103 @@
+"""The claims of the quick run must move when the method is wrong.
+
+Each test plants one realistic bug in a copy of a function the experiment uses (monkeypatched into
+``experiment``'s namespace only) and checks that a ``paper``/``reconstruction``/``check`` claim
+changes verdict. Bugs the claims of this system catch:
+
+* Langevin noise √h instead of √(2h) in the particle sampler → ``sampler_matches_exact_law``
+  (check) and ``gaussian_tuning_transfers`` (reconstruction) no longer hold;
+* the same bug in the exact Gaussian recursion (noise covariance hI instead of 2hI) →
+  ``gaussian_tuned_meets_epsilon`` (reconstruction) does not hold;
+* Geffner's composite score with prior weight −n instead of 1 − n → ``sampler_matches_exact_law``.
+
+Bugs no quick claim can catch: a score error below the trained network's own δ (the
+``sbi_npse_tuned_accuracy`` bound is dominated by δ/m); the note of that claim says so.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import neurips26.annealed_langevin.experiment as ex
+from neurips26.annealed_langevin.gaussian import _sym, require_normalisable
+from neurips26.harness.claims import Verdict
+from neurips26.harness.context import RunContext
+from neurips26.annealed_langevin.schedule import VPSchedule
+
+SCH = VPSchedule()
+
+
+def _ula_sqrt_h(score_fn, theta0, times, step_sizes, n_steps, generator=None, max_step_sizes=None):
+    """A broken copy of ``annealed_langevin``: noise √h instead of √(2h) (a tempered target)."""
+    theta = theta0.clone()
+    L = len(times)
+    for t, h, k in zip(times, np.broadcast_to(step_sizes, (L,)), np.broadcast_to(n_steps, (L,))):
+        for _ in range(int(k)):
+            noise = torch.randn(theta.shape, generator=generator, dtype=theta.dtype)
+            theta = theta + h * score_fn(theta, float(t)) + float(np.sqrt(h)) * noise
+    return theta
+
+
+def _ald_output_h(mean0, cov0, bridges, step_sizes, n_steps, score_bias=None):
+    """A broken copy of ``ald_output``: noise covariance h I per step instead of 2h I."""
+    m, c = np.asarray(mean0, float).copy(), _sym(np.asarray(cov0, float))
+    d = m.shape[0]
+    delta = np.zeros(d) if score_bias is None else np.asarray(score_bias, float)
+    for b, h, k in zip(bridges, np.broadcast_to(step_sizes, (len(bridges),)), np.broadcast_to(n_steps, (len(bridges),))):
+        require_normalisable(b)
+        ev, q = np.linalg.eigh(b.precision)
+        bb = 1.0 - h * ev
+        bk = bb ** int(k)
+        Bk = (q * bk) @ q.T
+        m = Bk @ m + (np.eye(d) - Bk) @ (b.mean + np.linalg.solve(b.precision, delta))
+        c = _sym(Bk @ c @ Bk + h * (q * ((1 - bk**2) / (1 - bb**2))) @ q.T)
+    return m, c
+
+
+def _geffner_minus_n(single_scores, prior_score_t):
+    """A broken copy of ``geffner_score``: prior weight −n instead of 1 − n."""
+    n = single_scores.shape[1]
+    return single_scores.sum(1) - n * prior_score_t
+
+
+def _sampler_claim(tmp_path):
+    cfg = ex.Config(dims=[2], ns=[2], epsilons=[0.2], sampler_particles=1500)
+    ctx = RunContext(seed=0, out_dir=tmp_path)
+    problems = ex._gaussian_problems(cfg, ctx)
+    return ex._sampler_matches_exact_law(cfg, ctx, SCH, problems, {})[0]
+
+
+def test_sampler_claim_holds_on_the_correct_code(tmp_path):
+    assert _sampler_claim(tmp_path).verdict is Verdict.HOLDS
+
+
+@pytest.mark.parametrize("name, broken", [("annealed_langevin", _ula_sqrt_h), ("geffner_score", _geffner_minus_n)])
+def test_sampler_claim_catches(monkeypatch, tmp_path, name, broken):
+    monkeypatch.setattr(ex, name, broken)
+    c = _sampler_claim(tmp_path)
+    assert c.verdict is Verdict.DOES_NOT_HOLD, c.measured
+    assert c.measured > 5       # far outside the 3-rms band, not a marginal miss
+
+
+def test_rule_claim_catches_wrong_noise_in_the_exact_recursion(monkeypatch):
+    cfg = ex.Config(dims=[2], ns=[2, 10], epsilons=[0.2], score_error=0)
+    ctx = RunContext(seed=0, out_dir=".")
+    problems = ex._gaussian_problems(cfg, ctx)
+    good = ex._rule_meets_epsilon(cfg, ex._tuned_gaussian_runs(cfg, ctx, SCH, problems, {}))[0]
+    assert good.verdict is Verdict.HOLDS
+    monkeypatch.setattr(ex, "ald_output", _ald_output_h)
+    bad = ex._rule_meets_epsilon(cfg, ex._tuned_gaussian_runs(cfg, ctx, SCH, problems, {}))[0]
+    assert bad.verdict is Verdict.DOES_NOT_HOLD, bad.measured
+
+
+@pytest.mark.slow
+def test_transfer_claim_catches_sqrt_h_noise(monkeypatch, tmp_path):
+    # ~25 s: 3 seeds × 2 scores × ~500 Langevin steps on the mixture problem, twice
+    cfg = ex.Config(transfer_ns=[10], transfer_particles=400)
+    ctx = RunContext(seed=0, out_dir=tmp_path)
+    good = ex._gaussian_tuning_transfers(cfg, ctx, SCH, {}, {})[0]
+    assert good.verdict is Verdict.HOLDS, good.seeds
+    monkeypatch.setattr(ex, "annealed_langevin", _ula_sqrt_h)
+    monkeypatch.setattr(ex, "_transfer_baselines", lambda *a, **k: {})
+    bad = ex._gaussian_tuning_transfers(cfg, ctx, SCH, {}, {})[0]
+    assert bad.verdict is not Verdict.HOLDS, bad.seeds
