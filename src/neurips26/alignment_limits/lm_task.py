@@ -28,10 +28,11 @@ The paper's Pareto-frontier experiments (safety, summarisation) fine-tune real L
    - efficiency = gain / frontier gain at the same KL (the frontier interpolated linearly in
      :math:`\sqrt{\mathrm{KL}}` through the origin).
 
-trl is not used: it is not installed in this environment and cannot be added, so the trainers are
-our own (same KL-regularised objectives as :mod:`.trainers`, on sequences). The paper's LMs,
-reward models and datasets are not reproduced; this is a small stand-in where the frontier is
-estimated, not known.
+trl is not used yet: trl 1.16 installs here (it is in the ``[llm]`` extra; it offers GRPO and RLOO
+trainers, no PPO trainer) but the trainers below are our own sequence-level versions of the same
+KL-regularised objectives as :mod:`.trainers`; moving them onto trl's trainers is open work. The
+paper's LMs, reward models and datasets are not reproduced; this is a small stand-in where the
+frontier is estimated, not known.
 
 References:
     Monteiro Paes et al. (2026), arXiv:2605.07105; Beirami et al. (2024), arXiv:2401.01879;
