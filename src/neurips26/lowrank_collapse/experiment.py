@@ -200,7 +200,6 @@ def _gradient_rank_bound(config: Config, ctx: RunContext, metrics: dict) -> list
         fm_ok &= r <= b.bound and r <= span
         fm_rows.append({"shape": list(G.shape), "rank": r, "bound": b.bound, "span_bound": span, "trivial": b.trivial})
     # VI through the exact trace: N·(d + 1) outer products per layer
-    field.zero_grad()
     d_vi = 2
     vi_field = MLPVectorField(d_vi, w, 2)
     loss, _ = reverse_kl_loss(vi_field, eight_gaussians(), config.bound_vi_batch, config.bound_vi_steps, g)
