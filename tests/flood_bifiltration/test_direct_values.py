@@ -84,3 +84,12 @@ def test_compress_keeps_the_last_row_of_each_tie_group():
     # the value at t = 0 is the min over both tied points (4, not 5); at t = 2 r does not drop: no grade
     assert idx.tolist() == [1, 3, 5]
     np.testing.assert_array_equal(g, [[4.0, 0.0], [2.0, 1.0], [1.0, 3.0]])
+
+
+@pytest.mark.parametrize("n,d,L,seed", [(2000, 2, 64, 0), (5000, 3, 200, 1), (300, 2, 300, 2)])
+def test_fpsample_gives_the_reference_farthest_point_selection(n, d, L, seed):
+    from neurips26.flood_bifiltration.landmarks import farthest_point_sampling, farthest_point_sampling_reference
+
+    x = np.random.default_rng(seed).normal(size=(n, d))
+    fast = farthest_point_sampling(x, L, start_index=7)
+    np.testing.assert_array_equal(fast, farthest_point_sampling_reference(x, L, 7))
