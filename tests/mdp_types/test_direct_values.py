@@ -67,3 +67,13 @@ def test_value_rate_survives_near_deterministic_probes_and_refuses_unreachable_l
     assert np.isfinite(rate) and rate > 0
     with pytest.raises(RuntimeError, match="rate is \\+inf"):
         value_rate(V_max[0] + 0.1, T, pi, r, 0.9, pi_e, 0)
+
+
+def test_greedy_policy_refuses_nan_and_one_dimensional_q():
+    from neurips26.mdp_types import greedy_policy
+
+    with pytest.raises(ValueError, match="NaN"):
+        greedy_policy(np.array([[0.0, np.nan], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="2-D"):
+        greedy_policy(np.array([0.0, 1.0]))
+    assert greedy_policy(np.array([[0.0, 1.0], [2.0, 2.0]])).tolist() == [[0.0, 1.0], [1.0, 0.0]]

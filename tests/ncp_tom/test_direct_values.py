@@ -72,3 +72,16 @@ def test_order_two_goals_compare_with_the_inner_believers_actual_belief(believer
 def test_config_sizes_are_bounded(key, value):
     with pytest.raises(ConfigError, match=key):
         apply_overrides(Config.quick(), {key: value}, "ncp_tom")
+
+
+def test_empty_or_wrong_episode_lists_get_clear_errors():
+    import numpy as np
+
+    from neurips26.ncp_tom.scoring import summary, tb_fb_gap
+
+    with pytest.raises(ValueError, match="no episodes"):
+        summary([])
+    with pytest.raises(ValueError, match="no episodes"):
+        tb_fb_gap([], np.random.default_rng(0))
+    with pytest.raises(TypeError, match="EpisodeResult"):
+        summary([{"success": True}])

@@ -258,7 +258,18 @@ def optimal_values(T: np.ndarray, r: np.ndarray, gamma: float, tol: float = 1e-1
 
 
 def greedy_policy(Q: np.ndarray) -> np.ndarray:
-    """Deterministic policy ``(S, A)`` putting mass 1 on ``argmax_a Q[s, a]`` (lowest index on ties)."""
+    """Deterministic policy ``(S, A)`` putting mass 1 on ``argmax_a Q[s, a]`` (lowest index on ties).
+
+    Raises:
+        ValueError: if ``Q`` is not a 2-D ``(S, A)`` array or holds NaN (argmax would silently pick
+            action 0 there).
+    """
+    Q = np.asarray(Q, dtype=float)
+    if Q.ndim != 2 or Q.shape[0] < 1 or Q.shape[1] < 1:
+        raise ValueError(f"Q must be a 2-D (S, A) array of action values; got shape {Q.shape}")
+    if np.isnan(Q).any():
+        bad = tuple(int(i) for i in np.argwhere(np.isnan(Q))[0])
+        raise ValueError(f"Q holds NaN (first at (s, a) = {bad}); greedy_policy needs comparable values")
     pi = np.zeros_like(Q, dtype=float)
     pi[np.arange(Q.shape[0]), np.argmax(Q, axis=1)] = 1.0
     return pi

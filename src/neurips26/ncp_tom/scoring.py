@@ -45,10 +45,26 @@ def by(episodes: Iterable[EpisodeResult], key: Callable[[EpisodeResult], object]
     return {k: {"rate": float(np.mean(v)), "n": len(v)} for k, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
 
 
+def _check_episodes(episodes, where: str) -> list[EpisodeResult]:
+    """A non-empty list of :class:`EpisodeResult` (an empty list would give NaN rates silently)."""
+    eps = list(episodes)
+    if not eps:
+        raise ValueError(f"{where}: no episodes given; pass at least one EpisodeResult")
+    bad = [type(e).__name__ for e in eps if not isinstance(e, EpisodeResult)]
+    if bad:
+        raise TypeError(f"{where}: episodes must be EpisodeResult objects; got {bad[0]}")
+    return eps
+
+
 def summary(episodes: list[EpisodeResult]) -> dict:
     """Rates overall, by TB/FB, goal type, order, context and minimal plan length, plus counts of
     invalid actions, re-asks, early stops, errors and plan efficiency (steps / oracle length on
-    successes)."""
+    successes).
+
+    Raises:
+        ValueError: no episodes; TypeError: an element is not an :class:`EpisodeResult`.
+    """
+    episodes = _check_episodes(episodes, "summary()")
     eps = scored(episodes)
     ok = [e for e in eps if e.success and e.min_plan_length]
     steps = sum(e.steps for e in eps)
@@ -88,8 +104,10 @@ def tb_fb_gap(episodes: list[EpisodeResult], rng: np.random.Generator, n_boot: i
         (``n_*`` count instances); values are NaN when a side is empty.
 
     Raises:
-        ValueError: if ``n_boot < 1``.
+        ValueError: if ``n_boot < 1`` or no episodes are given; TypeError: an element is not an
+            :class:`EpisodeResult`.
     """
+    episodes = _check_episodes(episodes, "tb_fb_gap()")
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     per_inst: dict[str, list] = {}
