@@ -59,7 +59,7 @@ class Config(ExperimentConfig):
                                                         "(dense at start and end) or dense near T only")
     max_iter: int = Field(300, ge=1, le=100_000, description="L-BFGS-B iterations for the optimal schedule")
     flat_exponent: float = Field(0.1, gt=0.0, le=1.0, description="|exponent| counted as flat for the phase label")
-    momentum_N: int = Field(300, ge=10, le=100_000, description="learned features for the momentum comparison")
+    momentum_N: int = Field(200, ge=10, le=100_000, description="learned features for the momentum comparison")
     momentum_batch: int = Field(1, ge=1, le=4096, description="batch size m of the momentum claim's verdict")
     momentum_extra_batches: list[int] = Field([], description="further batch sizes of the momentum comparison, "
                                               "measured and reported (not in the verdict)")
@@ -421,8 +421,9 @@ def _figures(ctx: RunContext, easy: dict, hard: dict, mom: dict, batch: dict, mc
     ax = axes[1]
     ex = comp["exponent"]
     ax.loglog(comp["C"], comp["N_star"], "o", color="C0", label=f"N*(C), fitted slope {ex.slope:.2f}")
-    ax.loglog(comp["C"], ex.prefactor * np.asarray(comp["C"], dtype=float) ** comp["predicted"], "k--", lw=1,
-              label=f"predicted slope {comp['predicted']:.2f}")
+    Cs = np.asarray(comp["C"], dtype=float)
+    anchor = np.exp(np.mean(np.log(comp["N_star"])) - comp["predicted"] * np.mean(np.log(Cs)))  # through the data's centre
+    ax.loglog(Cs, anchor * Cs ** comp["predicted"], "k--", lw=1, label=f"predicted slope {comp['predicted']:.2f}")
     ax.set(title="compute-optimal model size", xlabel="compute C = N·T", ylabel="N*")
     ax.legend(fontsize=7)
     ctx.save_figure("compute_optimal", fig, caption=(
@@ -457,7 +458,7 @@ def _figures(ctx: RunContext, easy: dict, hard: dict, mom: dict, batch: dict, mc
         ax.plot(real["steps"][1:], real["meas"][name][1:] - s0, "o", ms=2, color=f"C{i}", label=f"{name}: real SGD")
     ax.set(title="digits random features: excess train loss", xlabel="step", ylabel="MSE − σ0²",
            xscale="log", yscale="log")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, ncol=2, loc="lower left")
     ax = axes[1]
     f = real["fit"]
     k = np.arange(1, f.lambdas.size + 1)
