@@ -134,7 +134,8 @@ def _plot(per_agent: dict[str, list[EpisodeResult]], gaps: dict[str, dict], leng
     ctx.save_figure("tb_fb_gap", fig, caption=(
         "Success on true-belief minus false-belief goals for agents without theory of mind, overall (blue) and "
         "at equal minimal plan length (orange). The abstract reports TB > FB for every model and humans; here "
-        "an overall gap appears without any ToM, and it vanishes or reverses once plan length is matched."))
+        "overall gaps appear without any ToM: the no-ToM agent never reaches an FB goal by construction, and "
+        "the random agent's small gap reverses once plan length is matched."))
 
     agents = list(per_agent)
     fig, axes = plt.subplots(1, len(agents), figsize=(3.2 * len(agents) + 1, 3.6), sharey=True, squeeze=False,
