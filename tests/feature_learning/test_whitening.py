@@ -54,7 +54,7 @@ def test_optimizer_wrapper_trains_and_keeps_the_step_gram():
             if p.ndim == 2:  # Gram equals that of the plain SGD step (float32: 1e-4 relative)
                 sgd = b - 0.1 * gr
                 assert gram_relative_change(sgd, p.detach()) < 1e-4
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert losses[-1] < losses[0]
     assert opt.rotations == 60 and 0 <= opt.fallbacks <= 60
     assert any(not torch.equal(a, b) for a, b in zip(plain, net.parameters()))

@@ -198,9 +198,10 @@ def gram_surrogate(features, targets, weight, *, normalise: bool = True) -> floa
         features: (n, p) input features H of the layer whose weight is ``weight``.
         targets: (n,) or (n, C); column-centred here.
         weight: (q, p) weight W (only WᵀW enters).
-        normalise: divide by ‖Z_c‖_F² (Z column-centred), giving the share of the features'
-            energy after the layer that lies along target directions, scaled by 1/C; inferred:
-            the authors report S together with ‖Z‖_F² for normalisation.
+        normalise: divide by ‖Z_c‖_F² (Z column-centred), which removes the overall scale of W
+            and H (the value is then invariant to rescaling either) but is not bounded by 1: it is
+            (1/C) Σ_c ‖Zᵀy_c‖²/‖Z_c‖² and grows with the class sizes. Inferred: the authors report
+            S together with ‖Z‖_F² for normalisation.
 
     Raises:
         ValueError: shapes, NaN/inf, zero-variance targets.
