@@ -44,7 +44,7 @@ def test_log_density_matches_the_flow_maps_jacobian_determinant():
         J = torch.autograd.functional.jacobian(
             lambda zi: sample_flow(f, zi[None], method="dopri5", rtol=1e-10, atol=1e-10)[0], z[i])
         expected = standard_normal_log_prob(z[i:i + 1])[0] - torch.linalg.slogdet(J)[1]
-        assert float(log_q[i]) == pytest.approx(float(expected), abs=1e-6)  # solver tolerance 1e-10
+        assert float(log_q[i].detach()) == pytest.approx(float(expected.detach()), abs=1e-6)  # solver tolerance 1e-10
 
 
 def test_adjoint_gradients_match_backprop():
