@@ -85,3 +85,20 @@ def test_empty_or_wrong_episode_lists_get_clear_errors():
         tb_fb_gap([], np.random.default_rng(0))
     with pytest.raises(TypeError, match="EpisodeResult"):
         summary([{"success": True}])
+
+
+def test_beliefs_read_by_name():
+    st = _state_after_sally_leaves_and_marble_moves()
+    assert st.belief("Anne", "marble") == "box" and st.belief("Sally", "marble") == "basket"
+    assert st.belief("Anne", "Sally", "marble") == "basket"     # Anne knows Sally did not see
+    assert st.belief("Sally", "Anne", "marble") == "basket"     # Sally does not know anything changed
+    with pytest.raises(ValueError, match="unknown character 'Bob'"):
+        st.belief("Bob", "marble")
+    with pytest.raises(ValueError, match="unknown object 'apple'"):
+        st.belief("Anne", "apple")
+    from neurips26.ncp_tom.world import state_from_dict
+
+    again = state_from_dict(st.to_dict(), SCENE)
+    assert again == st and hash(again) == hash(st) and again.belief("Anne", "Sally", "marble") == "basket"
+    with pytest.raises(ValueError, match="no scene"):
+        state_from_dict(st.to_dict()).belief("Anne", "marble")

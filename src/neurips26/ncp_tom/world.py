@@ -134,6 +134,11 @@ class WorldState:
             (a location or :data:`UNKNOWN`).
         second_order: ``second_order[a][b][o]`` — where ``a`` believes ``b`` believes ``o`` is.
             The diagonal ``second_order[a][a]`` mirrors ``first_order[a]``.
+        scene: the :class:`Scene` whose names index the tuples (set by :func:`initial_state` and
+            :func:`apply_action`; not part of equality or the hash). Needed by :meth:`belief`.
+
+    Read a belief by name with :meth:`belief`: ``state.belief("Anne", "apple")`` or
+    ``state.belief("Anne", "Bob", "apple")`` (where Anne believes Bob believes the apple is).
     """
 
     object_location: tuple[str, ...]
@@ -141,6 +146,7 @@ class WorldState:
     first_order: tuple[tuple[str, ...], ...]
     second_order: tuple[tuple[tuple[str, ...], ...], ...]
     _hash: int = field(default=0, compare=False, repr=False)
+    scene: "Scene | None" = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.object_location, self.character_room,
@@ -149,6 +155,35 @@ class WorldState:
     def __hash__(self) -> int:
         return self._hash
 
+    def belief(self, who: str, *about_and_object: str) -> str:
+        """Where ``who`` believes an object is (order 1), or believes ``about`` believes it is (order 2).
+
+        ``state.belief(who, obj)`` or ``state.belief(who, about, obj)``; returns a location name or
+        :data:`UNKNOWN`.
+
+        Raises:
+            ValueError: the state carries no scene (e.g. built by :func:`state_from_dict` without
+                one), an unknown character or object (the message lists the allowed names), or a
+                wrong number of names.
+        """
+        if self.scene is None:
+            raise ValueError("this state carries no scene; build it with initial_state/apply_action or "
+                             "state_from_dict(d, scene)")
+        if len(about_and_object) not in (1, 2):
+            raise ValueError(f"belief() takes (who, object) or (who, about, object); got {len(about_and_object) + 1} "
+                             "names")
+        chars, objs = self.scene.characters, self.scene.objects
+        for name in (who, *about_and_object[:-1]):
+            if name not in chars:
+                raise ValueError(f"unknown character {name!r}; characters are {list(chars)}")
+        obj = about_and_object[-1]
+        if obj not in objs:
+            raise ValueError(f"unknown object {obj!r}; objects are {list(objs)}")
+        a, o = chars.index(who), objs.index(obj)
+        if len(about_and_object) == 1:
+            return self.first_order[a][o]
+        return self.second_order[a][chars.index(about_and_object[0])][o]
+
     def to_dict(self) -> dict:
         """JSON-ready dict (inverse: :func:`state_from_dict`)."""
         return {"object_location": list(self.object_location), "character_room": list(self.character_room),
@@ -156,11 +191,11 @@ class WorldState:
                 "second_order": [[list(r) for r in m] for m in self.second_order]}
 
 
-def state_from_dict(d: dict) -> WorldState:
-    """Inverse of :meth:`WorldState.to_dict`."""
+def state_from_dict(d: dict, scene: "Scene | None" = None) -> WorldState:
+    """Inverse of :meth:`WorldState.to_dict`; pass ``scene`` to read beliefs by name."""
     return WorldState(tuple(d["object_location"]), tuple(d["character_room"]),
                       tuple(tuple(r) for r in d["first_order"]),
-                      tuple(tuple(tuple(r) for r in m) for m in d["second_order"]))
+                      tuple(tuple(tuple(r) for r in m) for m in d["second_order"]), scene=scene)
 
 
 @dataclass(frozen=True)
@@ -214,7 +249,7 @@ def initial_state(scene: Scene, object_location: dict[str, str] | tuple[str, ...
             raise ValueError(f"character {c!r} in unknown room {r!r}; rooms are {scene.rooms}")
     n = len(scene.characters)
     return WorldState(objs, rooms, tuple(objs for _ in range(n)),
-                      tuple(tuple(objs for _ in range(n)) for _ in range(n)))
+                      tuple(tuple(objs for _ in range(n)) for _ in range(n)), scene=scene)
 
 
 def _as_tuple(value: dict | tuple | list, names: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -300,7 +335,8 @@ def _move(scene: Scene, state: WorldState, oi: int, src: str, dst: str) -> StepR
             first[a] = _set(first[a], oi, value)
             for b in members:
                 second[a][b] = _set(second[a][b], oi, value)
-    new = WorldState(_set(state.object_location, oi, dst), rooms, tuple(first), tuple(tuple(m) for m in second))
+    new = WorldState(_set(state.object_location, oi, dst), rooms, tuple(first), tuple(tuple(m) for m in second),
+                     scene=scene)
     obj = scene.objects[oi]
     seen_in = [scene.characters[i] for i in groups[0][0]]
     text = f"The {obj} was moved from the {src} to the {dst}."
@@ -322,7 +358,7 @@ def _send(scene: Scene, state: WorldState, ci: int, room: str) -> StepResult:
     for b in present:
         second[ci][b] = _see_room(scene, second[ci][b], room, locs)  # c models what b sees
         second[b][ci] = _see_room(scene, second[b][ci], room, locs)  # b saw c arrive and look
-    new = WorldState(locs, rooms, tuple(first), tuple(tuple(m) for m in second))
+    new = WorldState(locs, rooms, tuple(first), tuple(tuple(m) for m in second), scene=scene)
     name = scene.characters[ci]
     loose = [scene.objects[i] for i, loc in enumerate(locs) if loc == room]
     text = f"{name} went from the {state.character_room[ci]} to the {room}."
