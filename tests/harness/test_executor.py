@@ -227,6 +227,8 @@ def test_ray_gives_the_same_results_and_records_failures(tmp_path, fakes):
     by = {(r.system, r.seed): r for r in remote}
     for a in local:
         _same(a, by[a.system, a.seed])
+        for fig in a.figures:  # figures made on the Ray worker came back to the driver
+            assert (tmp_path / "ray" / a.system / a.run_key / fig).read_bytes()[:4] == b"\x89PNG"
     assert "RuntimeError: boom from the fake system" in by["fake_fail", 0].error
     assert by["fake_die", 1].status == "failed" and "Worker" in by["fake_die", 1].error
     assert (tmp_path / "ray" / "report.html").exists()

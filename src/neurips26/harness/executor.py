@@ -318,12 +318,18 @@ class RayExecutor:
                     ray.init(address=address, runtime_env=runtime_env, log_to_driver=False,
                              logging_level=logging.ERROR)
                 except (ConnectionError, RuntimeError, ValueError) as exc:
-                    raise ConfigError(f"--address {address!r}: cannot join the Ray cluster ({exc})") from None
+                    raise ConfigError(f"--address {address!r}: cannot join the Ray cluster ({exc}); with "
+                                      "Ray's token authentication (Ray >= 2.59) set RAY_AUTH_MODE=token and "
+                                      "RAY_AUTH_TOKEN to the head's `ray get-auth-token`".replace("\n", " ")) from None
             else:  # workers import what the driver can: the driver's sys.path
                 path = [p for p in sys.path if p] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
                 runtime_env = {"env_vars": {**env, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}}
-                ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.ERROR, runtime_env=runtime_env)
+                try:
+                    ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.ERROR, runtime_env=runtime_env)
+                except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; one line for the user
+                    raise ConfigError(f"--executor ray: cannot start a local Ray instance "
+                                      f"({type(exc).__name__}: {exc})".replace("\n", " ")) from None
         self.local = not address and self._owns
         self.total_cpus = float(ray.cluster_resources().get("CPU", 1.0))
         self._remote = ray.remote(worker_entry)

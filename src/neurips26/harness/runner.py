@@ -555,7 +555,8 @@ class _Display:
 
     def running(self, label: str) -> None:
         if self.progress is not None:
-            self.progress.update(self.bar, description=f"[bold]{escape(label)}")
+            short = label if len(label) <= 60 else label[:57] + "..."
+            self.progress.update(self.bar, description=f"[bold]{escape(short)}")
 
     def finished(self, task: Task, res: Result, reused: bool) -> None:
         tag = "reused" if reused else f"{res.wall_time_s:.1f}s"
