@@ -3,6 +3,11 @@
 Layout: ``<out>/<system>/<run_key>/result.json`` with figures in ``figures/*.png`` beside it;
 ``run_key`` = ``<scale>-seed<seed>-<hash>`` where the hash covers the config and the code
 version, so a rerun with the same config and code finds its finished run and skips it.
+
+A run over two or more seeds also writes ``<out>/<system>/<scale>-seeds-summary.json`` (each
+claim combined over the seeds: held in k of n, verdict by the unanimous rule); see
+:func:`neurips26.harness.runner.seeds_summary` (computes it from any results) and
+:func:`neurips26.harness.runner.results_by_seed` (a folder's results per system, scale and seed).
 """
 
 from __future__ import annotations
