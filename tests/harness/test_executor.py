@@ -18,7 +18,7 @@ from neurips26.cli import app
 from neurips26.harness.config import ConfigError, Resources
 from neurips26.harness.executor import check_requirements, make_executor
 from neurips26.harness.results import latest_results, load_result
-from neurips26.harness.runner import (SystemSpec, estimate_seconds, make_task, parse_seeds, reproduce,
+from neurips26.harness.runner import (SystemSpec, estimate_line, estimate_seconds, make_task, parse_seeds, reproduce,
                                       resolve_config, results_by_seed, schedule_length, seeds_summary)
 
 from .executor_fakes import install
@@ -188,6 +188,10 @@ def test_estimate_from_recorded_times(tmp_path, fakes, capsys):
     assert estimate_seconds([other], tmp_path) == [rec.wall_time_s]  # same system and scale
     assert estimate_seconds([other], tmp_path / "empty") == [None]
     assert schedule_length([3, 3, 3, 3], [1] * 4, 2) == 6 and schedule_length([5, 1, 1], [1] * 3, 2) == 5
+    declared = make_task(spec, config, scale="quick", seed=9)
+    declared.resources = Resources(hours=0.5)
+    line = estimate_line([declared, declared], 0, tmp_path / "empty", 2, "pool")
+    assert "estimated 30.0 min from the configs' declared hours" in line  # two half-hour tasks on 2 cores
     capsys.readouterr()
     reproduce([spec], seeds=[0, 1], out=tmp_path, device="cpu")
     out = capsys.readouterr().out

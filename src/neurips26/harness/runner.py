@@ -420,21 +420,30 @@ def _fmt_duration(s: float) -> str:
 
 
 def estimate_line(todo: Sequence[Task], n_done: int, out: Path, total_cpus: float, executor: str) -> str:
-    """One line: how many tasks run, how many are reused, and the expected duration."""
+    """One line: how many tasks run, how many are reused, and the expected duration.
+
+    Each task's time is its last recorded run's (:func:`estimate_seconds`), else the hours its
+    config's ``resources()`` declares, else the mean of the others.
+    """
     head = f"{len(todo)} task{'s' if len(todo) != 1 else ''} to run" + (f", {n_done} already done" if n_done else "")
     if not todo:
         return head
-    est = estimate_seconds(todo, out)
+    recorded = estimate_seconds(todo, out)
+    est = [r if r is not None else (t.resources.hours * 3600 if t.resources.hours else None)
+           for t, r in zip(todo, recorded)]
     known = [e for e in est if e is not None]
     if not known:
         return f"{head}; no recorded run times in {str(out)!r} yet to estimate the duration"
+    source = ("the last recorded run times" if all(r is not None for r in recorded)
+              else "the configs' declared hours" if not any(r is not None for r in recorded)
+              else "recorded run times and declared hours")
     fill = sum(known) / len(known)
     cpus = [t.resources.num_cpus for t in todo]
     total = total_cpus if executor != "local" else max(cpus)
     span = schedule_length([e if e is not None else fill for e in est], cpus, total)
     missing = sorted({t.label.split(" seed ")[0] for t, e in zip(todo, est) if e is None})
     tail = f" (no record for {', '.join(missing)}: assumed {_fmt_duration(fill)} each)" if missing else ""
-    return f"{head}; estimated {_fmt_duration(span)} from the last recorded run times{tail}"
+    return f"{head}; estimated {_fmt_duration(span)} from {source}{tail}"
 
 
 # ----------------------------------------------------------------------------- seeds
