@@ -4,7 +4,6 @@ claim across the grid, and the CLI command."""
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

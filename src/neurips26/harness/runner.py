@@ -34,11 +34,10 @@ import os
 import platform
 import signal
 import subprocess
-import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
