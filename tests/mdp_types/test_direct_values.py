@@ -77,3 +77,41 @@ def test_greedy_policy_refuses_nan_and_one_dimensional_q():
     with pytest.raises(ValueError, match="2-D"):
         greedy_policy(np.array([0.0, 1.0]))
     assert greedy_policy(np.array([[0.0, 1.0], [2.0, 2.0]])).tolist() == [[0.0, 1.0], [1.0, 0.0]]
+
+
+def test_kl_worst_case_reverse_direction_matches_the_primal_and_accepts_one_law():
+    import cvxpy as cp
+
+    from neurips26.mdp_types import kl_worst_case
+
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        q = rng.dirichlet(np.ones(5))
+        v = rng.normal(size=5)
+        eps = rng.uniform(0.01, 0.6)
+        p = cp.Variable(5, nonneg=True)
+        ref = cp.Problem(cp.Minimize(p @ v), [cp.sum(p) == 1, cp.sum(cp.rel_entr(p, q)) <= eps]).solve(
+            solver=cp.CLARABEL)
+        sig, pw = kl_worst_case(q, v, np.array([eps]), direction="reverse")   # one law (S,)
+        assert sig.shape == (1,) and pw.shape == (1, 5)
+        assert abs(sig[0] - ref) < 1e-6                                       # interior-point tolerance
+        assert np.sum(pw[0] * np.log(pw[0] / q)) <= eps + 1e-6 and abs(pw[0] @ v - sig[0]) < 1e-6
+        fwd = kl_worst_case(q, v, np.array([eps]))[0][0]
+        assert fwd != pytest.approx(sig[0], abs=1e-6)                         # the two balls differ
+    with pytest.raises(ValueError, match="direction"):
+        kl_worst_case(q, v, np.array([0.1]), direction="backward")
+
+
+def test_pessimistic_values_in_either_kl_direction_lie_below_the_plug_in_value():
+    from neurips26.mdp_types import pessimistic_values
+    from neurips26.mdp_types.pair_types import plug_in_kernel
+
+    N = np.array([[[30, 10], [5, 25]], [[12, 12], [40, 2]]])
+    r = np.array([[0.2, 0.9], [0.5, 0.1]])
+    pi = np.full((2, 2), 0.5)
+    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi, 0.9)[0]
+    for direction in ("forward", "reverse"):
+        V = pessimistic_values(N, r, 0.9, pi, direction=direction).V
+        assert np.all(V <= V_hat + 1e-9) and np.all(V >= 0)
+    with pytest.raises(ValueError, match="reverse"):
+        pessimistic_values(N, r, 0.9, pi, kind="l1", direction="reverse")

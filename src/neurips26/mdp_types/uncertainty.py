@@ -120,7 +120,10 @@ def set_radii(counts: np.ndarray, delta: float, kind: str = "kl", radius: str = 
 
 
 def _rows(q, v, eps, support):
-    q = np.atleast_2d(np.asarray(q, float))
+    q = np.asarray(q, float)
+    if q.ndim == 1 and support is not None and np.ndim(support) == 1:
+        support = np.asarray(support, bool)[None, :]
+    q = np.atleast_2d(q)
     if q.ndim != 2 or q.shape[1] < 1:
         raise ValueError(f"q must have shape (K, S) with S >= 1; got {q.shape}")
     K, S = q.shape
@@ -156,16 +159,27 @@ def _point_mass(K, S, idx):
     return p
 
 
+DIRECTIONS = ("forward", "reverse")
+
+
 def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.ndarray | None = None,
-                  iters: int = 64) -> tuple[np.ndarray, np.ndarray]:
+                  iters: int = 64, *, direction: str = "forward") -> tuple[np.ndarray, np.ndarray]:
     """``σ_z = min { p·v_z : p ∈ Δ(K_z), KL(q_z ‖ p) ≤ ε_z }`` for a batch of rows, by the 1-D dual.
 
+    ``direction="forward"`` (default) is the ball ``KL(q‖p) ≤ ε`` (data first: the type bound
+    proves coverage for it). ``direction="reverse"`` is ``KL(p‖q) ≤ ε`` (``p`` stays on the
+    support of ``q``), solved by its classical dual
+    ``σ = max_{λ>0} −λ ε − λ log Σ_i q_i e^{−v_i/λ}`` with worst case ``p_i ∝ q_i e^{−v_i/λ*}``
+    (Hu & Hong 2013; concave in ``λ``: golden-section search on ``log λ``).
+
     Args:
-        q: ``(K, S)`` nominal rows (plug-in ``T̂_z``; an all-zero row = unvisited).
+        q: ``(K, S)`` nominal rows (plug-in ``T̂_z``; an all-zero row = unvisited), or one law ``(S,)``
+            (then ``sigma`` is ``(1,)`` and ``p`` is ``(1, S)``).
         v: ``(S,)`` or ``(K, S)`` values of next states (per row when rewards depend on ``s'``).
         eps: ``(K,)`` radii in nats (``inf`` = whole simplex on the support).
         support: ``(K, S)`` bool allowed next states ``K_z`` (default all).
         iters: bisection steps (each halves the bracket).
+        direction: ``"forward"`` (``KL(q‖p)``) or ``"reverse"`` (``KL(p‖q)``).
 
     Returns:
         ``(sigma, p)``: ``(K,)`` worst-case expectations and ``(K, S)`` the worst-case rows
@@ -174,10 +188,14 @@ def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.nda
         true minimum (safe for pessimism); it is within ``~2^-iters`` of the bracket of it.
 
     Raises:
-        ValueError: negative radii, or ``q`` with mass outside its support (the set is empty:
-            the data contradict the declared support).
+        ValueError: negative radii, ``q`` with mass outside its support (the set is empty:
+            the data contradict the declared support), or an unknown ``direction``.
     """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction = {direction!r}; allowed: {', '.join(DIRECTIONS)}")
     q, v, eps, supp, vs, imin = _rows(q, v, eps, support)
+    if direction == "reverse":
+        return _kl_reverse_worst_case(q, v, eps, supp, vs, imin)
     K, S = q.shape
     b = vs[np.arange(K), imin]
     vmax = np.where(supp, v, -np.inf).max(axis=1)
@@ -228,6 +246,59 @@ def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.nda
     nominal = (qa * va).sum(axis=1)
     out[act] = np.minimum(val, nominal)
     p[act] = pa
+    return out, p
+
+
+def _kl_reverse_worst_case(q, v, eps, supp, vs, imin, iters: int = 100):
+    """``min { p·v : KL(p‖q) ≤ ε }`` per row by the dual over ``λ > 0`` (see :func:`kl_worst_case`)."""
+    K, S = q.shape
+    out = vs[np.arange(K), imin].copy()          # unvisited rows / ε = inf: whole simplex on the support
+    p = _point_mass(K, S, imin)
+    visited = q.sum(axis=1) > 0
+    pos = q > 0
+    vq = np.where(pos, v, np.inf)
+    jmin = np.argmin(vq, axis=1)
+    vmin_q = vq[np.arange(K), jmin]
+    for k in np.flatnonzero(visited):
+        if not np.isfinite(eps[k]):
+            continue
+        qk, vk = q[k, pos[k]], v[k, pos[k]]
+        nominal = float(qk @ vk)
+        # ε ≥ log 1/q(argmin) puts all mass on the lowest value q supports: σ = that value
+        q_at_min = float(q[k][pos[k] & (v[k] == vmin_q[k])].sum())
+        if eps[k] == 0 or np.ptp(vk) == 0:
+            out[k], p[k] = nominal, q[k]
+            continue
+        if eps[k] >= -np.log(q_at_min):
+            out[k] = vmin_q[k]
+            p[k] = np.where(pos[k] & (v[k] == vmin_q[k]), q[k], 0.0) / q_at_min
+            continue
+        c = vk - vk.min()
+
+        def dual(log_lam):
+            lam = np.exp(log_lam)
+            return -lam * eps[k] + vk.min() - lam * np.log(np.sum(qk * np.exp(-c / lam)))
+
+        a, b = np.log(np.ptp(vk)) - 12.0, np.log(np.ptp(vk)) + 12.0 - np.log(eps[k])
+        g = 0.5 * (np.sqrt(5.0) - 1.0)
+        x1, x2 = b - g * (b - a), a + g * (b - a)
+        f1, f2 = dual(x1), dual(x2)
+        for _ in range(iters):
+            if f1 < f2:
+                a, x1, f1 = x1, x2, f2
+                x2 = a + g * (b - a)
+                f2 = dual(x2)
+            else:
+                b, x2, f2 = x2, x1, f1
+                x1 = b - g * (b - a)
+                f1 = dual(x1)
+        lam = np.exp(0.5 * (a + b))
+        w = np.zeros(S)
+        w[pos[k]] = qk * np.exp(-c / lam)
+        p[k] = w / w.sum()
+        # the value of the returned row (equal to the dual optimum up to the search's resolution; the
+        # dual itself loses digits to cancellation at large λ, which would stall policy iteration)
+        out[k] = min(float(p[k] @ v[k]), nominal)
     return out, p
 
 
@@ -317,7 +388,7 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
                        delta: float = 0.05, kind: str = "kl", radius: str = "pair_types",
                        support: np.ndarray | None = None, r_range: tuple[float, float] = (0.0, 1.0),
                        eps: np.ndarray | None = None, tol: float = 1e-9, max_iter: int = 1000,
-                       method: str = "dual") -> PessimisticResult:
+                       method: str = "dual", direction: str = "forward") -> PessimisticResult:
     """Pessimistic value and Q bounds from transition counts (offline RL, pessimism over the KL set).
 
     Evaluation (``pi_eval`` given) runs policy iteration for the adversary: worst-case rows
@@ -338,6 +409,9 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
         eps: explicit ``(S, A)`` radii (overrides ``delta``/``radius``; used for calibration).
         method: ``"dual"`` (per-(s,a) dual + iteration) or ``"convex"`` (one joint cvxpy
             program; evaluation only, ``kind="kl"``).
+        direction: for ``kind="kl"``: ``"forward"`` balls ``KL(T̂‖T')`` (default; the radii's
+            coverage guarantee is proved for them) or ``"reverse"`` balls ``KL(T'‖T̂)`` (the same
+            radii carry no proved guarantee; ``method="dual"`` only).
 
     Returns:
         :class:`PessimisticResult`.
@@ -369,7 +443,11 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
         raise ValueError(f"eps must have shape {(S, A)}; got {eps.shape}")
     if pi_eval is not None:
         pi_eval = validate_policy(pi_eval, S, A, "pi_eval")
-    worst = _WORST[kind]
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction = {direction!r}; allowed: {', '.join(DIRECTIONS)}")
+    if direction == "reverse" and (kind != "kl" or method != "dual"):
+        raise ValueError("direction='reverse' needs kind='kl' and method='dual'")
+    worst = (lambda *a: kl_worst_case(*a, direction="reverse")) if direction == "reverse" else _WORST[kind]
     qf, ef, sf, Rf = T_hat.reshape(S * A, S), eps.reshape(-1), supp.reshape(S * A, S), R.reshape(S * A, S)
 
     def backup(V):
