@@ -5,7 +5,7 @@ Baselines: the exact mode of the same construction; (a) the Alpha/Delaunay lower
 bifiltration of all N points (1-critical stand-in for function-Delaunay, whose binary is not
 available here); (b) a Rips co-density bifiltration (multipers' RipsCodensity segfaults with
 gudhi 3.13, so we build it with gudhi + insert_batch); (c) the authors' ``sublevel-flood`` package
-when importable (it requires multipers >= 2.6, which has no wheel here, so usually skipped).
+when installed (``pip install --no-deps sublevel-flood``; it runs on our pinned multipers).
 
 Peak memory is tracemalloc's peak (numpy allocations; C++ allocations inside gudhi/multipers are
 not seen). Run: ``.venv/bin/python benchmarks/flood_bifiltration.py`` (about 2 minutes).
@@ -117,15 +117,26 @@ def main() -> None:
     t_alpha_sm = time.perf_counter() - t0
     print(f"SLF {t_sm:.3f} s | Alpha lower-star {t_alpha_sm:.3f} s -> ratio {t_alpha_sm / t_sm:.1f}x")
 
-    if importlib.util.find_spec("slflood") is not None:  # pragma: no cover - not installable here
-        import slflood
+    if importlib.util.find_spec("slflood") is None:
+        print("\n(c) the authors' sublevel-flood is not installed (pip install --no-deps sublevel-flood): skipped")
+        return
+    import slflood
+    import torch
 
-        x, f = cloud(10000, 2)
-        _, t_ours, _ = timed(sublevel_flood_bifiltration, x, f, 64, points_per_edge=20)
-        _, t_theirs, _ = timed(slflood.slflood_bifiltration, x, 64, f)
-        print(f"\nsublevel-flood package: {t_theirs:.3f} s vs ours {t_ours:.3f} s -> ratio {t_theirs / t_ours:.2f}x")
-    else:
-        print("\n(c) sublevel-flood (slflood) is not importable here (needs multipers >= 2.6): skipped")
+    print("\n== (c) ours vs the authors' sublevel-flood, same points, f and landmarks (L = 64, 20 points per edge) ==")
+    print(f"{'N':>7} {'mode':>7} {'ours s':>8} {'theirs s':>9} {'theirs/ours':>11} {'ours MB':>8} {'theirs MB':>9}")
+    for n in (1000, 10000, 100000):
+        x, f = cloud(n, 2)
+        for exact in (False, True):
+            if exact and n > 10000:
+                continue   # exact mode at 10^5 points takes minutes in both implementations
+            ours, t_ours, m_ours = timed(sublevel_flood_bifiltration, x, f, 64, points_per_edge=20, exact=exact)
+            lm = torch.tensor(np.asarray(ours.landmark_indices), dtype=torch.long)
+            _, t_theirs, m_theirs = timed(slflood.slflood_bifiltration, torch.tensor(x), lm, torch.tensor(f),
+                                          points_per_edge=20, exact=exact)
+            print(f"{n:>7} {'exact' if exact else 'masked':>7} {t_ours:>8.2f} {t_theirs:>9.2f} "
+                  f"{t_theirs / t_ours:>11.2f} {m_ours:>8.1f} {m_theirs:>9.1f}")
+    print("(peak MB is tracemalloc's: numpy allocations are seen, torch's C++ allocations are not)")
 
 
 if __name__ == "__main__":
