@@ -112,7 +112,7 @@ def test_claims_have_kinds_sources_seeds_and_no_unread_citations(tiny_run):
     for cid in ("no_random_policy_beats_limit", "bon_close_to_frontier", "trained_below_frontier",
                 "ppo_grpo_substantially_suboptimal", "ensemble_shrinks_gap_digits"):
         assert by_id[cid].seeds is not None and by_id[cid].seeds.n >= 3, cid
-    for cid in ("estimator_within_3se", "proxy_gap_grows_as_beta_falls", "ensemble_shrinks_gap"):
+    for cid in ("estimator_recovers_gain_and_kl", "proxy_gap_grows_as_beta_falls", "ensemble_shrinks_gap"):
         assert by_id[cid].interval is not None, cid
 
 

@@ -4,7 +4,7 @@ Bugs the claims of this system catch (each planted below in a copy, monkeypatche
 ``experiment`` only):
 
 * the estimator's KL computed as gain/beta (the Jeffreys divergence, not the KL) →
-  ``estimator_within_3se`` (paper) does not hold;
+  ``estimator_recovers_gain_and_kl`` (paper) does not hold;
 * the proxy gap with its sign flipped (proxy minus ideal) → ``proxy_gap_grows_as_beta_falls`` and
   ``proxy_gap_grows_with_error`` (paper) do not hold (a proxy policy evaluated with the proxy
   reward instead of the true one is caught by the direct value test below, not by a claim);
