@@ -7,7 +7,7 @@ Bugs the quick reproduction's claims catch (each tried on a broken copy, then re
 * a Lanczos square root that uses T_k instead of T_k^{1/2} → ``lanczos_exponential_decay`` and
   ``lanczos_exact_at_k_eq_d`` do not hold (test below);
 * a full-covariance step that uses only the diagonal → ``path_kl_full_order`` would not hold: the exact
-  diagonal's own slope, reported in that claim's note, is about −1.35 against the bound −1.5 (inferred
+  diagonal's own slope, reported in that claim's note, was −1.08 in the quick run against the bound −1.5 (inferred
   from the measured slope, not tried as a break).
 
 Not caught by any quick claim: errors confined to the ε-prediction conversion of a *trained* network
