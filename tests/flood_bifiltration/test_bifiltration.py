@@ -233,8 +233,10 @@ def test_more_landmarks_than_points_is_clamped():
 def test_degenerate_and_duplicate_landmarks():
     t = np.linspace(0, 1, 20)
     line = np.c_[t, 2 * t]
+    assert len(sublevel_flood_bifiltration(line, t, 10).simplices) == 2   # collinear: the 1-D complex
+    plane = np.c_[t, 2 * t, np.sin(7 * t)] @ np.array([[1.0, 0, 0], [0, 1, 0], [1, 1, 0]])  # z = 0: coplanar
     with pytest.raises(ValueError, match="affinely degenerate"):
-        sublevel_flood_bifiltration(line, t, 10)
+        delaunay_complex(plane)
     x, f = _cloud(30, 2, seed=0)
     with pytest.raises(ValueError, match="repeated"):
         sublevel_flood_bifiltration(x, f, landmark_indices=np.array([0, 1, 2, 2]))

@@ -252,7 +252,7 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
     vrows, vgrades = _dense_grades(xs, fs, vertices[:, None, :], memory_limit_bytes, stats)
     grades: list[list[np.ndarray]] = [vgrades]
     if not exact:
-        top = cx.simplices[d]
+        top = cx.simplices[cx.dimension]   # d, or lower for degenerate (collinear) landmarks
         centres, radii = minimum_enclosing_balls(vertices, top)
         tree = cKDTree(xs)
         balls = tree.query_ball_point(centres, near_radius * radii)
@@ -261,7 +261,7 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
         balls = [np.unique(np.concatenate([np.asarray(b, dtype=np.int64)] + [vrows[v] for v in cell]))
                  for b, cell in zip(balls, top)]
         stats["mask_mean_points"] = float(np.mean([len(b) for b in balls])) if len(balls) else 0.0
-    for k in range(1, d + 1):
+    for k in range(1, cx.dimension + 1):
         samples = simplex_samples(vertices, cx.simplices[k], points_per_edge)
         if exact:
             _, g = _dense_grades(xs, fs, samples, memory_limit_bytes, stats)

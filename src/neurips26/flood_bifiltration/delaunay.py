@@ -45,7 +45,7 @@ class DelaunayComplex:
 
     @property
     def dimension(self) -> int:
-        """The ambient dimension d (dimension of the top cells)."""
+        """Dimension of the top cells: d, or less for degenerate (single or collinear) landmarks."""
         return len(self.simplices) - 1
 
     @property
@@ -63,24 +63,36 @@ def delaunay_complex(landmarks) -> DelaunayComplex:
     Returns:
         A :class:`DelaunayComplex` with every face of every top cell.
 
+    Degenerate landmarks give the complex of their affine hull: one landmark → a single vertex;
+    collinear landmarks → the path joining neighbours along the line (the 1-D Delaunay complex),
+    so ``dimension`` is then 0 or 1 whatever d is.
+
     Raises:
-        ValueError: if there are fewer than d + 1 landmarks, duplicates, or the landmarks are
-            affinely degenerate (all collinear in 2-D / coplanar in 3-D), with Qhull's reason.
+        ValueError: duplicates, or landmarks spanning a plane inside R^3 (coplanar 3-D landmarks).
 
     Source: the Flood complex (Graf et al. 2025): Delaunay complex of the landmarks.
     """
     pts = check_points(landmarks, name="landmarks")
     n, d = pts.shape
-    if n < d + 1:
-        raise ValueError(f"need at least d + 1 = {d + 1} landmarks for a {d}-D Delaunay complex; got {n}")
     if len(np.unique(pts, axis=0)) != n:
         raise ValueError(f"landmarks contain {n - len(np.unique(pts, axis=0))} duplicate points; "
                          "landmarks must be distinct")
     centred = pts - pts.mean(axis=0)
-    sv = np.linalg.svd(centred, compute_uv=False)
-    if sv[-1] <= 1e-12 * max(sv[0], 1e-300):
-        raise ValueError(f"landmarks are affinely degenerate (all in a {int((sv > 1e-12 * sv[0]).sum())}-D "
-                         f"affine subspace of R^{d}); the Delaunay complex needs full-dimensional landmarks")
+    _, sv, vt = np.linalg.svd(centred, full_matrices=False)
+    rank = int(np.sum(sv > 1e-12 * max(sv[0], 1e-300))) if n > 1 and sv[0] > 0 else 0
+    if rank == 0:   # one landmark (e.g. a constant time series): a single vertex
+        return DelaunayComplex(simplices=[np.zeros((1, 1), dtype=np.int64)],
+                               cofacets=[[np.empty(0, dtype=np.int64)]])
+    if rank == 1:   # collinear landmarks: the 1-D Delaunay complex joins neighbours along the line
+        order = np.argsort(centred @ vt[0], kind="stable")
+        edges = np.sort(np.stack([order[:-1], order[1:]], axis=1), axis=1).astype(np.int64)
+        edges = edges[np.lexsort(edges.T[::-1])]
+        cof0 = [np.flatnonzero(np.any(edges == v, axis=1)).astype(np.int64) for v in range(n)]
+        cof1 = [np.array([i], dtype=np.int64) for i in range(len(edges))]
+        return DelaunayComplex(simplices=[np.arange(n, dtype=np.int64)[:, None], edges], cofacets=[cof0, cof1])
+    if rank < d:
+        raise ValueError(f"landmarks are affinely degenerate (all in a {rank}-D affine subspace of R^{d}); "
+                         "only collinear (1-D) degenerate landmarks are supported")
     try:
         tri = Delaunay(pts)
     except QhullError as exc:  # pragma: no cover - rank check above catches the usual cases
