@@ -1,12 +1,10 @@
 """Direct value tests of single points of detection: grades under tied function values, and the
 sign of the KDE co-density.
 
-Bugs these tests and the claims are meant to catch (each tried on a broken copy): grade
-compression that keeps the first row of a tie group of f instead of the last (the staircase is
-then too high at the tied threshold — caught here; ``constant_f_one_critical`` and
-``slice_equals_flood`` catch the variants that break constant f or the slice at max f), and a
-KDE co-density with the wrong sign (dense points high instead of low — caught here and by the
-claim ``density_slice_loop``, which loses the loop).
+Bugs these tests are meant to catch (each tried on a broken copy, red here): grade compression
+that keeps the first row of a tie group of f instead of the last (the staircase is then too high
+at the tied threshold), and a KDE co-density with the wrong sign (dense points high instead of
+low). Whether a claim of the quick run also moves under these bugs was not measured.
 """
 
 from __future__ import annotations
