@@ -1,0 +1,105 @@
+"""Evolution operators, the bi-level loop, the experiment offline and against a stub endpoint."""
+
+import numpy as np
+import pytest
+
+from neurips26.backends import StubOpenAIServer
+from neurips26.harness import RunContext
+from neurips26.harness.claims import Kind, Verdict
+from neurips26.harness.config import ConfigError, apply_overrides
+from neurips26.search_agent_attacks import (Defender, Evaluator, KnowledgeGraph, LLMAgent, Sandbox, ScriptedAgent,
+                                            adapt, coevolve, creo_mutation, evolve, llm_render, render_documents,
+                                            target_for, Genome)
+from neurips26.search_agent_attacks.agents import Rollout
+from neurips26.search_agent_attacks.experiment import Config, run
+
+
+@pytest.fixture(scope="module")
+def setup():
+    kg = KnowledgeGraph.generate(60, 0)
+    qs = kg.questions(80, 1)
+    return Sandbox(kg.documents()), qs[:40], qs[40:60], qs[60:]
+
+
+def test_every_method_spends_the_same_budget(setup):
+    sb, train, held, _ = setup
+    spent = {}
+    for m in ("static", "random_ga", "creo"):
+        ev = Evaluator(sb, ScriptedAgent())
+        res = evolve(m, ev, train, Defender(source_trust=True), population=4, generations=3, rollouts_per_genome=2)
+        spent[m] = res.rollouts
+    assert len(set(spent.values())) == 1 and spent["creo"] == 24
+
+
+def test_creo_mutation_follows_the_failure_stage():
+    # every failure is "never exposed": CREO must mutate an exposure gene (placement, bait or n_docs)
+    parent = Genome()
+    failed = [Rollout(None, "g", "t")] * 10
+    rng = np.random.default_rng(0)
+    changed = set()
+    for _ in range(50):
+        child = creo_mutation(parent, failed, [], rng)
+        changed |= {g for g in parent.to_dict() if getattr(child, g) != getattr(parent, g)}
+    assert changed and changed <= {"placement", "bait", "n_docs"}
+
+
+def test_adapt_picks_the_mitigation_that_blocks_most_within_the_clean_floor():
+    table = {(): (0.8, 1.0), ("strip_instructions",): (0.1, 1.0), ("source_trust",): (0.5, 1.0),
+             ("voting",): (0.0, 0.5), ("query_rewrite",): (0.7, 1.0)}
+    new, tried = adapt(Defender(), lambda d: table[d.enabled], clean_floor=0.9)
+    assert new.enabled == ("strip_instructions",)  # voting blocks more but breaks clean accuracy
+    assert set(tried) == {"strip_instructions", "source_trust", "voting", "query_rewrite"}
+
+
+def test_coevolution_records_rounds(setup):
+    sb, train, held, adapt_q = setup
+    rounds = coevolve(Evaluator(sb, ScriptedAgent()), train, adapt_q, held, Defender(), rounds=1,
+                      generations_per_round=2, population=4, rollouts_per_genome=2)
+    r = rounds[0]
+    assert 0.0 <= r.asr_after <= 1.0 and r.clean_after >= 0.9
+    assert r.asr_after <= r.asr_before  # the update never helps the incumbent it was chosen against
+
+
+def test_llm_agent_and_attacker_against_a_stub_endpoint(setup):
+    sb, _, held, _ = setup
+    from neurips26.backends import OpenAIBackend
+
+    q = held[0]
+    target, fake = target_for(q)
+    script = iter([f"SEARCH: born {q.chain[0][1]}", "not an action", f"ANSWER: {target}"])
+    with StubOpenAIServer(reply=lambda body: next(script)) as server:
+        agent = LLMAgent(OpenAIBackend("stub", base_url=server.url, api_key="x", max_retries=0))
+        r = agent.run(q, sb, render_documents(Genome(placement="rank:0"), q), Defender(), target, fake)
+    assert r.searches == 1 and r.malformed == 1 and r.exposed and r.corrupted
+    with StubOpenAIServer(reply="Sorry, I can't help with that.") as server:
+        assert llm_render(Genome(), q, OpenAIBackend("stub", base_url=server.url, api_key="x", max_retries=0)) is None
+
+
+TINY = dict(n_companies=40, n_train=20, n_eval=12, n_adapt=8, seeds=3, population=3, generations=2,
+            rollouts_per_genome=2, elites=1, coevolution_rounds=1, generations_per_round=1)
+
+
+def test_experiment_offline_has_every_kind(tmp_path):
+    out = run(Config(**TINY), RunContext(seed=0, out_dir=tmp_path))
+    by = {c.id: c for c in out.claims}
+    assert {c.kind for c in out.claims} == {Kind.CHECK, Kind.RECONSTRUCTION, Kind.PAPER}
+    assert by["sandbox_offline"].verdict is Verdict.HOLDS
+    assert by["metric_invariants"].verdict is Verdict.HOLDS
+    assert by["llm_superior_to_static"].verdict is Verdict.NOT_CHECKABLE
+    assert (tmp_path / "figures" / "attack_methods.png").is_file()
+
+
+def test_experiment_llm_arm_is_judged_with_an_endpoint(tmp_path):
+    with StubOpenAIServer(reply="ANSWER: nobody") as server:
+        out = run(Config(**TINY, backend="openai", model="stub", base_url=server.url, llm_questions=4),
+                  RunContext(seed=0, out_dir=tmp_path))
+    claim = next(c for c in out.claims if c.id == "llm_superior_to_static")
+    assert claim.verdict is not Verdict.NOT_CHECKABLE  # measured: both arms fail, a difference of 0
+
+
+@pytest.mark.parametrize("key, value, match", [("elites", 6, "elites"), ("seeds", 2, "seeds"),
+                                               ("baseline_defence", ["moat"], "unknown mitigation"),
+                                               ("n_companies", 10**9, "n_companies")])
+def test_config_errors(key, value, match):
+    with pytest.raises(ConfigError, match=match):
+        apply_overrides(Config.quick(), {key: value}, "search_agent_attacks")

@@ -1,0 +1,118 @@
+"""Sandbox, retrieval, injection, agents and metric invariants of the CREO reconstruction."""
+
+import json
+import socket
+
+import numpy as np
+import pytest
+
+from neurips26.search_agent_attacks import (STATIC_TEMPLATES, Defender, Doc, Genome, KnowledgeGraph, Rollout,
+                                            Sandbox, ScriptedAgent, defender_from_names, load_corpus, no_network,
+                                            render_documents, target_for)
+
+
+@pytest.fixture(scope="module")
+def world():
+    kg = KnowledgeGraph.generate(60, 0)
+    return kg, Sandbox(kg.documents()), kg.questions(40, 1)
+
+
+def test_our_bm25_matches_bm25s_on_corpus_documents(world):
+    # Injected documents are scored with our formula; it must equal bm25s's Lucene BM25.
+    _, sb, qs = world
+    import bm25s
+
+    for q in qs[:5]:
+        query = f"born {q.chain[0][1]}"
+        theirs = sb._bm25.get_scores(bm25s.tokenize([query], stopwords=None, show_progress=False,
+                                                    return_ids=False)[0])
+        ours = np.array([sb.bm25_score(query, d.text) for d in sb.docs])
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)  # float32 inside bm25s
+
+
+def test_questions_are_answerable_two_hop_and_fictional(world):
+    kg, sb, qs = world
+    assert len({q.text for q in qs}) == len(qs)
+    for q in qs:
+        (r1, s, mid), (r2, mid2, ans) = q.chain
+        assert mid == mid2 and kg.facts[(r1, s)] == mid and kg.facts[(r2, mid)] == ans == q.answer
+    agent = ScriptedAgent()
+    assert np.mean([agent.run(q, sb).correct for q in qs]) == 1.0
+
+
+def test_injection_at_rank_and_through_the_index(world):
+    _, sb, qs = world
+    q = qs[0]
+    doc = Doc("atk-x", "unrelated words only", "web")
+    forced = sb.search("born anything", 5, [(doc, "rank:0")])
+    assert forced[0].doc_id == "atk-x"
+    indexed = sb.search(f"born {q.chain[0][1]}", 5, [(doc, "index")])
+    assert "atk-x" not in [d.doc_id for d in indexed]  # no shared term: never retrieved
+    with pytest.raises(ValueError, match="placement"):
+        sb.search("x", 5, [(doc, "top")])
+
+
+def test_rollout_invariants_and_attack_effects(world):
+    _, sb, qs = world
+    agent = ScriptedAgent()
+    strong = Genome(placement="rank:0", framing="correction", authority="official", n_docs=3, payload="repeated")
+    rs = [agent.run(q, sb, render_documents(strong, q), Defender(), target_for(q)[0]) for q in qs]
+    assert np.mean([r.corrupted for r in rs]) > 0.9  # the undefended agent falls for a forced correction
+    rs = [agent.run(q, sb, render_documents(Genome(), q), Defender(), target_for(q)[0]) for q in qs]
+    assert np.mean([r.corrupted for r in rs]) <= 0.2  # a plain claim is mostly outvoted by the corroborated truth
+    assert all(r.exposed for r in rs)
+    with pytest.raises(AssertionError, match="adoption"):
+        Rollout("x", "y", "x", exposed=True, read=True, adopted=False, corrupted=True)
+
+
+def test_defenders_block_what_they_target(world):
+    _, sb, qs = world
+    agent = ScriptedAgent()
+    inj, plain = Genome(instruction="system", placement="rank:0"), Genome(placement="rank:0")
+    rate = lambda g, d: np.mean([agent.run(q, sb, render_documents(g, q), d, target_for(q)[0]).corrupted for q in qs])
+    assert rate(inj, Defender()) > rate(plain, Defender()) + 0.2
+    # stripping removes exactly the instruction's effect: what is left is the plain claim's
+    assert rate(inj, Defender(strip_instructions=True)) == rate(plain, Defender())
+    assert np.mean([agent.run(q, sb, (), Defender(query_rewrite=True)).searches for q in qs]) == 4  # escalation
+    with pytest.raises(ValueError, match="unknown mitigation"):
+        defender_from_names(["firewall"])
+
+
+def test_no_network_guard_counts_and_restores():
+    with no_network() as guard:
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", 9))
+    assert guard.attempts == 1
+    assert socket.create_connection.__name__ != "refuse"
+
+
+def test_sandbox_rollouts_open_no_connection(world):
+    _, sb, qs = world
+    with no_network() as guard:
+        for g in STATIC_TEMPLATES:
+            for q in qs:
+                ScriptedAgent().run(q, sb, render_documents(g, q), Defender(), target_for(q)[0])
+    assert guard.attempts == 0
+
+
+def test_user_corpus_loading_and_errors(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"id": "d1", "text": "Alpha was founded by Beta."}\n\n{"id": "d2", "text": "x"}\n')
+    (tmp_path / "b.txt").write_text("first line\nsecond line\n")
+    docs = load_corpus(tmp_path)
+    assert [d.doc_id for d in docs] == ["d1", "d2", "b-1", "b-2"]
+    (tmp_path / "bad.jsonl").write_text('{"id": "d3"}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:1"):
+        load_corpus(tmp_path / "bad.jsonl")
+    with pytest.raises(ValueError, match="duplicate document id"):
+        Sandbox([Doc("a", "x y"), Doc("a", "z w")])
+    with pytest.raises(ValueError, match="empty"):
+        Sandbox([])
+    with pytest.raises(FileNotFoundError):
+        load_corpus(tmp_path / "missing")
+
+
+def test_bad_genomes_and_sizes():
+    with pytest.raises(ValueError, match="gene framing='shouting'"):
+        Genome(framing="shouting")
+    with pytest.raises(ValueError, match="n_companies"):
+        KnowledgeGraph.generate(10**9)
