@@ -42,3 +42,14 @@ def test_llm_arm_runs_against_an_openai_compatible_endpoint(tmp_path):
 def test_config_bounds_are_one_line_errors(key, value, match):
     with pytest.raises(ConfigError, match=match):
         apply_overrides(Config.quick(), {key: value}, "text_uncanny_valley")
+
+
+def test_full_scale_refuses_early_without_an_api_key(monkeypatch):
+    from typer.testing import CliRunner
+
+    from neurips26.cli import app
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    res = CliRunner().invoke(app, ["reproduce", "text-uncanny-valley", "--scale", "full", "--out", "/tmp/none"])
+    assert res.exit_code != 0 and "OPENAI_API_KEY" in res.output
+    assert Config.quick().resources().credentials == ()  # the offline run needs no key

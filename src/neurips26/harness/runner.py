@@ -520,12 +520,14 @@ def write_seeds_summary(results: Sequence[Result], out: Path) -> Path | None:
 # ----------------------------------------------------------------------------- driver
 
 def _counts_text(res: Result) -> str:
-    c = res.counts()
-    parts = [f"{c['holds']} hold", f"{c['does_not_hold']} do not hold"]
-    if c.get("inconclusive"):
-        parts.append(f"{c['inconclusive']} inconclusive")
-    parts.append(f"{c['not_checkable']} not checkable")
-    return ", ".join(parts)
+    """Paper claims by verdict first, then reconstruction and checks (never pooled)."""
+    labels = {"holds": "hold", "does_not_hold": "do not hold", "inconclusive": "inconclusive",
+              "not_checkable": "not checkable"}
+    out = []
+    for kind, counts in res.counts_by_kind().items():
+        parts = [f"{n} {labels[v]}" for v, n in counts.items() if n]
+        out.append(f"{kind}: " + (", ".join(parts) if parts else "none"))
+    return "; ".join(out) or "no claims"
 
 
 class _Display:

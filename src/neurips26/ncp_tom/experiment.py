@@ -28,7 +28,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.backends import ChatParams, UsageMeter, make_backend
 from neurips26.backends.openai_compat import check_base_url
-from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 
 from .agent import SETTINGS, run_llm_episode, scripted_agent
@@ -102,6 +102,12 @@ class Config(ExperimentConfig):
         """Accept ``--set settings=agentic`` or ``settings=agentic,one_shot`` as well as a JSON list."""
         return [x.strip() for x in v.split(",")] if isinstance(v, str) else v
 
+
+    def resources(self) -> Resources:
+        """An OpenAI-compatible endpoint without a base URL of its own needs ``OPENAI_API_KEY``;
+        the offline configuration needs one CPU."""
+        needs_key = self.backend == "openai" and not self.base_url
+        return Resources(num_cpus=1, credentials=("OPENAI_API_KEY",) if needs_key else ())
 
     @classmethod
     def full(cls) -> "Config":

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 
 from .agents import LLMAgent, ScriptedAgent
@@ -64,6 +64,12 @@ class Config(ExperimentConfig):
         if self.backend == "transformers" and not self.model_path:
             raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
         return self
+
+    def resources(self) -> Resources:
+        """An OpenAI-compatible endpoint without a base URL of its own needs ``OPENAI_API_KEY``;
+        the offline configuration needs one CPU."""
+        needs_key = self.backend == "openai" and not self.base_url
+        return Resources(num_cpus=1, credentials=("OPENAI_API_KEY",) if needs_key else ())
 
     @classmethod
     def full(cls) -> "Config":
