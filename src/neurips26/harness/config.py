@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class ConfigError(ValueError):
@@ -175,3 +175,34 @@ def _finite(x: Any) -> bool:
     if isinstance(x, dict):
         return all(_finite(v) for v in x.values())
     return not isinstance(x, float) or math.isfinite(x)
+
+
+class ChatBackendConfig(ExperimentConfig):
+    """Base of a system config whose claims can run against a chat model.
+
+    Fields: ``backend`` (``none`` offline, ``openai`` for any OpenAI-compatible endpoint,
+    ``transformers`` for a local folder), ``model``, ``base_url``, ``model_path``. Validates that
+    the chosen backend has what it needs, and declares ``OPENAI_API_KEY`` as a credential when
+    the endpoint is OpenAI's own (no ``base_url``), so ``--scale full`` refuses early without it.
+
+    Source: inferred: the fields :func:`neurips26.backends.make_backend` takes.
+    """
+
+    backend: Literal["none", "openai", "transformers"] = Field(
+        "none", description="chat model: none (offline), openai (any compatible endpoint), transformers (local folder)")
+    model: str = Field("", description="model name for backend=openai")
+    base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
+    model_path: str = Field("", description="local model folder for backend=transformers")
+
+    @model_validator(mode="after")
+    def _backend_needs(self) -> "ChatBackendConfig":
+        if self.backend == "openai" and not self.model:
+            raise ValueError("backend=openai needs model (e.g. --set model=gpt-4.1)")
+        if self.backend == "transformers" and not self.model_path:
+            raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
+        return self
+
+    def resources(self) -> Resources:
+        """One CPU; ``OPENAI_API_KEY`` when the endpoint is OpenAI's own (no ``base_url``)."""
+        needs_key = self.backend == "openai" and not self.base_url
+        return Resources(num_cpus=1, credentials=("OPENAI_API_KEY",) if needs_key else ())

@@ -15,12 +15,11 @@ needs a model endpoint (``backend=openai`` or ``transformers``). Claim groups:
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 from pydantic import Field, model_validator
 
-from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
+from neurips26.harness import Outcome, RunContext
+from neurips26.harness.config import ChatBackendConfig
 from neurips26.harness import claims as C
 
 from .agents import LLMAgent, ScriptedAgent
@@ -32,7 +31,7 @@ from .sandbox import KnowledgeGraph, Sandbox, no_network
 SRC_SANDBOX = "inferred: our sandbox, scripted agent and CREO operator (the paper's could not be read)"
 
 
-class Config(ExperimentConfig):
+class Config(ChatBackendConfig):
     """Sizes of the reproduction (quick: under a minute on 2 CPU cores)."""
 
     n_companies: int = Field(150, ge=8, le=20_000, description="companies in the fictional knowledge graph")
@@ -48,10 +47,6 @@ class Config(ExperimentConfig):
     generations_per_round: int = Field(3, ge=1, le=100, description="attack generations between defender updates")
     baseline_defence: list[str] = Field(default_factory=lambda: ["source_trust"],
                                         description="mitigations on from the start (strip_instructions, source_trust, voting, query_rewrite)")
-    backend: Literal["none", "openai", "transformers"] = Field("none", description="LLM agent backend")
-    model: str = Field("", description="model name for backend=openai")
-    base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
-    model_path: str = Field("", description="local model folder for backend=transformers")
     llm_questions: int = Field(20, ge=2, le=5000, description="questions per arm for the LLM agent")
 
     @model_validator(mode="after")
@@ -59,17 +54,7 @@ class Config(ExperimentConfig):
         if self.elites >= self.population:
             raise ValueError(f"elites={self.elites} must be < population={self.population}")
         defender_from_names(self.baseline_defence)
-        if self.backend == "openai" and not self.model:
-            raise ValueError("backend=openai needs model (e.g. --set model=gpt-4.1)")
-        if self.backend == "transformers" and not self.model_path:
-            raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
         return self
-
-    def resources(self) -> Resources:
-        """An OpenAI-compatible endpoint without a base URL of its own needs ``OPENAI_API_KEY``;
-        the offline configuration needs one CPU."""
-        needs_key = self.backend == "openai" and not self.base_url
-        return Resources(num_cpus=1, credentials=("OPENAI_API_KEY",) if needs_key else ())
 
     @classmethod
     def full(cls) -> "Config":

@@ -19,12 +19,11 @@ What can be checked offline, and how (the behavioural claims need frontier LLMs)
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
+from neurips26.harness import Outcome, RunContext
+from neurips26.harness.config import ChatBackendConfig
 from neurips26.harness import claims as C
 
 from .corpus import poem_lines
@@ -38,7 +37,7 @@ from .tokenisation import BUILTIN, entropy_profile, load_tokenizer
 ABSTRACT = "abstract"
 
 
-class Config(ExperimentConfig):
+class Config(ChatBackendConfig):
     """Sizes of the reproduction (quick: about a minute on 2 CPU cores)."""
 
     rates: list[float] = Field(default_factory=lambda: [0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0],
@@ -52,11 +51,6 @@ class Config(ExperimentConfig):
     n_needles: int = Field(2, ge=1, le=20, description="needle lines per document")
     n_train_needles: int = Field(150, ge=10, le=20000, description="needle lines the local detector trains on")
     n_boot: int = Field(2000, ge=200, le=100_000, description="bootstrap resamples")
-    backend: Literal["none", "openai", "transformers"] = Field(
-        "none", description="chat model for the behavioural claims: none (offline), openai, transformers")
-    model: str = Field("", description="model name for backend=openai")
-    base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
-    model_path: str = Field("", description="local model folder for backend=transformers")
     llm_docs: int = Field(20, ge=4, le=2000, description="documents per task in the LLM sweep")
     llm_rates: list[float] = Field(default_factory=lambda: [0.0, 0.1, 0.2, 0.4, 0.6, 1.0],
                                    description="insertion rates of the LLM sweep (fewer: each is an API call per doc)")
@@ -78,20 +72,6 @@ class Config(ExperimentConfig):
         if not v or len(v) > 10:
             raise ValueError(f"give 1..10 tokenizers ({', '.join(BUILTIN)} or tokenizer.json paths)")
         return v
-
-    @model_validator(mode="after")
-    def _backend(self) -> "Config":
-        if self.backend == "openai" and not self.model:
-            raise ValueError("backend=openai needs model (e.g. --set model=gpt-4.1)")
-        if self.backend == "transformers" and not self.model_path:
-            raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
-        return self
-
-    def resources(self) -> Resources:
-        """An OpenAI-compatible endpoint without a base URL of its own needs ``OPENAI_API_KEY``;
-        the offline configuration needs one CPU."""
-        needs_key = self.backend == "openai" and not self.base_url
-        return Resources(num_cpus=1, credentials=("OPENAI_API_KEY",) if needs_key else ())
 
     @classmethod
     def full(cls) -> "Config":
