@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
+from neurips26.harness.config import Resources
 
 from .data import Split, digits, load_npz, modular_addition, swiss_roll
 from .equation import feature_learning_residual, first_order_mismatch, gram_vc_residual
@@ -109,9 +110,14 @@ class Config(ExperimentConfig):
             raise ValueError(f"{v!r} is not a folder")
         return v
 
+    def resources(self) -> Resources:
+        """One GPU for paper-scale runs (the authors' sizes (MLP width 256, 100 TL epochs, 500 grokking epochs)); one CPU otherwise."""
+        big = bool(self.tl_epochs >= 50)
+        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=None if big else None)
+
     @classmethod
     def full(cls) -> "Config":
-        """The authors' sizes (brief description of their code): 5 seeds, MLP width 256, whitening
+        """The authors' sizes (as in their released code): 5 seeds, MLP width 256, whitening
         over 4 learning rates × 20 epochs, TL over 100 epochs, mod-61 grokking for 500 epochs,
         β ∈ {1, 4}; the user's MNIST/SVHN/CIFAR arrays in ``data_dir`` (``--set data_dir=...``).
         CPU hours; intended for a GPU node."""

@@ -28,6 +28,7 @@ import torch
 from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import claims as C
+from neurips26.harness.config import Resources
 from neurips26.harness.claims import Outcome
 from neurips26.harness.config import ExperimentConfig
 from neurips26.harness.context import RunContext
@@ -135,6 +136,11 @@ class Config(ExperimentConfig):
             raise ValueError(f"must be finite and > 0, got {v}")
         return v
 
+
+    def resources(self) -> Resources:
+        """One GPU for paper-scale runs (the image benchmark trains a UNet and a feature network (30k steps each)); one CPU otherwise."""
+        big = bool(self.image_benchmark)
+        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=None if big else None)
 
     @classmethod
     def full(cls) -> "Config":

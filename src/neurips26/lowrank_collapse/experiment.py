@@ -29,6 +29,7 @@ from pydantic import Field, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
+from neurips26.harness.config import Resources
 
 from .baselines import train_zuko_reverse_kl, zuko_flow, zuko_sample
 from .collapse_metrics import memorisation_report, mode_coverage
@@ -113,6 +114,11 @@ class Config(ExperimentConfig):
         if s is not None and v <= s:
             raise ValueError(f"must be > mem_small = {s}")
         return v
+
+    def resources(self) -> Resources:
+        """One GPU for paper-scale runs (paper-scale flow-matching and VI training); one CPU otherwise."""
+        big = bool(self.fm_steps >= 10_000)
+        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=1.0 if big else None)
 
     @classmethod
     def full(cls) -> "Config":
