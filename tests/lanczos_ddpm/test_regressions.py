@@ -68,7 +68,7 @@ def test_equal_cost_is_counted_and_capped():
 
 def test_run_uses_its_thread_setting_and_restores_the_callers():
     before = torch.get_num_threads()
-    with E._threads(1):
+    with E.torch_threads(1):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
     assert E.Config().torch_threads == 1

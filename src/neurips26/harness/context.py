@@ -6,6 +6,7 @@ It gives the seed and generators, progress bars, figure saving and the torch dev
 
 from __future__ import annotations
 
+import contextlib
 import io
 import random
 from collections.abc import Iterable, Iterator
@@ -18,6 +19,29 @@ import numpy as np
 from .results import atomic_write_bytes
 
 T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run a block with ``n`` torch intra-op threads, restoring the caller's setting afterwards.
+
+    Small models on a shared 2-core machine run faster with one thread: more threads
+    oversubscribe the cores (measured: lanczos-ddpm's digits part 795 s wall with 2 threads, 68 s
+    with 1, at load 14).
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
+    import torch
+
+    if isinstance(n, bool) or int(n) < 1:
+        raise ValueError(f"torch_threads(n={n!r}): n must be an integer >= 1")
+    old = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 @dataclass

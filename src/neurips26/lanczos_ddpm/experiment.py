@@ -18,7 +18,6 @@ E. (full configuration only, ``image_benchmark=True``) a small diffusers UNet tr
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
@@ -28,6 +27,7 @@ import torch
 from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import claims as C
+from neurips26.harness.context import torch_threads
 from neurips26.harness.config import Resources
 from neurips26.harness.claims import Outcome
 from neurips26.harness.config import ExperimentConfig
@@ -669,16 +669,6 @@ def _image_fid_claim(config: Config):
         full_scale=substitute)
 
 
-@contextlib.contextmanager
-def _threads(n: int):
-    """Run with ``n`` torch intra-op threads, restoring the caller's setting afterwards."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
 
 # --------------------------------------------------------------------------------------------
 
@@ -697,7 +687,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         claims.extend(result[1])
         return result
 
-    with _threads(config.torch_threads):
+    with torch_threads(config.torch_threads):
         add(_path_kl_order(config, ctx, plt))
         add(_lanczos_accuracy(config, ctx, plt))
         Xtr, Xte, gm = _digits(config, ctx)

@@ -19,7 +19,6 @@ Parts (one function each, in the order of ``run``):
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 
@@ -29,6 +28,7 @@ from pydantic import Field, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
+from neurips26.harness.context import torch_threads
 from neurips26.harness.config import Resources
 
 from .baselines import train_zuko_reverse_kl, zuko_flow, zuko_sample
@@ -130,16 +130,6 @@ class Config(ExperimentConfig):
                    n_eval=20_000, sample_steps=50, monitor_every=100, ambient_dim=512, subspace_dim=8,
                    sub_width=1024, sub_steps=20_000, n_train_sub=100_000, mem_steps=50_000, mem_width=512)
 
-
-@contextlib.contextmanager
-def _torch_threads(n: int):
-    """Small fields: intra-op threads only add overhead (restored afterwards)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _seeds(config: Config, ctx: RunContext) -> list[int]:
@@ -593,7 +583,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {}
     figs: dict = {}
     claims = []
-    with _torch_threads(1):
+    with torch_threads(1):
         claims += _linear_vi_invariance(config, ctx, metrics, figs)
         claims += _gradient_rank_bound(config, ctx, metrics)
         claims += _mode_collapse(config, ctx, metrics, figs)
