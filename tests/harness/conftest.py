@@ -43,7 +43,7 @@ def fake_module(calls: list, interrupt: bool = False) -> types.ModuleType:
         ctx.save_figure("line", fig)
         return Outcome(metrics={"total": total, "draw": float(ctx.rng.normal())},
                        claims=[C.close("eta", "eta is small", measured=config.eta, target=0.1, abs_tol=0.05,
-                                       reason="test")])
+                                       reason="test", kind="check", source="inferred: test")])
 
     mod.run = run
     return mod

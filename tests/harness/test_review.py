@@ -166,7 +166,7 @@ def test_report_escapes_claim_text_and_shows_overrides(tmp_path: Path, make_fake
     def run(config, ctx):
         out = base_run(config, ctx)
         out.claims.append(C.check("lt", "loss < 1 & <script>x</script>", measured={"a": 0.123456789},
-                                  holds=True, tolerance="a < 1", reason="R&D", paper_value="<1"))
+                                  holds=True, tolerance="a < 1", reason="R&D", paper_value="<1", kind="check", source="inferred: test"))
         return out
 
     mod.run = run

@@ -29,22 +29,22 @@ def test_catalogue_has_nineteen_unique_systems():
 
 
 def test_claim_verdicts_are_computed():
-    assert C.close("a", "s", measured=0.55, target=0.5, abs_tol=0.1, reason="r").verdict is Verdict.HOLDS
-    assert C.close("a", "s", measured=0.65, target=0.5, abs_tol=0.1, reason="r").verdict is Verdict.DOES_NOT_HOLD
-    assert C.close("a", "s", measured=1.05, target=1.0, rel_tol=0.1, reason="r").verdict is Verdict.HOLDS
-    assert C.at_least("a", "s", measured=2, bound=3, reason="r").verdict is Verdict.DOES_NOT_HOLD
-    assert C.at_most("a", "s", measured=2, bound=3, reason="r").verdict is Verdict.HOLDS
-    assert C.within("a", "s", measured=5, low=0, high=4, reason="r").verdict is Verdict.DOES_NOT_HOLD
-    nan = C.at_least("a", "s", measured=math.nan, bound=0, reason="r")
+    assert C.close("a", "s", measured=0.55, target=0.5, abs_tol=0.1, reason="r", kind="check", source="inferred: test").verdict is Verdict.HOLDS
+    assert C.close("a", "s", measured=0.65, target=0.5, abs_tol=0.1, reason="r", kind="check", source="inferred: test").verdict is Verdict.DOES_NOT_HOLD
+    assert C.close("a", "s", measured=1.05, target=1.0, rel_tol=0.1, reason="r", kind="check", source="inferred: test").verdict is Verdict.HOLDS
+    assert C.at_least("a", "s", measured=2, bound=3, reason="r", kind="check", source="inferred: test").verdict is Verdict.DOES_NOT_HOLD
+    assert C.at_most("a", "s", measured=2, bound=3, reason="r", kind="check", source="inferred: test").verdict is Verdict.HOLDS
+    assert C.within("a", "s", measured=5, low=0, high=4, reason="r", kind="check", source="inferred: test").verdict is Verdict.DOES_NOT_HOLD
+    nan = C.at_least("a", "s", measured=math.nan, bound=0, reason="r", kind="check", source="inferred: test")
     assert nan.verdict is Verdict.DOES_NOT_HOLD and "not a finite" in nan.note
-    nc = C.not_checkable("a", "s", paper_value="80%", reason="no GPT-5", full_scale="calls an endpoint")
+    nc = C.not_checkable("a", "s", paper_value="80%", reason="no GPT-5", full_scale="calls an endpoint", kind="check", source="inferred: test")
     assert nc.verdict is Verdict.NOT_CHECKABLE and "endpoint" in nc.note
     with pytest.raises(ValueError):
-        C.close("a", "s", measured=1, target=1, reason="r")
+        C.close("a", "s", measured=1, target=1, reason="r", kind="check", source="inferred: test")
     with pytest.raises(ValueError):
-        C.not_checkable("a", "s", paper_value=None, reason="x", full_scale=" ")
+        C.not_checkable("a", "s", paper_value=None, reason="x", full_scale=" ", kind="check", source="inferred: test")
     with pytest.raises(TypeError):
-        C.check("a", "s", measured=1, holds="yes", tolerance="t", reason="r")  # type: ignore[arg-type]
+        C.check("a", "s", measured=1, holds="yes", tolerance="t", reason="r", kind="check", source="inferred: test")  # type: ignore[arg-type]
 
 
 def test_overrides_validate_with_one_line_messages(make_fake):
@@ -127,7 +127,7 @@ def test_result_json_roundtrip_handles_numpy_and_nan():
     res = Result(system="x", status="ok", scale="quick", seed=0, config={}, run_key="k", code_version="v",
                  started_at="a", finished_at="b", wall_time_s=1.0,
                  metrics={"arr": np.arange(3), "nan": float("nan"), "f": np.float64(2.5)},
-                 claims=[C.at_least("c", "s", measured=np.float64(3), bound=1, reason="r")])
+                 claims=[C.at_least("c", "s", measured=np.float64(3), bound=1, reason="r", kind="check", source="inferred: test")])
     back = Result.from_json(res.to_json())
     assert back.metrics == {"arr": [0, 1, 2], "nan": "nan", "f": 2.5}
     assert back.claims[0].verdict is Verdict.HOLDS
@@ -162,3 +162,9 @@ def test_failure_line_keeps_brackets(tmp_path: Path, make_fake, capsys):
     console = Console(file=None, force_terminal=False, width=200)
     reproduce([SystemSpec("fake", mod, {})], out=tmp_path, device="cpu", console=console)
     assert "[nan]" in capsys.readouterr().out
+
+
+def test_claim_helpers_require_a_kind():
+    """Every new claim says whether it is the paper's, our reconstruction's or a check."""
+    with pytest.raises(TypeError, match="kind"):
+        C.at_least("a", "s", measured=2, bound=1, reason="r", source="abstract")  # type: ignore[call-arg]

@@ -18,7 +18,8 @@ lacks; the note says what the full configuration does instead).
 The verdict is always computed by code from ``measured``, its ``interval`` and the tolerance —
 never written by hand. Build claims with the helpers below (:func:`close`, :func:`at_least`,
 :func:`at_most`, :func:`within`, :func:`check`, :func:`not_checkable`) and combine per-seed
-claims with :func:`over_seeds`. With an ``interval=(lo, hi)`` a helper judges the whole interval:
+claims with :func:`over_seeds`. The helpers require ``kind`` (keyword-only; a missing kind is a
+``TypeError``); :class:`Claim` itself still reads older results that have none. With an ``interval=(lo, hi)`` a helper judges the whole interval:
 entirely inside the accepted region → holds, entirely outside → does not hold, across the
 boundary → inconclusive. Intervals come from :func:`mean_interval` (Student-t over seeds or
 replicates) or :func:`proportion_interval` (Clopper–Pearson for a success count).
@@ -284,7 +285,7 @@ def _make(id, statement, pv, measured, rule, reason, note, kind, source, interva
 
 def close(id: str, statement: str, *, measured: float, target: float, reason: str,
           abs_tol: float | None = None, rel_tol: float | None = None,
-          paper_value: Any = "__target__", note: str = "", kind: Kind | str | None = None,
+          paper_value: Any = "__target__", note: str = "", kind: Kind | str,
           source: str = "", interval: tuple[float, float] | None = None) -> Claim:
     """Claim that ``measured`` is within ``abs_tol`` (or ``rel_tol``·|target|) of ``target``.
 
@@ -309,7 +310,7 @@ def close(id: str, statement: str, *, measured: float, target: float, reason: st
 
 
 def at_least(id: str, statement: str, *, measured: float, bound: float, reason: str,
-             paper_value: Any = None, note: str = "", kind: Kind | str | None = None,
+             paper_value: Any = None, note: str = "", kind: Kind | str,
              source: str = "", interval: tuple[float, float] | None = None) -> Claim:
     """Claim that ``measured >= bound`` (with ``interval``: lo >= bound holds, hi < bound does
     not hold, otherwise inconclusive)."""
@@ -318,7 +319,7 @@ def at_least(id: str, statement: str, *, measured: float, bound: float, reason: 
 
 
 def at_most(id: str, statement: str, *, measured: float, bound: float, reason: str,
-            paper_value: Any = None, note: str = "", kind: Kind | str | None = None,
+            paper_value: Any = None, note: str = "", kind: Kind | str,
             source: str = "", interval: tuple[float, float] | None = None) -> Claim:
     """Claim that ``measured <= bound`` (with ``interval``: hi <= bound holds, lo > bound does
     not hold, otherwise inconclusive)."""
@@ -327,7 +328,7 @@ def at_most(id: str, statement: str, *, measured: float, bound: float, reason: s
 
 
 def within(id: str, statement: str, *, measured: float, low: float, high: float, reason: str,
-           paper_value: Any = None, note: str = "", kind: Kind | str | None = None,
+           paper_value: Any = None, note: str = "", kind: Kind | str,
            source: str = "", interval: tuple[float, float] | None = None) -> Claim:
     """Claim that ``low <= measured <= high`` (interval semantics as in :func:`close`).
 
@@ -342,7 +343,7 @@ def within(id: str, statement: str, *, measured: float, low: float, high: float,
 
 
 def check(id: str, statement: str, *, measured: Any, holds: bool | None, tolerance: str,
-          reason: str, paper_value: Any = None, note: str = "", kind: Kind | str | None = None,
+          reason: str, paper_value: Any = None, note: str = "", kind: Kind | str,
           source: str = "", interval: tuple[float, float] | None = None) -> Claim:
     """Claim whose rule is a composite condition evaluated by the caller's code.
 
@@ -366,7 +367,7 @@ def check(id: str, statement: str, *, measured: Any, holds: bool | None, toleran
 
 
 def not_checkable(id: str, statement: str, *, paper_value: Any, reason: str, full_scale: str,
-                  note: str = "", kind: Kind | str | None = None, source: str = "") -> Claim:
+                  note: str = "", kind: Kind | str, source: str = "") -> Claim:
     """Claim this machine cannot check (frontier models, paper-scale data).
 
     Args:
