@@ -10,7 +10,7 @@ from neurips26.backends import (BackendError, ChatBackend, ChatParams, ChatReply
                                 make_backend, replies)
 
 MSGS = [Message("system", "be brief"), Message("user", "say hi")]
-NO_SLEEP = lambda _s: None  # noqa: E731  (backoff is tested by recording, not by waiting)
+FAST = 0.01  # Retry-After (s) the stub sends with error statuses, so retry tests do not wait long
 
 
 def test_value_types_validate():
@@ -50,7 +50,7 @@ def test_cache_key_depends_on_everything_and_roundtrips(tmp_path):
 
 def test_openai_backend_reply_usage_and_cache(tmp_path):
     with StubOpenAIServer(reply="hi there") as server:
-        be = OpenAIBackend("stub-model", base_url=server.url, cache=ReplyCache(tmp_path), sleep=NO_SLEEP)
+        be = OpenAIBackend("stub-model", base_url=server.url, cache=ReplyCache(tmp_path))
         assert isinstance(be, ChatBackend)
         r = be.chat(MSGS, ChatParams(temperature=0, max_tokens=5, seed=3))
         assert r.text == "hi there" and not r.cached and r.attempts == 1
@@ -72,18 +72,16 @@ def test_openai_backend_reasoning_models_get_max_completion_tokens():
     assert body["max_completion_tokens"] == 99 and "max_tokens" not in body and "temperature" not in body
 
 
-def test_openai_backend_retries_429_and_5xx_with_backoff():
-    waits: list[float] = []
-    with StubOpenAIServer(reply="ok", failures=[429, 500, 503]) as server:
-        be = OpenAIBackend("m", base_url=server.url, max_retries=4, backoff_s=0.5, sleep=waits.append)
+def test_openai_backend_retries_429_and_5xx():
+    with StubOpenAIServer(reply="ok", failures=[429, 500, 503], retry_after=FAST) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=4)
         r = be.chat(MSGS)
     assert r.text == "ok" and r.attempts == 4 and len(server.requests) == 4
-    assert waits == [0.5, 1.0, 2.0]  # exponential backoff: 0.5 · 2^k
 
 
 def test_openai_backend_gives_up_after_max_retries():
-    with StubOpenAIServer(failures=[500] * 10) as server:
-        be = OpenAIBackend("m", base_url=server.url, max_retries=2, sleep=NO_SLEEP)
+    with StubOpenAIServer(failures=[500] * 10, retry_after=FAST) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=2)
         with pytest.raises(BackendError, match="gave up after 3 attempts"):
             be.chat(MSGS)
         assert len(server.requests) == 3
@@ -91,7 +89,7 @@ def test_openai_backend_gives_up_after_max_retries():
 
 def test_openai_backend_does_not_retry_client_errors():
     with StubOpenAIServer(failures=[400]) as server:
-        be = OpenAIBackend("m", base_url=server.url, max_retries=3, sleep=NO_SLEEP)
+        be = OpenAIBackend("m", base_url=server.url, max_retries=3)
         with pytest.raises(BackendError, match="BadRequest"):
             be.chat(MSGS)
         assert len(server.requests) == 1
@@ -100,18 +98,18 @@ def test_openai_backend_does_not_retry_client_errors():
 def test_openai_backend_retries_timeouts():
     # first request answers after 1.5 s, the client times out at 0.3 s and retries
     with StubOpenAIServer(reply="late ok", failures=[1.5]) as server:
-        be = OpenAIBackend("m", base_url=server.url, timeout_s=0.3, max_retries=1, sleep=NO_SLEEP)
+        be = OpenAIBackend("m", base_url=server.url, timeout_s=0.3, max_retries=1)
         r = be.chat(MSGS)
         assert r.text == "late ok" and r.attempts == 2
     with StubOpenAIServer(failures=[1.5, 1.5]) as server:
-        be = OpenAIBackend("m", base_url=server.url, timeout_s=0.3, max_retries=1, sleep=NO_SLEEP)
+        be = OpenAIBackend("m", base_url=server.url, timeout_s=0.3, max_retries=1)
         with pytest.raises(BackendError, match="Timeout"):
             be.chat(MSGS)
 
 
 def test_stub_server_bounds_requests():
-    with StubOpenAIServer(max_requests=2) as server:
-        be = OpenAIBackend("m", base_url=server.url, max_retries=5, sleep=NO_SLEEP)
+    with StubOpenAIServer(max_requests=2, retry_after=FAST) as server:
+        be = OpenAIBackend("m", base_url=server.url, max_retries=5)
         be.chat(MSGS)
         be.chat(MSGS)
         with pytest.raises(BackendError):
@@ -165,7 +163,7 @@ def test_openai_backend_malformed_replies_are_backend_errors():
     garbage = ["<html>oops</html>", "{not json", "[1, 2]", {}, {"choices": None}, {"choices": "x"},
                {"choices": [{}]}, {"choices": [{"message": {"role": "assistant", "content": 5}}]}]
     with StubOpenAIServer(failures=garbage) as server:
-        be = OpenAIBackend("m", base_url=server.url, max_retries=3, sleep=NO_SLEEP)
+        be = OpenAIBackend("m", base_url=server.url, max_retries=3)
         for item in garbage:
             with pytest.raises(BackendError, match="openai:m: "):
                 be.chat(MSGS)
@@ -174,7 +172,7 @@ def test_openai_backend_malformed_replies_are_backend_errors():
            {"choices": [{"message": {"role": "assistant", "content": "DONE"}}], "model": 7,
             "usage": {"prompt_tokens": "abc", "completion_tokens": -3}}]
     with StubOpenAIServer(failures=odd) as server:
-        be = OpenAIBackend("m", base_url=server.url, sleep=NO_SLEEP)
+        be = OpenAIBackend("m", base_url=server.url)
         assert be.chat(MSGS).text == ""
         r = be.chat(MSGS)
         assert (r.text, r.prompt_tokens, r.completion_tokens, r.model) == ("DONE", 0, 0, "m")
@@ -196,7 +194,7 @@ def test_openai_backend_empty_reply_at_token_limit_is_an_error():
     cut_none = {"choices": [{"message": {"role": "assistant", "content": None}, "finish_reason": "length"}]}
     partial = {"choices": [{"message": {"role": "assistant", "content": "MOVE"}, "finish_reason": "length"}]}
     with StubOpenAIServer(failures=[cut, cut_none, partial]) as server:
-        be = OpenAIBackend("gpt-5", base_url=server.url, reasoning=True, sleep=NO_SLEEP)
+        be = OpenAIBackend("gpt-5", base_url=server.url, reasoning=True)
         for _ in range(2):
             with pytest.raises(BackendError, match=r"token limit \(max_tokens=7\).*raise max_tokens"):
                 be.chat(MSGS, ChatParams(max_tokens=7))

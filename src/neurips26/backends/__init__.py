@@ -6,8 +6,9 @@ A backend maps chat messages to a reply with token usage and latency::
     reply.text, reply.prompt_tokens, reply.completion_tokens, reply.latency_s, reply.cached
 
 * :class:`OpenAIBackend` — any OpenAI-compatible server through the ``openai`` client (base URL,
-  model, key from arguments or ``OPENAI_BASE_URL``/``OPENAI_API_KEY``); retries with exponential
-  backoff on timeouts, connection errors, 429 and 5xx; optional on-disk :class:`ReplyCache`
+  model, key from arguments or ``OPENAI_BASE_URL``/``OPENAI_API_KEY``); the client's own retries on
+  timeouts, connection errors, 408/409/429 and 5xx (waiting the server's ``Retry-After`` when
+  sent, else exponential backoff), attempts counted; optional on-disk :class:`ReplyCache`
   keyed by (backend, messages, params) so reruns are free and exact.
 * :class:`TransformersBackend` — a local causal LM loaded from a user's folder (never downloads).
 * :class:`ScriptedBackend` — a Python policy (tests, offline baselines); :func:`replies` scripts

@@ -4,15 +4,18 @@ Configuration comes from arguments or the environment: ``base_url`` (else ``OPEN
 else the OpenAI API), ``api_key`` (else ``OPENAI_API_KEY``; local servers usually accept any
 key, so ``"EMPTY"`` is used when a ``base_url`` is given without one) and ``model``.
 
-Timeouts, connection errors, HTTP 429 and 5xx are retried with exponential backoff
-(``backoff_s · 2^k`` seconds before retry ``k+1``, capped at ``max_backoff_s``); other HTTP
-errors (400, 401, 404 …) fail at once. After ``max_retries`` retries a :class:`BackendError` is
-raised. A reply the client cannot decode (not JSON, no ``choices``, non-text content, a body that
-is not a chat completion) also raises :class:`BackendError` at once, never a raw parsing error;
-an empty or refused reply (``content: null``) is returned as ``""`` for the caller to count, except
-an empty reply cut off by the token limit (``finish_reason: length``, typical of reasoning models
-with a small ``max_tokens``), which raises :class:`BackendError` so it is not scored as the model's
-answer. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
+Retries are the ``openai`` client's own policy (``max_retries`` of them): timeouts, connection
+errors, HTTP 408/409/429 and 5xx are retried; the wait before a retry is the server's
+``Retry-After`` / ``retry-after-ms`` when it sends one (up to the client's two minutes; a longer
+requested wait is not retried but reported), else exponential backoff (0.5 s · 2^k, capped at
+8 s, with up to 25 % jitter). Other HTTP errors (400, 401, 404 …) fail at once. When retries run
+out a :class:`BackendError` says how many attempts were made (counted from the client's retry
+header); a successful reply records its ``attempts``. A reply the client cannot decode (not
+JSON, no ``choices``, non-text content, a body that is not a chat completion) also raises
+:class:`BackendError` at once, never a raw parsing error; an empty or refused reply
+(``content: null``) is returned as ``""`` for the caller to count, except an empty reply cut off
+by the token limit (``finish_reason: length``, typical of reasoning models with a small
+``max_tokens``), which raises :class:`BackendError` so it is not scored as the model's answer. With a :class:`ReplyCache`, a repeated (messages, params) pair is answered from disk.
 
 OpenAI's reasoning models (o-series, GPT-5) reject ``max_tokens`` and any non-default
 temperature: with ``reasoning=True`` the limit is sent as ``max_completion_tokens`` (it then
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from .base import BackendError, ChatParams, ChatReply, Message, as_messages
@@ -54,19 +57,18 @@ def _count(value: object) -> int:
 
 
 class OpenAIBackend:
-    """Chat through the ``openai`` client with retries, backoff and an optional reply cache.
+    """Chat through the ``openai`` client (its retry policy, honouring ``Retry-After``), with
+    attempt counting and an optional reply cache.
 
     Args:
         model: the model name the server expects (non-empty).
         base_url: server URL ending in ``/v1`` (default: ``OPENAI_BASE_URL`` or OpenAI's).
         api_key: key (default: ``OPENAI_API_KEY``; ``"EMPTY"`` for a custom ``base_url``).
         timeout_s: per-request timeout in seconds (> 0).
-        max_retries: retries after the first attempt (>= 0).
-        backoff_s: first backoff in seconds (>= 0); doubles per retry.
-        max_backoff_s: backoff cap in seconds.
+        max_retries: retries after the first attempt (>= 0), made by the ``openai`` client with
+            its waits (``Retry-After`` when the server sends it, else exponential backoff).
         cache: a :class:`ReplyCache`, or ``None`` for no caching.
         reasoning: send ``max_completion_tokens`` and no temperature (reasoning models).
-        sleep: the sleep function (tests pass a no-op).
 
     Raises:
         ValueError: on an empty model, a malformed ``base_url``, bad numbers, or no API key for
@@ -74,17 +76,16 @@ class OpenAIBackend:
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout_s: float = 60.0, max_retries: int = 4, backoff_s: float = 1.0,
-                 max_backoff_s: float = 30.0, cache: ReplyCache | None = None, reasoning: bool = False,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 timeout_s: float = 60.0, max_retries: int = 4, cache: ReplyCache | None = None,
+                 reasoning: bool = False) -> None:
         import openai
 
         if not model:
             raise ValueError("model is empty; give the server's model name (e.g. --set model=gpt-4o-mini)")
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
-        if max_retries < 0 or backoff_s < 0:
-            raise ValueError(f"max_retries and backoff_s must be >= 0, got {max_retries}, {backoff_s}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if base_url is not None:
             check_base_url(base_url)
@@ -94,20 +95,24 @@ class OpenAIBackend:
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.name = f"openai:{model}"
-        self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
-        self.cache, self._sleep, self.reasoning = cache, sleep, reasoning
+        self.max_retries = max_retries
+        self.cache, self.reasoning = cache, reasoning
         self._openai = openai
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout_s,
+                                     max_retries=max_retries)
 
     def identity(self) -> dict:
         """What distinguishes this backend's replies in the cache key (URL and model)."""
         return {"kind": "openai", "base_url": self.base_url, "model": self.model, "reasoning": self.reasoning}
 
-    def _retryable(self, exc: Exception) -> bool:
-        o = self._openai
-        if isinstance(exc, (o.APITimeoutError, o.APIConnectionError, o.RateLimitError)):
-            return True
-        return isinstance(exc, o.APIStatusError) and exc.status_code >= 500
+    @staticmethod
+    def _attempts(exc: Exception) -> int:
+        """Requests sent for a failed call: the client numbers its retries in a request header."""
+        request = getattr(exc, "request", None)
+        try:
+            return int(request.headers.get("x-stainless-retry-count", 0)) + 1
+        except (AttributeError, TypeError, ValueError, RuntimeError):
+            return 1
 
     def chat(self, messages: Sequence[Message], params: ChatParams = ChatParams()) -> ChatReply:
         """One chat completion (from the cache when possible).
@@ -127,22 +132,25 @@ class OpenAIBackend:
             kwargs.update(temperature=params.temperature, max_tokens=params.max_tokens)
         if params.seed is not None:
             kwargs["seed"] = params.seed
-        t0, attempt = time.perf_counter(), 0
-        while True:
-            attempt += 1
-            try:
-                resp = self._client.chat.completions.create(**kwargs)
-                break
-            except self._openai.OpenAIError as exc:
-                if not self._retryable(exc):
-                    raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-                if attempt > self.max_retries:
-                    raise BackendError(f"{self.name}: gave up after {attempt} attempts: "
-                                       f"{type(exc).__name__}: {exc}") from exc
-                self._sleep(min(self.backoff_s * 2 ** (attempt - 1), self.max_backoff_s))
-            except (ValueError, TypeError, AttributeError) as exc:  # e.g. JSONDecodeError on a garbled body
-                raise BackendError(f"{self.name}: malformed reply from {self.base_url}: "
-                                   f"{type(exc).__name__}: {exc}") from exc
+        t0 = time.perf_counter()
+        try:  # the client retries (Retry-After or backoff); the raw response says how often
+            raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+            attempt = int(getattr(raw, "retries_taken", 0)) + 1
+            resp = raw.parse()
+        except self._openai.OpenAIError as exc:
+            o, status = self._openai, getattr(exc, "status_code", None)
+            if not (isinstance(exc, (o.APITimeoutError, o.APIConnectionError))
+                    or status in (408, 409, 429) or (isinstance(status, int) and status >= 500)):
+                raise BackendError(f"{self.name}: {type(exc).__name__}: {exc}") from exc  # not retried
+            n = self._attempts(exc)
+            response = getattr(exc, "response", None)
+            retry_after = response.headers.get("retry-after") if response is not None else None
+            why = f" (last Retry-After: {retry_after} s)" if retry_after else ""
+            raise BackendError(f"{self.name}: gave up after {n} attempt{'s' * (n != 1)}{why}: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        except (ValueError, TypeError, AttributeError) as exc:  # e.g. JSONDecodeError on a garbled body
+            raise BackendError(f"{self.name}: malformed reply from {self.base_url}: "
+                               f"{type(exc).__name__}: {exc}") from exc
         choices = getattr(resp, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise BackendError(f"{self.name}: the server returned no choices "

@@ -6,7 +6,8 @@ records every request body in ``server.requests``. ``failures`` scripts the firs
 ``int`` answers with that HTTP status (e.g. 429, 500), a ``float`` sleeps that many seconds
 before answering normally (to trigger client timeouts), a ``str`` is sent verbatim as an HTTP 200
 JSON body and a ``dict`` as that JSON object (malformed or garbage replies). After ``max_requests`` requests it
-answers 503, so a misbehaving client can never loop unboundedly. Usage is counted in words.
+answers 503, so a misbehaving client can never loop unboundedly. ``retry_after`` (seconds) adds a
+``Retry-After`` header to every error status it sends (429, 5xx …). Usage is counted in words.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class StubOpenAIServer:
         failures: per-request script consumed in order (``int`` status, ``float`` delay in s,
             ``str`` raw 200 body, ``dict`` 200 JSON body).
         max_requests: requests served before every further one gets HTTP 503.
+        retry_after: if given, the ``Retry-After`` value (seconds, >= 0) sent with error statuses.
 
     Attributes:
         url: base URL (``http://127.0.0.1:<port>/v1``), set on ``__enter__``.
@@ -33,8 +35,11 @@ class StubOpenAIServer:
     """
 
     def __init__(self, reply: str | Callable[[dict], str] = "DONE", failures: Sequence[int | float | str | dict] = (),
-                 max_requests: int = 1000) -> None:
+                 max_requests: int = 1000, retry_after: float | None = None) -> None:
+        if retry_after is not None and not retry_after >= 0:
+            raise ValueError(f"retry_after must be >= 0 seconds or None, got {retry_after!r}")
         self.reply, self.failures, self.max_requests = reply, list(failures), max_requests
+        self.retry_after = retry_after
         self.requests: list[dict] = []
         self.url = ""
         self._lock = threading.Lock()
@@ -67,12 +72,13 @@ class StubOpenAIServer:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
 
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict | str) -> None:
+    def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: dict | str) -> None:
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")
+            if status >= 400 and self.retry_after is not None:
+                handler.send_header("Retry-After", f"{self.retry_after:g}")
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
             handler.wfile.write(data)
