@@ -1,0 +1,284 @@
+"""Folder layout, image loading with explicit bad-input handling, and the real/fake format audit.
+
+Layout (the field's convention, e.g. UniversalFakeDetect / GenImage)::
+
+    root/real/*.png|jpg|...            real images
+    root/fake/<generator>/*.png|...     generated images, one folder per generator
+
+Bad-input policy (chosen and documented here):
+
+* unreadable or truncated files are **skipped and counted** (``LoadedImages.skipped`` names each
+  with the reason); if more than ``max_bad_fraction`` (default 1%) of the files are bad, loading
+  raises ``ValueError`` naming the first ones — a silent drop of many files would bias results;
+* grayscale, palette, alpha, CMYK and 16-bit images are converted to 8-bit RGB with a
+  :class:`ImageModeWarning` counting each mode (alpha is dropped); EXIF orientation is applied;
+* images smaller than the encoder's input are upscaled (bicubic) with a warning — resizing
+  destroys high-frequency artifacts, so the default policy for larger images is a centre crop;
+* a generator folder with no images is a ``ValueError`` naming it;
+* real and fake files differing in format, size, colour mode or EXIF raise a
+  :class:`FormatShortcutWarning` naming the difference (:func:`format_audit`): a detector can learn
+  the encoding instead of the generator (the JPEG-real / PNG-fake shortcut).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+SIZE_POLICIES = ("center_crop", "resize")
+
+
+class FormatShortcutWarning(UserWarning):
+    """Real and generated files differ in encoding, size, colour mode or EXIF."""
+
+
+class ImageModeWarning(UserWarning):
+    """Images were converted to RGB, or upscaled to the encoder's input size."""
+
+
+@dataclass
+class FolderDataset:
+    """Image paths of a ``real/`` + ``fake/<generator>/`` folder.
+
+    Attributes:
+        root: the folder. real: real image paths (sorted). fake: ``{generator: paths}`` (sorted).
+    """
+
+    root: Path
+    real: list[Path]
+    fake: dict[str, list[Path]]
+
+    def paths_and_groups(self) -> tuple[list[Path], list[str]]:
+        """All paths with their group (``"real"`` or the generator name), reals first."""
+        paths = list(self.real)
+        groups = ["real"] * len(self.real)
+        for g, ps in self.fake.items():
+            paths += ps
+            groups += [g] * len(ps)
+        return paths, groups
+
+
+def _images_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS)
+
+
+def scan_folder(root: str | Path, require_fake: bool = True) -> FolderDataset:
+    """Read the ``real/`` + ``fake/<generator>/`` layout.
+
+    Raises:
+        FileNotFoundError: ``root`` or ``root/real`` missing (named).
+        ValueError: ``real/`` has no images; ``fake/`` missing or empty when ``require_fake``; a
+            generator folder with no images (named); images directly in ``fake/`` (they need a
+            generator folder).
+    """
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"image folder {str(root)!r} not found")
+    if not (root / "real").is_dir():
+        raise FileNotFoundError(f"{str(root / 'real')!r} not found; layout: real/ and fake/<generator>/")
+    real = _images_in(root / "real")
+    if not real:
+        raise ValueError(f"{str(root / 'real')!r} has no images (extensions {IMAGE_EXTENSIONS})")
+    fake: dict[str, list[Path]] = {}
+    fdir = root / "fake"
+    if fdir.is_dir():
+        loose = [p for p in fdir.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS]
+        if loose:
+            raise ValueError(f"{len(loose)} image(s) directly in {str(fdir)!r} (e.g. {loose[0].name!r}); put them in "
+                             "fake/<generator>/")
+        for gdir in sorted(p for p in fdir.iterdir() if p.is_dir()):
+            ps = _images_in(gdir)
+            if not ps:
+                raise ValueError(f"generator folder {str(gdir)!r} has no images (extensions {IMAGE_EXTENSIONS})")
+            fake[gdir.name] = ps
+    if require_fake and not fake:
+        raise ValueError(f"no generator folders under {str(fdir)!r}; layout: fake/<generator>/*.png")
+    return FolderDataset(root, real, fake)
+
+
+@dataclass
+class LoadedImages:
+    """Decoded images and what happened on the way.
+
+    Attributes:
+        images: ``float32 [N, S, S, 3]`` in [0, 1] (the readable files, in input order).
+        paths: the N paths that were read. index: their positions in the input list.
+        skipped: ``[(path, reason)]`` for unreadable or truncated files.
+        converted: ``{original mode: count}`` of images converted to RGB.
+        upscaled: number of images smaller than S that were upscaled.
+    """
+
+    images: np.ndarray
+    paths: list[Path]
+    index: list[int]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    converted: dict[str, int] = field(default_factory=dict)
+    upscaled: int = 0
+
+
+def _to_rgb_array(img) -> tuple[np.ndarray, str | None]:
+    """8-bit RGB array of a PIL image and the mode it was converted from (None if already RGB)."""
+    mode = img.mode
+    if mode == "RGB":
+        return np.asarray(img, np.uint8), None
+    if mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        a = np.asarray(img, np.float64)
+        hi = 65535.0 if mode.startswith("I;16") or a.max() > 255 else 255.0
+        a = np.clip(a / hi * 255.0, 0, 255).astype(np.uint8)
+        return np.repeat(a[..., None], 3, axis=2), mode
+    return np.asarray(img.convert("RGB"), np.uint8), mode
+
+
+def load_image(path: str | Path, size: int, policy: str = "center_crop") -> tuple[np.ndarray, str | None, bool]:
+    """Decode one image to ``float32 [size, size, 3]`` in [0, 1].
+
+    Returns:
+        ``(array, converted_from_mode or None, upscaled)``.
+
+    Raises:
+        OSError / ValueError (from Pillow): unreadable or truncated file.
+        ValueError: unknown ``policy`` (allowed :data:`SIZE_POLICIES`).
+    """
+    from PIL import Image, ImageOps
+
+    if policy not in SIZE_POLICIES:
+        raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
+    with Image.open(path) as img:
+        img.load()  # truncated files raise here
+        img = ImageOps.exif_transpose(img)
+        arr, conv = _to_rgb_array(img)
+    pil = Image.fromarray(arr)
+    up = min(pil.size) < size
+    if policy == "resize":
+        pil = pil.resize((size, size), Image.BICUBIC)
+    else:
+        if up:
+            scale = size / min(pil.size)
+            pil = pil.resize((max(size, round(pil.width * scale)), max(size, round(pil.height * scale))), Image.BICUBIC)
+        left, top = (pil.width - size) // 2, (pil.height - size) // 2
+        pil = pil.crop((left, top, left + size, top + size))
+    return np.asarray(pil, np.float32) / 255.0, conv, up
+
+
+def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_crop",
+                max_bad_fraction: float = 0.01) -> LoadedImages:
+    """Decode many images, skipping and counting unreadable or truncated ones (module docstring).
+
+    Raises:
+        ValueError: more than ``max_bad_fraction`` of the files unreadable (names the first five),
+            no readable file at all, or ``max_bad_fraction`` outside [0, 1].
+    """
+    if not 0.0 <= max_bad_fraction <= 1.0:
+        raise ValueError(f"max_bad_fraction={max_bad_fraction}; allowed: 0..1")
+    paths = [Path(p) for p in paths]
+    arrs, kept, idx, skipped = [], [], [], []
+    conv: Counter = Counter()
+    up = 0
+    for i, p in enumerate(paths):
+        try:
+            a, c, u = load_image(p, size, policy)
+        except (OSError, ValueError, SyntaxError) as exc:  # PIL raises these for bad/truncated data
+            if isinstance(exc, ValueError) and "policy=" in str(exc):
+                raise
+            skipped.append((str(p), f"{type(exc).__name__}: {exc}"))
+            continue
+        arrs.append(a)
+        kept.append(p)
+        idx.append(i)
+        conv.update([c] if c else [])
+        up += u
+    if paths and len(skipped) > max_bad_fraction * len(paths):
+        first = "; ".join(f"{p} ({r})" for p, r in skipped[:5])
+        raise ValueError(f"{len(skipped)} of {len(paths)} images unreadable or truncated (> max_bad_fraction="
+                         f"{max_bad_fraction}): {first}")
+    if not arrs:
+        raise ValueError(f"no readable image among {len(paths)} path(s)")
+    if conv:
+        warnings.warn(f"converted to 8-bit RGB: {dict(conv)} image(s) by original mode (alpha dropped)",
+                      ImageModeWarning, stacklevel=2)
+    if up:
+        warnings.warn(f"{up} image(s) smaller than {size} px were upscaled (bicubic): resizing smooths away "
+                      "high-frequency artifacts", ImageModeWarning, stacklevel=2)
+    return LoadedImages(np.stack(arrs), kept, idx, skipped, dict(conv), up)
+
+
+@dataclass
+class AuditReport:
+    """What :func:`format_audit` compared.
+
+    Attributes:
+        real, fake: per class ``{"formats": {...}, "modes": {...}, "exif_rate": float,
+            "median_size": (w, h)}``.
+        differences: one sentence per shortcut found (also emitted as warnings).
+    """
+
+    real: dict
+    fake: dict
+    differences: list[str]
+
+
+def _describe(paths: list[Path]) -> tuple[dict, list[int]]:
+    from PIL import Image
+
+    formats: Counter = Counter()
+    modes: Counter = Counter()
+    exif = 0
+    sizes = []
+    for p in paths:
+        try:
+            with Image.open(p) as img:
+                formats[img.format or "?"] += 1
+                modes[img.mode] += 1
+                exif += bool(img.getexif())
+                sizes.append(img.size)
+        except (OSError, ValueError, SyntaxError):
+            formats["unreadable"] += 1
+    wh = np.array(sizes) if sizes else np.zeros((1, 2))
+    return ({"formats": dict(formats), "modes": dict(modes), "exif_rate": exif / max(1, len(paths)),
+             "median_size": (int(np.median(wh[:, 0])), int(np.median(wh[:, 1])))},
+            [w * h for w, h in sizes])
+
+
+def format_audit(real_paths: Iterable[str | Path], fake_paths: Iterable[str | Path], tolerance: float = 0.2) -> AuditReport:
+    """Compare file format, colour mode, EXIF presence and pixel count between reals and fakes.
+
+    A difference is reported when the share of any format or mode, or the EXIF rate, differs by
+    more than ``tolerance`` between the classes, or when a two-sample Kolmogorov–Smirnov test on
+    pixel counts has p < 0.01 with different medians. Each difference is a
+    :class:`FormatShortcutWarning`; the fix is to re-encode both classes identically.
+
+    Raises:
+        ValueError: either list empty or ``tolerance`` outside (0, 1).
+
+    Source: the field's known format shortcut (JPEG reals vs lossless fakes); thresholds inferred.
+    """
+    from scipy.stats import ks_2samp
+
+    real, fake = [Path(p) for p in real_paths], [Path(p) for p in fake_paths]
+    if not real or not fake:
+        raise ValueError(f"format_audit needs real and fake files, got {len(real)} real and {len(fake)} fake")
+    if not 0 < tolerance < 1:
+        raise ValueError(f"tolerance={tolerance}; allowed: 0 < tolerance < 1")
+    r, rs = _describe(real)
+    f, fs = _describe(fake)
+    diffs = []
+    for key, what in (("formats", "file format"), ("modes", "colour mode")):
+        for k in sorted(set(r[key]) | set(f[key])):
+            pr, pf = r[key].get(k, 0) / len(real), f[key].get(k, 0) / len(fake)
+            if abs(pr - pf) > tolerance:
+                diffs.append(f"{what} {k}: {pr:.0%} of real vs {pf:.0%} of fake files")
+    if abs(r["exif_rate"] - f["exif_rate"]) > tolerance:
+        diffs.append(f"EXIF present in {r['exif_rate']:.0%} of real vs {f['exif_rate']:.0%} of fake files")
+    if rs and fs and np.median(rs) != np.median(fs) and (len(rs) < 2 or len(fs) < 2 or ks_2samp(rs, fs).pvalue < 0.01
+                                                         or len(set(rs)) == len(set(fs)) == 1):
+        diffs.append(f"image size: median real {r['median_size']} vs fake {f['median_size']} pixels")
+    for d in diffs:
+        warnings.warn(f"possible real/fake shortcut — {d}; re-encode both classes identically",
+                      FormatShortcutWarning, stacklevel=2)
+    return AuditReport(r, f, diffs)

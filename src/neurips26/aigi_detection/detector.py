@@ -1,0 +1,162 @@
+"""End-to-end use on image files: a frozen encoder + a trained head, ``fit`` on a
+``real/`` + ``fake/<generator>/`` folder, ``predict(paths)``, per-generator evaluation, save/load.
+
+Example (a local CLIP folder written by ``save_pretrained``; nothing is downloaded)::
+
+    from neurips26.aigi_detection import AIGIDetector, LossSwitches, load_encoder
+    det = AIGIDetector.fit("data/train", load_encoder("/models/clip-vit-large-patch14"), LossSwitches())
+    det.save("head.pt")
+    pred = det.predict(["a.png", "b.jpg"])           # pred.scores: P(generated); pred.skipped
+    det.evaluate("data/test")["mean"]                # mACC / mAP over generator folders
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .data import format_audit, load_images, scan_folder
+from .diagnostics import per_generator_metrics
+from .heads import LossSwitches, TrainedDetector, train_detector
+
+
+def pseudo_content_labels(cues: np.ndarray, k: int = 3, seed: int = 0) -> np.ndarray:
+    """Content (semantic) pseudo-labels when none are given: k-means on the deepest cue.
+
+    Args:
+        cues: ``[N, K, D]``. k: number of clusters (>= 2).
+
+    Returns:
+        ``int64 [N]`` in ``0..k-1``.
+
+    Raises:
+        ValueError: ``k < 2`` or fewer than ``k`` images.
+
+    Source: inferred (no content labels in a user's folder; the deepest cue is the most semantic).
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.preprocessing import StandardScaler
+
+    if k < 2 or len(cues) < k:
+        raise ValueError(f"k={k} with {len(cues)} images; allowed: 2 <= k <= number of images")
+    z = StandardScaler().fit_transform(np.asarray(cues)[:, -1])
+    return KMeans(k, n_init=5, random_state=seed).fit_predict(z).astype(np.int64)
+
+
+@dataclass
+class Predictions:
+    """Scores of ``predict``.
+
+    Attributes:
+        paths: the input paths, in order. scores: ``float64 [N]`` P(generated), NaN where skipped.
+        is_generated: ``bool [N]`` (scores >= threshold; False where skipped).
+        skipped: ``{path: reason}`` for unreadable or truncated files.
+    """
+
+    paths: list[str]
+    scores: np.ndarray
+    is_generated: np.ndarray
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class AIGIDetector:
+    """A frozen encoder, its cue selection and a trained :class:`TrainedDetector`.
+
+    Attributes:
+        encoder: :class:`~.encoder.FrozenEncoder` or :class:`~.encoder.RandomConvEncoder`.
+        detector: the trained head. layers: 1-based blocks used as cues (None: all).
+        policy: image size policy (``center_crop`` or ``resize``). threshold: on P(generated).
+    """
+
+    encoder: object
+    detector: TrainedDetector
+    layers: list[int] | None = None
+    policy: str = "center_crop"
+    threshold: float = 0.5
+
+    @classmethod
+    def fit(cls, root: str | Path, encoder, switches: LossSwitches | None = None, content: np.ndarray | None = None,
+            layers: Sequence[int] | None = None, policy: str = "center_crop", audit: bool = True, seed: int = 0,
+            **train_kw) -> "AIGIDetector":
+        """Train a head on the ``real/`` + ``fake/<generator>/`` folder ``root``.
+
+        ``switches`` default to SA-AFL (:class:`LossSwitches`); without ``content`` labels the
+        semantic terms use :func:`pseudo_content_labels` (stated in a warning). ``audit`` runs
+        :func:`~.data.format_audit` first (warnings name any real/fake format difference).
+
+        Raises:
+            FileNotFoundError / ValueError: from :func:`~.data.scan_folder` and :func:`~.data.load_images`.
+        """
+        switches = switches or LossSwitches()
+        ds = scan_folder(root)
+        paths, groups = ds.paths_and_groups()
+        if audit:
+            format_audit(ds.real, [p for ps in ds.fake.values() for p in ps])
+        loaded = load_images(paths, encoder.image_size, policy)
+        y = np.array([groups[i] != "real" for i in loaded.index], np.int64)
+        cues = encoder.layer_cls(loaded.images, layers=layers)
+        if switches.needs_content and content is None:
+            warnings.warn("no content labels given: SA-AFL's semantic terms use k-means pseudo-labels (k=3) of the "
+                          "deepest cue", UserWarning, stacklevel=2)
+            content = pseudo_content_labels(cues, seed=seed)
+        elif content is not None:
+            content = np.asarray(content)[loaded.index]
+        det = train_detector(cues, y, switches, content=content, seed=seed, **train_kw)
+        return cls(encoder, det, list(layers) if layers else None, policy)
+
+    def predict(self, paths: Sequence[str | Path], max_bad_fraction: float = 1.0) -> Predictions:
+        """Score image files. Unreadable files get NaN and are listed in ``skipped``; with
+        ``max_bad_fraction < 1`` too many bad files raise ``ValueError`` (see :func:`~.data.load_images`).
+
+        Raises:
+            ValueError: ``paths`` empty, or no readable file.
+        """
+        paths = [str(p) for p in paths]
+        if not paths:
+            raise ValueError("predict() got no paths")
+        loaded = load_images(paths, self.encoder.image_size, self.policy, max_bad_fraction)
+        scores = np.full(len(paths), np.nan)
+        scores[loaded.index] = self.detector.scores(self.encoder.layer_cls(loaded.images, layers=self.layers))
+        return Predictions(paths, scores, np.nan_to_num(scores, nan=-1.0) >= self.threshold, dict(loaded.skipped))
+
+    def evaluate(self, root: str | Path) -> dict[str, dict]:
+        """Per-generator ACC / AP / AUROC on a ``real/`` + ``fake/<generator>/`` folder (``"mean"`` = mACC, mAP)."""
+        ds = scan_folder(root)
+        paths, groups = ds.paths_and_groups()
+        pred = self.predict(paths)
+        ok = ~np.isnan(pred.scores)
+        return per_generator_metrics(pred.scores[ok], np.asarray(groups)[ok], threshold=self.threshold)
+
+    def save(self, path: str | Path) -> None:
+        """Save the head (not the encoder) with ``torch.save``; reload with :meth:`load`."""
+        import torch
+
+        torch.save({"detector": self.detector.state(), "layers": self.layers, "policy": self.policy,
+                    "threshold": self.threshold, "encoder": getattr(self.encoder, "name", "")}, Path(path))
+
+    @classmethod
+    def load(cls, path: str | Path, encoder) -> "AIGIDetector":
+        """Load a head saved by :meth:`save` onto ``encoder``.
+
+        Raises:
+            FileNotFoundError: ``path`` missing (named). ValueError: the head's cue shape does not
+                match the encoder's.
+        """
+        import torch
+
+        p = Path(path).expanduser()
+        if not p.is_file():
+            raise FileNotFoundError(f"detector head file {str(p)!r} not found")
+        st = torch.load(p, map_location="cpu", weights_only=True)
+        det = TrainedDetector.from_state(st["detector"])
+        K, D = det.mean.shape
+        nk = len(st["layers"]) if st["layers"] else encoder.num_layers
+        if (nk, encoder.hidden_size) != (K, D):
+            raise ValueError(f"head {str(p)!r} expects {K} cues of width {D}; encoder {getattr(encoder, 'name', '')!r} "
+                             f"gives {nk} of width {encoder.hidden_size}")
+        return cls(encoder, det, st["layers"], st["policy"], st["threshold"])
