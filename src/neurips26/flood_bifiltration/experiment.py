@@ -98,7 +98,7 @@ class Config(ExperimentConfig):
     def full(cls) -> "Config":
         """Paper-like scale: 10^5-point clouds, n = 20, 100 clouds per class, whole UCR test
         sets, scaling to 10^6 points (hours on CPU; intended for a GPU/cluster node)."""
-        return cls(n_points_invariants=20000, n_landmarks_invariants=200, points_per_edge=20,
+        return cls(n_points_invariants=20000, n_landmarks_invariants=200, points_per_edge=21,
                    n_circle=5000, n_outliers=5000, n_density_repeats=20, n_per_class=100, n_signal=500, n_noise=1500,
                    n_landmarks_clf=128, ucr_max_test=100000,
                    scaling_sizes=[1000, 10000, 100000, 1000000], scaling_landmarks=1000,

@@ -274,7 +274,8 @@ class SublevelFloodFeatures(BaseEstimator, TransformerMixin):
     ``mode="alpha"``: the Alpha complex of all points → persistence images (baseline).
 
     Parameters:
-        n_landmarks, points_per_edge, exact: passed to :func:`sublevel_flood_bifiltration`.
+        n_landmarks, points_per_edge, exact: passed to :func:`sublevel_flood_bifiltration`
+            (default 9 points per edge: an even number of subdivisions samples edge midpoints).
         density, bandwidth, dtm_mass: the co-density (:func:`codensity`, normalised to [0, 1]).
         grid_size: grid points per axis for the Hilbert function.
         resolution, kernel_bandwidth: evaluation grid and bandwidth of (conv).
@@ -285,7 +286,7 @@ class SublevelFloodFeatures(BaseEstimator, TransformerMixin):
     Source: upstream ``slflood/sklearn/transformer.py`` (parameters), Loiseaux et al. 2023.
     """
 
-    def __init__(self, n_landmarks: int = 32, points_per_edge: int = 8, exact: bool = False,
+    def __init__(self, n_landmarks: int = 32, points_per_edge: int = 9, exact: bool = False,
                  density: str = "kde", bandwidth: float = 0.1, dtm_mass: float = 0.05,
                  grid_size: int = 24, resolution: int = 12, kernel_bandwidth: float = 0.06,
                  degrees: tuple = (0, 1), r_max: float | None = None, mode: str = "bifiltration"):
