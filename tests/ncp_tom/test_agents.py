@@ -38,7 +38,7 @@ def test_score_plan_counts_and_cap():
     assert ep.success and ep.failed_preconditions == 1 and ep.unknown_entities == 1 and ep.steps == 5
     over = score_plan(FB, oracle_plan(FB) + [Action("send", "Anne", "hall")] * 4, cap=6)
     assert not over.success and over.over_cap
-    with pytest.raises(ValueError, match="cap must be >= 1"):
+    with pytest.raises(ValueError, match="cap must be an integer >= 1"):
         score_plan(FB, [], cap=0)
     with pytest.raises(ValueError, match="extra_steps"):
         step_cap(FB, -1)

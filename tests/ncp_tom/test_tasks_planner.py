@@ -32,7 +32,7 @@ def test_first_order_only_and_bad_arguments():
         generate_instances(4, contexts=("moon",))
     with pytest.raises(ValueError, match="unknown goal type 'XB1'"):
         generate_instances(4, goal_types=("XB1",))
-    with pytest.raises(ValueError, match="n must be >= 1"):
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
         generate_instances(0)
     with pytest.raises(RuntimeError, match="could not fill"):
         generate_instances(2, seed=0, goal_types=("FB2",), max_depth=1, max_tries=5)

@@ -31,7 +31,7 @@ from neurips26.backends import BackendError, ChatBackend, ChatParams, ChatReply,
 from .baselines import EpisodeResult, new_episode, score_plan
 from .goals import goals_hold
 from .tasks import Instance
-from .world import Action, Scene, WorldState, apply_action
+from .world import Action, Scene, WorldState, apply_action, check_count, check_type
 
 SETTINGS = ("one_shot", "agentic")
 DONE = "DONE"
@@ -101,7 +101,10 @@ def parse_line(line: str, scene: Scene) -> Action | str:
 
     Raises:
         ParseError: if the line is not exactly one action of the grammar.
+        TypeError: ``line`` is not a str or ``scene`` not a :class:`Scene`.
     """
+    check_type(line, str, "line")
+    check_type(scene, Scene, "scene")
     m = _LINE.match(line.strip())
     if not m:
         shown = line.strip()[:80]
@@ -121,7 +124,10 @@ def parse_plan(text: str, scene: Scene) -> list[Action | str | ParseError]:
 
     Raises:
         ParseError: if the reply has no non-blank line or no line parses at all.
+        TypeError: ``text`` is not a str or ``scene`` not a :class:`Scene`.
     """
+    check_type(text, str, "text")
+    check_type(scene, Scene, "scene")
     items: list[Action | str | ParseError] = []
     for line in text.splitlines():
         if not line.strip():
@@ -172,12 +178,13 @@ def run_llm_episode(instance: Instance, backend: ChatBackend, setting: str, *, c
         An :class:`EpisodeResult`; ``status="error"`` (with the message) on a backend failure.
 
     Raises:
-        ValueError: unknown ``setting`` or ``cap < 1``.
+        ValueError: unknown ``setting`` or ``cap`` not an integer >= 1. TypeError: ``instance``
+            is not an :class:`Instance`.
     """
     if setting not in SETTINGS:
         raise ValueError(f"unknown setting {setting!r}; allowed: {', '.join(SETTINGS)}")
-    if cap < 1:
-        raise ValueError(f"cap must be >= 1, got {cap}")
+    check_type(instance, Instance, "instance")
+    cap = check_count(cap, "cap", 1)
     ep = new_episode(instance, agent or backend.name, setting)
     msgs = [Message("system", SYSTEM_PROMPT), Message("user", task_prompt(instance, setting, cap))]
     try:

@@ -23,7 +23,7 @@ import numpy as np
 from .goals import goals_hold
 from .planner import shortest_plan
 from .tasks import Instance, parse_action_string
-from .world import Action, all_actions, apply_action
+from .world import Action, all_actions, apply_action, check_count, check_type
 
 
 @dataclass
@@ -89,12 +89,13 @@ def step_cap(instance: Instance, extra_steps: int = 3) -> int:
     """Most actions an agent may take: the oracle's length + ``extra_steps`` (inferred).
 
     Raises:
-        ValueError: if the instance has no ``min_plan_length`` or ``extra_steps < 0``.
+        ValueError: if the instance has no ``min_plan_length`` or ``extra_steps`` is not an
+            integer >= 0. TypeError: ``instance`` is not an :class:`Instance`.
     """
+    check_type(instance, Instance, "instance")
+    extra_steps = check_count(extra_steps, "extra_steps", 0)
     if instance.min_plan_length is None:
         raise ValueError(f"instance {instance.id} has no min_plan_length; generate it with the oracle")
-    if extra_steps < 0:
-        raise ValueError(f"extra_steps must be >= 0, got {extra_steps}")
     return instance.min_plan_length + extra_steps
 
 
@@ -110,10 +111,14 @@ def score_plan(instance: Instance, actions: list[Action], *, cap: int, agent: st
         episode: an episode to fill in (e.g. one carrying LLM usage); a new one by default.
 
     Raises:
-        ValueError: if ``cap < 1``.
+        ValueError: if ``cap`` is not an integer >= 1.
+        TypeError: ``instance`` not an :class:`Instance`, or ``actions`` not a list of
+            :class:`Action` (text must be parsed first, e.g. with ``parse_line``).
     """
-    if cap < 1:
-        raise ValueError(f"cap must be >= 1, got {cap}")
+    check_type(instance, Instance, "instance")
+    cap = check_count(cap, "cap", 1)
+    if isinstance(actions, (str, Action)) or not all(isinstance(a, Action) for a in actions):
+        raise TypeError(f"actions must be a list of Action, got {actions!r:.80}; parse text with parse_line")
     ep = episode or new_episode(instance, agent, setting)
     state = instance.initial
     for a in actions[:cap]:
@@ -133,8 +138,11 @@ def oracle_plan(instance: Instance, max_depth: int = 8) -> list[Action]:
     """A shortest plan: the stored one if present, else a fresh search.
 
     Raises:
-        ValueError: if no plan exists within ``max_depth``.
+        ValueError: if ``max_depth`` is not an integer >= 0 or no plan exists within it.
+        TypeError: ``instance`` is not an :class:`Instance`.
     """
+    check_type(instance, Instance, "instance")
+    max_depth = check_count(max_depth, "max_depth", 0)
     if instance.oracle_plan:
         return [parse_action_string(s) for s in instance.oracle_plan]
     res = shortest_plan(instance.scene, instance.initial, instance.goals, max_depth=max_depth)
@@ -144,7 +152,12 @@ def oracle_plan(instance: Instance, max_depth: int = 8) -> list[Action]:
 
 
 def no_tom_plan(instance: Instance) -> list[Action]:
-    """``MOVE o TO L`` for each goal (skipping objects already at ``L``): no model of witnesses."""
+    """``MOVE o TO L`` for each goal (skipping objects already at ``L``): no model of witnesses.
+
+    Raises:
+        TypeError: ``instance`` is not an :class:`Instance`.
+    """
+    check_type(instance, Instance, "instance")
     plan, where = [], dict(zip(instance.scene.objects, instance.object_location))
     for g in instance.goals:
         if where[g.object] != g.location:
@@ -154,7 +167,13 @@ def no_tom_plan(instance: Instance) -> list[Action]:
 
 
 def random_plan(instance: Instance, rng: np.random.Generator, cap: int) -> list[Action]:
-    """Uniformly random actions from the full grammar (plus ``DONE``) until ``DONE`` or ``cap``."""
+    """Uniformly random actions from the full grammar (plus ``DONE``) until ``DONE`` or ``cap``.
+
+    Raises:
+        ValueError: ``cap`` not an integer >= 1. TypeError: ``instance`` not an :class:`Instance`.
+    """
+    check_type(instance, Instance, "instance")
+    cap = check_count(cap, "cap", 1)
     choices = all_actions(instance.scene)
     plan = []
     while len(plan) < cap:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .world import Scene, WorldState
+from .world import Scene, WorldState, check_type
 
 GOAL_TYPES = ("TB1", "FB1", "TB2", "FB2")
 """Goal type labels: true/false belief × first/second order."""
@@ -100,7 +100,36 @@ class BeliefGoal:
 
 
 def goal_holds(scene: Scene, state: WorldState, goal: BeliefGoal) -> bool:
-    """Whether ``goal`` holds in ``state`` (module docstring equations)."""
+    """Whether ``goal`` holds in ``state`` (module docstring equations).
+
+    Raises:
+        TypeError: arguments of the wrong type. ValueError: a goal naming a character, object or
+            location the scene lacks.
+    """
+    check_goals(scene, state, (goal,))
+    return _goal_holds(scene, state, goal)
+
+
+def check_goals(scene: Scene, state: WorldState, goals) -> tuple[BeliefGoal, ...]:
+    """Validate ``scene``, ``state`` and a tuple/list of goals against the scene; returns the goals.
+
+    Raises:
+        TypeError: wrong types (a single goal where a tuple is expected says so).
+        ValueError: a goal naming an unknown character, object or location.
+    """
+    check_type(scene, Scene, "scene")
+    check_type(state, WorldState, "state")
+    if isinstance(goals, BeliefGoal):
+        raise TypeError("goals must be a tuple of BeliefGoal; got one BeliefGoal (wrap it: (goal,))")
+    if not isinstance(goals, (tuple, list)):
+        raise TypeError(f"goals must be a tuple of BeliefGoal, got {type(goals).__name__} {goals!r:.60}")
+    for g in goals:
+        check_type(g, BeliefGoal, "each goal")
+        g.validate(scene)
+    return tuple(goals)
+
+
+def _goal_holds(scene: Scene, state: WorldState, goal: BeliefGoal) -> bool:
     ci = scene.index["characters"]
     o = scene.index["objects"][goal.object]
     a = ci[goal.believers[0]]
@@ -113,8 +142,18 @@ def goal_holds(scene: Scene, state: WorldState, goal: BeliefGoal) -> bool:
 
 
 def goals_hold(scene: Scene, state: WorldState, goals: tuple[BeliefGoal, ...]) -> bool:
-    """Whether every goal holds (an instance's success criterion)."""
-    return all(goal_holds(scene, state, g) for g in goals)
+    """Whether every goal holds (an instance's success criterion).
+
+    Raises:
+        TypeError / ValueError: as :func:`check_goals`.
+    """
+    check_goals(scene, state, goals)
+    return _goals_hold(scene, state, goals)
+
+
+def _goals_hold(scene: Scene, state: WorldState, goals: tuple[BeliefGoal, ...]) -> bool:
+    """:func:`goals_hold` without validation (the planner's inner loop)."""
+    return all(_goal_holds(scene, state, g) for g in goals)
 
 
 def contradictory(goals: tuple[BeliefGoal, ...]) -> bool:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .goals import BeliefGoal, goals_hold
-from .world import Action, Scene, WorldState, all_actions, apply_action
+from .goals import BeliefGoal, _goals_hold, check_goals
+from .world import Action, Scene, WorldState, _apply_action, all_actions, check_count
 
 
 @dataclass
@@ -45,15 +45,16 @@ def shortest_plan(scene: Scene, start: WorldState, goals: tuple[BeliefGoal, ...]
         max_states: stop (returning ``plan=None, exhausted=False``) after this many states.
 
     Raises:
-        ValueError: if ``max_depth < 0``, ``max_states < 1`` or ``goals`` is empty.
+        ValueError: ``max_depth`` not an integer >= 0, ``max_states`` not an integer >= 1, empty
+            ``goals``, or a goal naming something the scene lacks.
+        TypeError: ``scene``/``start``/``goals`` of the wrong type.
     """
-    if max_depth < 0:
-        raise ValueError(f"max_depth must be >= 0, got {max_depth}")
-    if max_states < 1:
-        raise ValueError(f"max_states must be >= 1, got {max_states}")
+    max_depth = check_count(max_depth, "max_depth", 0)
+    max_states = check_count(max_states, "max_states", 1)
+    goals = check_goals(scene, start, goals)
     if not goals:
         raise ValueError("goals is empty; give at least one BeliefGoal")
-    if goals_hold(scene, start, goals):
+    if _goals_hold(scene, start, goals):
         return SearchResult([], 1, True)
     goal_objects = tuple(o for o in scene.objects if any(g.object == o for g in goals))
     actions = all_actions(scene, goal_objects)
@@ -63,11 +64,11 @@ def shortest_plan(scene: Scene, start: WorldState, goals: tuple[BeliefGoal, ...]
         nxt = []
         for s in frontier:
             for a in actions:
-                step = apply_action(scene, s, a)
+                step = _apply_action(scene, s, a)
                 if not step.ok or step.state in parent:
                     continue
                 parent[step.state] = (s, a)
-                if goals_hold(scene, step.state, goals):
+                if _goals_hold(scene, step.state, goals):
                     return SearchResult(_unwind(parent, step.state), len(parent), False)
                 if len(parent) >= max_states:
                     return SearchResult(None, len(parent), False)

@@ -25,7 +25,7 @@ import numpy as np
 
 from .goals import GOAL_TYPES, BeliefGoal, contradictory, goals_hold
 from .planner import shortest_plan
-from .world import Action, Scene, WorldState, initial_state
+from .world import Action, Scene, WorldState, check_count, initial_state
 
 CONTEXTS: dict[str, dict[str, tuple[str, ...]]] = {
     "household": {"rooms": ("kitchen", "hall", "bedroom", "garden"),
@@ -271,11 +271,13 @@ def generate_instances(n: int = 600, *, seed: int = 0, contexts: Iterable[str] |
         (instances, rejection counts by reason: ``unsolvable_or_trivial``, ``duplicate``).
 
     Raises:
-        ValueError: ``n < 1``, unknown context or goal type.
+        ValueError: ``n``/``max_depth``/``max_tries`` not integers (>= 1, >= 0, >= 1), unknown
+            context or goal type.
         RuntimeError: if a cell cannot be filled in ``max_tries`` draws.
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = check_count(n, "n", 1)
+    max_depth = check_count(max_depth, "max_depth", 0)
+    max_tries = check_count(max_tries, "max_tries", 1)
     ctxs = tuple(contexts) if contexts is not None else tuple(CONTEXTS)
     types = tuple(goal_types)
     for c in ctxs:

@@ -29,6 +29,7 @@ the public ExploreToM repository); the disembodied mover and the cross-room ``UN
 
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -37,6 +38,25 @@ UNKNOWN = "?"
 """Belief value of a character who knows an object left but not where it went."""
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z_-]*$")
+
+
+def check_count(value, name: str, minimum: int) -> int:
+    """``value`` as an int if it is an integer (not a bool) >= ``minimum``.
+
+    Raises:
+        ValueError: naming ``name``, the value and what is allowed (a string, float or negative
+            number would otherwise fail deep inside with a TypeError or act as an empty range).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_type(value, cls: type, name: str, hint: str = "") -> None:
+    """Raise TypeError naming ``name``, the type received and the type expected (plus ``hint``)."""
+    if not isinstance(value, cls):
+        article = "an" if cls.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"{name} must be {article} {cls.__name__}, got {type(value).__name__} {value!r:.60}{hint}")
 MAX_CHARACTERS = 4
 """Second-order state grows with characters²; scenes are capped at four characters."""
 
@@ -291,7 +311,19 @@ def apply_action(scene: Scene, state: WorldState, action: Action) -> StepResult:
 
     Returns:
         :class:`StepResult`; on failure ``state`` is returned unchanged and ``ok`` is False.
+
+    Raises:
+        TypeError: ``scene``, ``state`` or ``action`` of the wrong type (a text action says to
+            parse it first with ``parse_line``).
     """
+    check_type(scene, Scene, "scene")
+    check_type(state, WorldState, "state")
+    check_type(action, Action, "action", "; parse text with ncp_tom.parse_line(text, scene)")
+    return _apply_action(scene, state, action)
+
+
+def _apply_action(scene: Scene, state: WorldState, action: Action) -> StepResult:
+    """:func:`apply_action` without the type checks (the planner's inner loop)."""
     if action.kind == "move":
         oi = scene.index["objects"].get(action.subject)
         if oi is None:
@@ -375,17 +407,33 @@ def all_actions(scene: Scene, objects: tuple[str, ...] | None = None) -> list[Ac
 
     Args:
         objects: restrict moves to these objects (the oracle searches only goal objects).
+
+    Raises:
+        TypeError: ``scene`` is not a :class:`Scene`. ValueError: ``objects`` names an object the
+            scene lacks.
     """
-    objs = scene.objects if objects is None else objects
+    check_type(scene, Scene, "scene")
+    objs = scene.objects if objects is None else tuple(objects)
+    unknown = [o for o in objs if o not in scene.objects]
+    if unknown:
+        raise ValueError(f"unknown objects {unknown}; objects are {list(scene.objects)}")
     return ([Action("move", o, loc) for o in objs for loc in scene.locations]
             + [Action("send", c, r) for c in scene.characters for r in scene.rooms])
 
 
 def replay(scene: Scene, state: WorldState, actions: list[Action]) -> tuple[WorldState, int]:
-    """Apply ``actions`` in order; returns the final state and the number that failed."""
+    """Apply ``actions`` in order; returns the final state and the number that failed.
+
+    Raises:
+        TypeError: wrong ``scene``/``state`` type, or ``actions`` not a list of :class:`Action`.
+    """
+    check_type(scene, Scene, "scene")
+    check_type(state, WorldState, "state")
+    if isinstance(actions, (str, Action)) or not all(isinstance(a, Action) for a in actions):
+        raise TypeError(f"actions must be a list of Action, got {actions!r:.80}; parse text with parse_line")
     failed = 0
     for a in actions:
-        step = apply_action(scene, state, a)
+        step = _apply_action(scene, state, a)
         state = step.state
         failed += not step.ok
     return state, failed
