@@ -1,0 +1,39 @@
+"""Bit-Mask Tuning (paper 19): adapting an LLM by deleting a few gate-projection weights.
+
+*The Surprising Effectiveness of Deleting Weights in LLM Reasoning and Adaptation* (OpenReview
+JnfolztAV3, ICML 2026 FoGen workshop; NeurIPS 2026). Only the abstract was readable: a learnable
+binary keep/zero mask over the gate projection of every transformer block, < 0.05 % of weights
+zeroed, trained with GRPO, SFT or SDFT; a mask several 1000× smaller than a checkpoint; less
+forgetting than full fine-tuning; an update geometry close to FPT's. Estimator, budget
+denominator, file format and geometry formulas are ours (inferred, labelled in each docstring).
+
+* :mod:`.mask` — :func:`attach_bit_mask` (a ``torch.nn.utils.parametrize`` parametrisation, base
+  weights untouched), :class:`BitMask`, :func:`budget`, :func:`find_gate_projections`.
+* :mod:`.codec` — :func:`save_mask` / :func:`apply_mask` (sorted indices, delta + varint + zlib,
+  SHA-256 of the base tensor), :func:`size_report`.
+* :mod:`.geometry` — effective rank, spectrum drift, principal-weight overlap of ΔW.
+* :mod:`.training` — SFT / GRPO / SDFT loops for BMT, FPT and LoRA (peft) on the toy task.
+* :mod:`.trl_adapters` — the mask under trl's ``GRPOTrainer`` and ``SDFTTrainer``.
+* :mod:`.task` — the toy two-rule task and tiny Qwen2/Llama models.
+
+Example::
+
+    from neurips26.bit_mask_tuning import attach_bit_mask, save_mask, apply_mask
+    bm = attach_bit_mask(model, rho=0.0005)              # k = ⌊ρ · all parameters⌋
+    opt = torch.optim.SGD(bm.parameters(), lr=1.0)       # scores only; base weights frozen
+    ...                                                   # any loss; loss.backward(); opt.step()
+    save_mask(bm, "task.bmt")                             # a few MB for an 8B model
+    apply_mask(fresh_base_model, "task.bmt")             # bit-exact; refuses another base
+"""
+
+from .codec import (MaskMismatchError, apply_mask, decode_indices, encode_indices, export_mask, mask_from_bytes,
+                    mask_to_bytes, save_mask, size_report, tensor_sha256)
+from .geometry import effective_rank, geometry, principal_weight_overlap, principal_weights, spectrum_drift
+from .mask import (BitMask, BudgetError, DeletionMask, NoGateProjectionError, attach_bit_mask, budget,
+                   count_parameters, find_gate_projections)
+
+__all__ = ["BitMask", "BudgetError", "DeletionMask", "MaskMismatchError", "NoGateProjectionError", "apply_mask",
+           "attach_bit_mask", "budget", "count_parameters", "decode_indices", "effective_rank", "encode_indices",
+           "export_mask", "find_gate_projections", "geometry", "mask_from_bytes", "mask_to_bytes",
+           "principal_weight_overlap", "principal_weights", "save_mask", "size_report", "spectrum_drift",
+           "tensor_sha256"]

@@ -1,0 +1,431 @@
+"""Reproduction of paper 19 (Bit-Mask Tuning: deleting gate-projection weights instead of fine-tuning).
+
+Only the abstract was readable. Parts (one function each): (1) mechanics of the deletion mask on a
+tiny Qwen2/Llama model pre-trained in-process on two rules: only gate tensors change, the zero
+count stays within the budget, the identity at start, export → re-apply bit-exact, refusal of a
+mismatched base; (2) adaptation to a new behaviour under SFT, GRPO and SDFT with BMT, against
+full fine-tuning (FPT) and LoRA in the same run, with forgetting of the prior task measured
+throughout, over seeds; (3) update geometry of ΔW (GRPO runs); (4) mask size against the
+checkpoint for an 8B-shaped config (computed). Parity with FPT at 0.5B–8B is not checkable here.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from typing import Literal
+
+import numpy as np
+import torch
+from pydantic import Field
+
+from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import claims as C
+from neurips26.harness.config import Resources
+from neurips26.harness.context import torch_threads
+
+from .codec import MaskMismatchError, apply_mask, export_mask, mask_to_bytes, size_report
+from .geometry import geometry
+from .mask import count_parameters
+from .task import answer_logits, all_pairs, build_model, evaluate, make_batch, pretrain
+from .training import adapt, weight_deltas
+
+ABSTRACT = "abstract"
+SRC_TOY = ("inferred: a laptop analogue of the abstract's statement; the two-rule task, the budget and the "
+           "training settings are ours")
+MEASURES = ("effective_rank", "spectrum_drift", "principal_overlap")
+
+
+class Config(ExperimentConfig):
+    """Sizes of the reproduction (quick: about a minute of CPU on 2 cores)."""
+
+    family: Literal["qwen2", "llama"] = Field("qwen2", description="tiny transformers config family")
+    hidden: int = Field(64, ge=16, le=8192, description="hidden size of the tiny model")
+    layers: int = Field(2, ge=1, le=64, description="transformer blocks")
+    ffn: int = Field(256, ge=16, le=32768, description="MLP (gate/up) width")
+    pretrain_steps: int = Field(200, ge=10, le=100_000, description="pre-training steps on rules A and B")
+    pretrain_lr: float = Field(3e-3, gt=0, le=1, description="pre-training AdamW learning rate")
+    n_seeds: int = Field(3, ge=2, le=50, description="seeds (seed, seed+1, …): each pre-trains its own model")
+    rho: float = Field(0.01, gt=0, lt=1, description="BMT deleted fraction of all parameters (main runs)")
+    rho_small: float = Field(0.0005, gt=0, lt=1, description="the abstract's budget (0.05 %), SFT only")
+    sft_steps: int = Field(60, ge=1, le=100_000, description="SFT steps")
+    rl_steps: int = Field(100, ge=1, le=100_000, description="GRPO and SDFT steps")
+    batch_size: int = Field(64, ge=2, le=65_536, description="sequences per SFT/SDFT step")
+    grpo_batch: int = Field(128, ge=2, le=65_536, description="sequences per GRPO step (prompts × group)")
+    group: int = Field(16, ge=2, le=1024, description="GRPO group size G")
+    sdft_teacher: Literal["live", "base"] = Field("live", description="SDFT teacher: current or initial model")
+    eval_every: int = Field(10, ge=1, le=100_000, description="steps between prior/target evaluations")
+    size_rho: float = Field(0.0005, gt=0, lt=1, description="budget of the 8B-shaped size computation")
+
+    def resources(self) -> Resources:
+        """CPU only; the full configuration is hours on a few cores."""
+        big = self.hidden >= 256
+        return Resources(num_cpus=2, memory_gb=4 if big else 1, hours=3 if big else 0.05)
+
+    @classmethod
+    def full(cls) -> "Config":
+        """Larger toy scale (d = 256, 4 blocks, 10 seeds, 10× steps). The paper's scale — Qwen2.5 /
+        Llama 0.5B–8B checkpoints at ρ = 0.05 % with trl's GRPOTrainer and SDFTTrainer
+        (:mod:`neurips26.bit_mask_tuning.trl_adapters`) — needs local weights and a GPU and is not
+        run by this experiment."""
+        return cls(hidden=256, layers=4, ffn=1024, pretrain_steps=2000, n_seeds=10, sft_steps=600, rl_steps=1000)
+
+
+# --------------------------------------------------------------------------- part 1: mechanics
+
+def _logits(model) -> torch.Tensor:
+    a, b = all_pairs()
+    with torch.no_grad():
+        return torch.cat([answer_logits(model, make_batch(a, b, m, "A")) for m in (None, "A", "B")])
+
+
+def _mechanics(base, run, config: Config, metrics: dict) -> list:
+    """Invariants on one BMT run (seed 0, SFT)."""
+    from .mask import attach_bit_mask
+
+    chk = dict(kind="check")
+    exact = "an exact property of the parametrisation; any difference is a bug"
+    bm = run.bit_mask
+    model = run.model
+    # only gate tensors change: base parameters bitwise equal, effective weights differ only in gates
+    base_sd = base.state_dict()
+    changed_other, changed_gate = [], 0
+    for name, t in model.state_dict().items():
+        key = name.replace(".parametrizations.weight.original", ".weight")
+        if ".parametrizations." in name and not name.endswith(".original"):
+            continue
+        if not torch.equal(t, base_sd[key]):
+            changed_other.append(key)
+    eff = {n: m.weight.detach() for n, m in model.named_modules() if hasattr(m, "weight") and
+           isinstance(getattr(m, "weight", None), torch.Tensor)}
+    for n, w in eff.items():
+        bw = dict(base.named_modules())[n].weight
+        if not torch.equal(w, bw):
+            if n.endswith("mlp.gate_proj"):
+                changed_gate += 1
+            else:
+                changed_other.append(n)
+    # identity at start
+    fresh = copy.deepcopy(base)
+    attach_bit_mask(fresh, config.rho)
+    id_diff = float((_logits(fresh) - _logits(base)).abs().max())
+    # export -> bytes -> apply to a fresh copy
+    data = mask_to_bytes(export_mask(bm))
+    applied = copy.deepcopy(base)
+    apply_mask(applied, data)
+    reapply = float((_logits(applied) - _logits(model)).abs().max())
+    w_equal = all(torch.equal(dict(applied.named_modules())[n].weight, dict(model.named_modules())[n].weight)
+                  for n in bm.names)
+    # refusal on another base
+    other = copy.deepcopy(base)
+    with torch.no_grad():
+        dict(other.named_modules())[bm.names[0]].weight[0, 0] += 1e-3
+    try:
+        apply_mask(other, data)
+        refused = False
+    except MaskMismatchError:
+        refused = True
+    state_bytes = sum(t.numel() * t.element_size() for t in base.state_dict().values())
+    metrics["mechanics"] = {"k": bm.k, "N_model": bm.n_model, "N_gate": bm.n_gate, "denominator": bm.denominator,
+                            "changed_non_gate_tensors": changed_other, "changed_gate_tensors": changed_gate,
+                            "identity_logit_diff": id_diff, "reapply_logit_diff": reapply,
+                            "mask_file_bytes": len(data), "fp32_state_dict_bytes": state_bytes}
+    return [
+        C.check("only_gate_tensors_change", "BMT changes only gate-projection tensors: every base parameter is "
+                "bitwise unchanged and the effective weights differ from the base only in mlp.gate_proj.",
+                measured={"non_gate_changed": changed_other, "gate_tensors_changed": changed_gate},
+                holds=not changed_other and changed_gate > 0, tolerance="0 other tensors changed, ≥ 1 gate tensor",
+                reason=exact, paper_value="only the gate projection is masked", source=ABSTRACT + " (the mask is "
+                "over the gate projection, with no other modification)", **{k: v for k, v in chk.items()}),
+        C.at_most("identity_at_start", "An attached, untrained mask deletes nothing: max |logit difference| to "
+                  "the base model (eval mode, all 300 prompts).", measured=id_diff, bound=0.0, reason=exact,
+                  paper_value=None, source="inferred: scores start at 0 and a weight is deleted only when its "
+                  "score exceeds τ = 0", **chk),
+        C.at_most("export_reapply_bit_exact", "Export (delta-varint-zlib indices) → apply to a fresh copy of the "
+                  "base gives logits identical to the in-training masked forward (max |difference|).",
+                  measured=reapply if w_equal else float("inf"), bound=0.0, reason=exact, paper_value=None,
+                  source="inferred: W ⊙ (1 − Z) with Z ∈ {0, 1} equals zeroing the indexed entries",
+                  note=f"mask file {len(data)} B for k = {bm.k}; weights equal: {w_equal}", **chk),
+        C.check("mismatched_base_refused", "Applying the mask to a base whose gate tensor differs (one entry "
+                "+1e-3) raises MaskMismatchError (SHA-256 of the base tensor).", measured=refused, holds=refused,
+                tolerance="an error is raised", reason="a mask is only meaningful on the base it was trained on",
+                paper_value=None, source="inferred: safe re-application of an exported mask", **chk),
+    ]
+
+
+# --------------------------------------------------------------------------- part 2: adaptation
+
+def _runs_for_seed(config: Config, seed: int) -> tuple:
+    sizes = dict(hidden=config.hidden, layers=config.layers, ffn=config.ffn)
+    base = build_model(config.family, seed, **sizes)
+    pretrain(base, config.pretrain_steps, 128, config.pretrain_lr, seed)
+    common = dict(seed=seed + 1000, eval_every=config.eval_every)
+    sft = dict(steps=config.sft_steps, batch_size=config.batch_size, **common)
+    grpo = dict(steps=config.rl_steps, batch_size=config.grpo_batch, group=config.group, **common)
+    sdft = dict(steps=config.rl_steps, batch_size=config.batch_size, teacher=config.sdft_teacher, **common)
+    runs = {
+        ("bmt", "sft"): adapt(base, "bmt", "sft", rho=config.rho, **sft),
+        ("bmt_small", "sft"): adapt(base, "bmt", "sft", rho=config.rho_small, **sft),
+        ("fpt", "sft"): adapt(base, "fpt", "sft", **sft),
+        ("lora", "sft"): adapt(base, "lora", "sft", **sft),
+        ("bmt", "grpo"): adapt(base, "bmt", "grpo", rho=config.rho, **grpo),
+        ("fpt", "grpo"): adapt(base, "fpt", "grpo", **grpo),
+        ("lora", "grpo"): adapt(base, "lora", "grpo", **grpo),
+        ("bmt", "sdft"): adapt(base, "bmt", "sdft", rho=config.rho, **sdft),
+        ("fpt", "sdft"): adapt(base, "fpt", "sdft", **sdft),
+    }
+    return base, runs
+
+
+def _learning_claims(config: Config, seeds: list[int], per_seed: list, metrics: dict) -> list:
+    claims = []
+    table = {}
+    for (method, obj) in per_seed[0][1]:
+        rows = []
+        for base, runs in per_seed:
+            r = runs[(method, obj)]
+            c0, cf = r.curve[0][1], r.final
+            rows.append({"target_0": c0.target, "target": cf.target, "prior_0": c0.prior, "prior": cf.prior,
+                         "prior_min": min(c.prior for _, c in r.curve), "max_deleted": r.max_deleted,
+                         "ms_per_step": 1000 * r.seconds / max(1, r.curve[-1][0]), "trainable": r.trainable,
+                         "skipped_groups": r.skipped_groups, "groups": r.groups})
+        table[f"{method}/{obj}"] = rows
+    metrics["runs"] = table
+    metrics["budget_k"] = {"rho": per_seed[0][1][("bmt", "sft")].bit_mask.k,
+                           "rho_small": per_seed[0][1][("bmt_small", "sft")].bit_mask.k}
+    k = per_seed[0][1][("bmt", "sft")].bit_mask.k
+    k_small = per_seed[0][1][("bmt_small", "sft")].bit_mask.k
+    max_del = max(r.max_deleted for _, runs in per_seed for (m, _), r in runs.items() if m == "bmt")
+    max_small = max(runs[("bmt_small", "sft")].max_deleted for _, runs in per_seed)
+    claims.append(C.check("zero_count_within_budget", f"‖Z‖₀ never exceeds the budget k = ⌊ρ·N⌋ after any "
+                          f"optimiser step, in every BMT run (k = {k} at ρ = {config.rho:g}, {k_small} at ρ = "
+                          f"{config.rho_small:g}; N = all {per_seed[0][1][('bmt', 'sft')].bit_mask.n_model} "
+                          "parameters).", measured={"max_deleted": max_del, "k": k, "max_deleted_small": max_small,
+                                                    "k_small": k_small},
+                          holds=max_del <= k and max_small <= k_small, tolerance="max ‖Z‖₀ ≤ k",
+                          reason="the global top-k selection enforces it exactly", paper_value="< 0.05 % zeroed",
+                          kind="check", source="inferred: the budget as a hard top-k constraint"))
+    gain_reason = ("20 points over the base (0.10 by construction: a rule-A answer is right for rule B in 10 of "
+                   "100 prompts) is far beyond binomial noise of a 100-prompt accuracy (sd ≤ 5 points); judged "
+                   "per seed, holds in at least 2 of the seeds (majority), rule fixed before the first run")
+    tuned = ("GRPO group 16 / batch 128, SDFT teacher 'live' and 100 steps were chosen after a prototype on one "
+             "seed-0 base where group 8 and teacher 'base' learned little; ρ = 1 % and the 20-point rule were "
+             "fixed before")
+    for obj, paradigm in (("sft", "supervised fine-tuning"), ("grpo", "GRPO"), ("sdft", "SDFT (on-policy "
+                                                                                       "self-distillation)")):
+        per = []
+        for base, runs in per_seed:
+            r = runs[("bmt", obj)]
+            gain = r.final.target - r.curve[0][1].target
+            per.append(C.at_least(f"bmt_learns_{obj}", f"Deleting ≤ ρ = {config.rho:g} of the weights (gate "
+                                  f"projections only) learns the new behaviour under {paradigm}: unmarked-prompt "
+                                  "accuracy on the new rule rises by ≥ 0.20 over the base.", measured=gain,
+                                  bound=0.20, reason=gain_reason, kind="reconstruction", source=SRC_TOY,
+                                  paper_value="matches FPT at the largest backbones",
+                                  note=tuned if obj != "sft" else ""))
+        claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+    per = []
+    for base, runs in per_seed:
+        r = runs[("bmt_small", "sft")]
+        per.append(C.at_least("bmt_small_budget_learns_sft", f"At the abstract's budget ρ = {config.rho_small:g} "
+                              "(here only a few dozen deletions) SFT still raises the new-rule accuracy by ≥ 0.20.",
+                              measured=r.final.target - r.curve[0][1].target, bound=0.20, reason=gain_reason,
+                              kind="reconstruction", source=SRC_TOY, paper_value="< 0.05 % suffices at 0.5B–8B",
+                              note="the abstract says the gap to FPT closes with model size; a ~10⁵-parameter "
+                                   "model is far below its smallest backbone, so failure here is expected"))
+    claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+    # forgetting
+    drop_reason = ("per seed, BMT's prior-task drop (accuracy before minus final, marked prompts) ≤ FPT's; "
+                   "holds in a majority of seeds (rule fixed before the first run)")
+    for obj in ("sft", "grpo", "sdft"):
+        per = []
+        for base, runs in per_seed:
+            b, f = runs[("bmt", obj)], runs[("fpt", obj)]
+            db = b.curve[0][1].prior - b.final.prior
+            dfp = f.curve[0][1].prior - f.final.prior
+            per.append(C.at_least(f"forgets_less_than_fpt_{obj}", f"BMT forgets less than FPT under {obj.upper()} "
+                                  "(same steps): FPT's prior-task accuracy drop minus BMT's is ≥ 0.",
+                                  measured=dfp - db, bound=0.0, reason=drop_reason, kind="paper",
+                                  source=ABSTRACT + " (BMT forgets substantially less than FPT)",
+                                  paper_value="substantially less forgetting",
+                                  note=f"drops BMT {db:.2f}, FPT {dfp:.2f}; new-rule accuracy BMT "
+                                       f"{b.final.target:.2f}, FPT {f.final.target:.2f}"
+                                       + (". With the 'live' SDFT teacher FPT moves its own teacher and collapses "
+                                          "(teacher leakage), so this comparison favours BMT" if obj == "sdft" else "")))
+        claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+    retain, drift = [], []
+    for base, runs in per_seed:
+        b, f = runs[("bmt", "sft")], runs[("fpt", "sft")]
+        retain.append(C.at_most("bmt_retains_prior_throughout", "BMT retains prior-task accuracy throughout SFT: "
+                                "the largest drop below the starting accuracy along the training curve is ≤ 0.05.",
+                                measured=b.curve[0][1].prior - min(c.prior for _, c in b.curve), bound=0.05,
+                                reason="'retaining' read as within 5 points (2.5 binomial sd of a 200-prompt "
+                                       "accuracy near 0.95); judged per seed, majority; fixed before the first run",
+                                kind="paper", source=ABSTRACT + " (retaining prior-task accuracy throughout "
+                                "training)", paper_value="retains"))
+        drift.append(C.at_least("fpt_drifts", "FPT measurably drifts: its largest prior-task drop along SFT is "
+                                "≥ 0.05.", measured=f.curve[0][1].prior - min(c.prior for _, c in f.curve),
+                                bound=0.05, reason="5 points = 2.5 binomial sd of a 200-prompt accuracy; majority "
+                                "of seeds; fixed before the first run", kind="paper",
+                                source=ABSTRACT + " (where FPT measurably drifts)", paper_value="drifts"))
+    claims.append(C.over_seeds(retain, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+    claims.append(C.over_seeds(drift, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+    teacher = [runs[("bmt", "sdft")].curve[0][1] for _, runs in per_seed]
+    claims.append(C.check("sdft_teacher_knows_more", "SDFT has something to distil: the base model shown the "
+                          "privileged context (marker B) answers the new rule, the student without it does not "
+                          "(teacher accuracy − student accuracy ≥ 0.5 in every seed).",
+                          measured=[round(t.prior - t.target, 3) for t in teacher],
+                          holds=all(t.prior - t.target >= 0.5 for t in teacher),
+                          tolerance="teacher − student ≥ 0.5 (prior ≈ marked accuracy) in every seed",
+                          reason="SDFT needs a teacher better than the student (its authors report failure when "
+                                 "in-context learning is weak)", kind="check",
+                          source="inferred: SDFT distils a context-conditioned teacher (Shenfeld et al. 2026)"))
+    claims.append(C.not_checkable("parity_with_fpt_at_scale", "Zeroing < 0.05 % of the weights matches FPT "
+                                  "accuracy at the largest backbones under GRPO, SFT and SDFT.", paper_value="parity",
+                                  reason="needs 0.5B–8B checkpoints, real benchmarks and GPUs; no weights offline",
+                                  full_scale="no automated run; trl_adapters.bmt_grpo_trainer / bmt_sdft_trainer "
+                                  "train a ρ = 0.0005 mask on a local Qwen2.5/Llama checkpoint with trl's trainers",
+                                  kind="paper", source=ABSTRACT))
+    claims.append(C.not_checkable("grpo_gap_closes_with_size", "The GRPO gap to FPT closes monotonically from 0.5B "
+                                  "to 8B.", paper_value="monotone", reason="needs five backbones 0.5B–8B",
+                                  full_scale="the full config only scales the toy model (d = 256, 4 blocks)",
+                                  kind="paper", source=ABSTRACT))
+    return claims
+
+
+# --------------------------------------------------------------------------- part 3: geometry
+
+def _geometry_claims(seeds: list[int], per_seed: list, metrics: dict) -> list:
+    per = {m: [] for m in MEASURES}
+    rows = []
+    for base, runs in per_seed:
+        base_w = {n: m.weight.detach().float() for n, m in base.named_modules() if n.endswith("mlp.gate_proj")}
+        vals = {}
+        for method in ("bmt", "fpt", "lora"):
+            deltas = weight_deltas(base, runs[(method, "grpo")])
+            g = [geometry(base_w[n], deltas[n]) for n in base_w]
+            vals[method] = {m: float(np.mean([x[m] for x in g])) for m in MEASURES}
+        rows.append(vals)
+        for m in MEASURES:
+            d_bmt = abs(vals["bmt"][m] - vals["fpt"][m])
+            d_lora = abs(vals["lora"][m] - vals["fpt"][m])
+            rel = (d_lora - d_bmt) / (abs(vals["fpt"][m]) + 1e-12)
+            per[m].append(C.at_least(f"geometry_closer_to_fpt_{m}", f"On GRPO, BMT's ΔW (gate projections) is "
+                                     f"closer to FPT's than LoRA's on {m.replace('_', ' ')}: (|LoRA − FPT| − "
+                                     "|BMT − FPT|) / |FPT| ≥ 0, mean over layers.", measured=rel, bound=0.0,
+                                     reason="sign of the difference per seed, majority of seeds (fixed before the "
+                                            "first run); LoRA is the only other adapter here",
+                                     kind="paper", source=ABSTRACT + " (closer to full-parameter updates than other "
+                                     "adapters on effective rank, spectrum drift and principal-weight overlap)",
+                                     paper_value="closer than other adapters",
+                                     note=f"BMT {vals['bmt'][m]:.4g}, FPT {vals['fpt'][m]:.4g}, LoRA "
+                                          f"{vals['lora'][m]:.4g} (this seed); metric forms inferred. LoRA's learning rate was "
+                                          "lowered from 1e-2 to 3e-3 after a first run where LoRA-GRPO collapsed"))
+    metrics["geometry_grpo"] = rows
+    return [C.over_seeds(per[m], seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)) for m in MEASURES]
+
+
+# --------------------------------------------------------------------------- part 4: sizes
+
+def llama_8b_gate_shapes() -> tuple[dict[str, tuple[int, int]], int]:
+    """Gate-projection shapes and total parameters of a Llama-3.1-8B-shaped config, counted on the
+    meta device from a transformers ``LlamaConfig`` (public config values: d = 4096, 32 blocks,
+    ffn 14336, 8 KV heads, vocab 128256, untied embeddings)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                      num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg)
+    shapes = {n: tuple(m.weight.shape) for n, m in model.named_modules() if n.endswith("mlp.gate_proj")}
+    return shapes, count_parameters(model)
+
+
+def _size_claims(config: Config, per_seed: list, metrics: dict) -> list:
+    shapes, n_model = llama_8b_gate_shapes()
+    rep = size_report(shapes, n_model, config.size_rho)
+    metrics["size_8b"] = rep
+    mech = metrics["mechanics"]
+    tiny_ratio = mech["fp32_state_dict_bytes"] / mech["mask_file_bytes"]
+    src = "inferred: Llama-3.1-8B's public config shapes, deletions at uniformly random positions (no structure)"
+    return [
+        C.at_least("mask_several_1000x_smaller", f"The mask file is ≥ 1000× smaller than the bf16 checkpoint for "
+                   f"an 8B-shaped model at ρ = {config.size_rho:g} of all parameters ({rep['k']:,} deletions in "
+                   f"the gate projections; computed with this library's codec).", measured=rep["ratio_sparse"],
+                   bound=1000.0, reason="'several 1000×' read as at least 1000×; the codec runs on real index "
+                   "sets, so the ratio is measured, not estimated", paper_value="several 1000×", kind="paper",
+                   source=ABSTRACT + " (the trained mask is several 1000x smaller than the checkpoint)",
+                   note=f"{rep['mask_bytes'] / 1e6:.1f} MB vs {rep['checkpoint_bytes'] / 1e9:.1f} GB; "
+                        f"{rep['bytes_per_index']:.2f} B per index; raw int32 indices give "
+                        f"{rep['ratio_int32']:.0f}×"),
+        C.within("dense_bitmap_only_about_70x", "A dense 1-bit bitmap over the gate projections would be only "
+                 "~70× smaller (so the abstract's ratio needs sparse indices).", measured=rep["ratio_bitmap"],
+                 low=50.0, high=100.0, reason="arithmetic: 2 bytes per parameter over 1 bit per gate entry; the "
+                 "band is a ±30 % reading of '~70×'", paper_value=None, kind="reconstruction", source=src),
+        C.at_least("tiny_mask_smaller_than_state_dict", f"On the tiny model the mask file (k = {mech['k']}) is "
+                   "smaller than the fp32 state dict by ≥ 10×.", measured=tiny_ratio, bound=10.0,
+                   reason="k = 1 % of parameters at ~2 B per index against 4 B per parameter gives ~200×; 10× "
+                   "leaves room for the JSON header of a tiny file", paper_value=None, kind="check",
+                   source="inferred: sparse indices of 1 % of the weights"),
+    ]
+
+
+# --------------------------------------------------------------------------- figures and run
+
+def _figures(ctx: RunContext, per_seed: list, metrics: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = per_seed[0][1]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4), constrained_layout=True)
+    for ax, obj in zip(axes, ("sft", "grpo", "sdft")):
+        for (method, o), r in runs.items():
+            if o != obj:
+                continue
+            steps = [s for s, _ in r.curve]
+            color = {"bmt": "C0", "bmt_small": "C9", "fpt": "C3", "lora": "C2"}[method]
+            ax.plot(steps, [c.prior for _, c in r.curve], "-", color=color, label=f"{method} prior")
+            ax.plot(steps, [c.target for _, c in r.curve], "--", color=color, label=f"{method} new rule")
+        ax.set_title(f"{obj.upper()} (seed {ctx.seed})")
+        ax.set_xlabel("step")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("accuracy")
+    ctx.save_figure("forgetting_curves", fig, caption=(
+        "Prior-task accuracy (solid, marked prompts) and new-rule accuracy (dashed, unmarked prompts) during "
+        "adaptation, first seed. The abstract predicts BMT (blue) keeps the prior task while FPT (red) drifts."))
+    rows = metrics["geometry_grpo"]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5), constrained_layout=True)
+    for ax, m in zip(axes, MEASURES):
+        for i, method in enumerate(("bmt", "fpt", "lora")):
+            v = [r[method][m] for r in rows]
+            ax.bar(i, np.mean(v), yerr=np.std(v), color=f"C{[0, 3, 2][i]}")
+        ax.set_xticks(range(3), ["BMT", "FPT", "LoRA"])
+        ax.set_title(m.replace("_", " "))
+    ctx.save_figure("update_geometry", fig, caption=(
+        "Geometry of the gate-projection ΔW after GRPO (mean over layers, bars: mean ± sd over seeds). The abstract "
+        "predicts BMT closer to FPT than other adapters on all three measures."))
+
+
+def run(config: Config, ctx: RunContext) -> Outcome:
+    """Run all parts and return the claims (see the module docstring)."""
+    metrics: dict = {"config_family": config.family}
+    seeds = [ctx.seed + i for i in range(config.n_seeds)]
+    claims = []
+    with warnings.catch_warnings(), torch_threads(1):
+        warnings.simplefilter("ignore", UserWarning)
+        per_seed = [_runs_for_seed(config, s) for s in ctx.track(seeds, "seeds (pre-train + 9 adaptations)")]
+        claims += _mechanics(per_seed[0][0], per_seed[0][1][("bmt", "sft")], config, metrics)
+        claims += _learning_claims(config, seeds, per_seed, metrics)
+        claims += _geometry_claims(seeds, per_seed, metrics)
+        claims += _size_claims(config, per_seed, metrics)
+        _figures(ctx, per_seed, metrics)
+    notes = ("Only the abstract was readable. The estimator (straight-through on scores updated by SGD, so a score "
+             "is the accumulated first-order saliency Σ g·w of deleting a weight; hard-concrete as an option), the "
+             "budget denominator (all parameters), the toy task and every training setting are ours. SFT/GRPO/SDFT "
+             "here are our small loops; trl's GRPOTrainer and SDFTTrainer drive the same mask in trl_adapters "
+             "(tested separately, too slow for this CPU budget).")
+    return Outcome(metrics=metrics, claims=claims, notes=notes)
