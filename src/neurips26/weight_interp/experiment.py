@@ -1,0 +1,476 @@
+"""Reproduction of paper 8 (per-weight interpretation of weight-sparse transformers) at laptop scale.
+
+Only the abstract was read (the workshop forum page). Parts, one function per claim group:
+
+1. Training: per seed, a weight-sparse GPT (top-k per matrix after every step, annealed, ≥ j
+   nonzeros per neuron, AbsTopK activations, gradient-RMS normalisation, Adam ε = 0.1) on Python
+   standard-library source, and its dense twin stopped at the sparse model's validation loss.
+   Checks: sparsity invariants at every step, the schedule, gradient RMS, matched loss.
+2. Planted weight: a hand-built model whose one weight acts only on "')' then ':'"; the pipeline
+   must explain and verify it, and a shuffled control must fail.
+3. Attribution vs exact per-position ablation (planted model and the trained sparse models).
+4. Interpretable fraction, sparse vs dense, over seeds (the abstract's sign; its 17–35 % vs 5–9 %
+   on the paper's models is not checkable here), with a shuffled control and faithfulness.
+5. Optional LLM explainer/scorer arm through the model backends (``backend != none``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Literal
+
+import numpy as np
+import torch
+from pydantic import Field, field_validator
+
+from neurips26.harness import Outcome, RunContext
+from neurips26.harness import claims as C
+from neurips26.harness.config import ChatBackendConfig, Resources
+from neurips26.harness.context import torch_threads
+
+from .attribution import ablation_effects, attributions, capture, sample_nonzero_weights
+from .corpus import make_corpus, stdlib_source_text
+from .explainers import LLMExplainer, LLMScorer, SymbolicExplainer, SymbolicScorer
+from .model import SparseGPT, SparseGPTConfig
+from .pipeline import SelectionSettings, explain_weights, interpretable_fraction
+from .planted import PlantedModel
+from .sparsity import TrainConfig, kept_fraction, train_lm
+
+PAPER_SPARSE, PAPER_DENSE = "17–35 %", "5–9 %"
+
+
+class Config(ChatBackendConfig):
+    """Sizes of the reproduction (quick: about a minute of CPU on 2 cores)."""
+
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=2, max_length=20,
+                             description="seed offsets of the sparse/dense pairs (>= 2, for an interval)")
+    corpus_chars: int = Field(600_000, ge=20_000, le=200_000_000, description="characters of stdlib source read")
+    ctx: int = Field(32, ge=8, le=2048, description="context length (tokens = characters)")
+    d_model: int = Field(64, ge=8, le=8192)
+    n_layer: int = Field(2, ge=1, le=48)
+    n_head: int = Field(4, ge=1, le=128)
+    d_head: int = Field(16, ge=4, le=256, description="head size (16 in Gao et al.)")
+    d_mlp: int = Field(256, ge=8, le=32768)
+    activation_topk_fraction: float = Field(0.25, gt=0, le=1, description="AbsTopK keep fraction (1 = off)")
+    positional_embedding: bool = Field(True, description="learned positions (Gao et al.: none in most runs)")
+    steps: int = Field(300, ge=20, le=1_000_000, description="optimiser steps of the sparse model")
+    batch: int = Field(16, ge=1, le=4096)
+    lr: float = Field(0.03, gt=0, le=1.0, description="peak learning rate (Adam ε = 0.1 makes it large)")
+    target_fraction: float = Field(0.0625, gt=0, lt=1, description="kept fraction of every matrix at the end")
+    min_per_neuron: int = Field(4, ge=0, le=64, description="floor j of nonzeros per output neuron")
+    schedule: Literal["linear", "exp"] = Field("linear", description="anneal of the kept fraction")
+    eval_every: int = Field(25, ge=1, le=100_000, description="steps between validation losses (dense stop)")
+    dense_max_steps_factor: float = Field(3.0, ge=1.0, le=20.0, description="dense twin's step cap / sparse steps")
+    val_windows: int = Field(100, ge=10, le=1_000_000)
+    explain_windows: int = Field(150, ge=10, le=1_000_000, description="windows the explainer sees")
+    score_windows: int = Field(150, ge=10, le=1_000_000, description="held-out windows for verification")
+    n_weights: int = Field(100, ge=10, le=1_000_000, description="nonzero weights sampled per model")
+    quantile: float = Field(0.98, gt=0, lt=1, description="importance quantile that makes a token positive")
+    rel_floor: float = Field(0.1, ge=0, lt=1, description="positives also need |A| >= rel_floor * max|A|")
+    n_examples: int = Field(40, ge=4, le=10_000, description="positives and negatives per set (each)")
+    min_positives: int = Field(8, ge=1, le=10_000)
+    tau: float = Field(0.8, ge=0.5, le=1.0, description="interpretable iff held-out balanced accuracy >= tau")
+    ablation: Literal["zero", "mean"] = Field("zero", description="ablation defining importance")
+    n_ablation_weights: int = Field(6, ge=2, le=1000, description="weights checked by exact per-position ablation")
+    ablation_windows: int = Field(3, ge=1, le=1000, description="windows per weight in that check")
+    planted_windows: int = Field(300, ge=20, le=100_000, description="explain and score windows of the planted test")
+    llm_weights: int = Field(8, ge=2, le=100_000, description="weights per model explained by the LLM arm")
+    max_tokens: int = Field(120, ge=8, le=4096, description="explainer reply token limit")
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError("seeds must be distinct")
+        return v
+
+    def resources(self) -> Resources:
+        """Quick: 1 CPU. Full: one GPU node (and the endpoint key when OpenAI's own)."""
+        base = super().resources()
+        big = self.d_model >= 256 or self.steps > 5000
+        return Resources(num_cpus=4 if big else 1, num_gpus=1 if big else 0, memory_gb=16 if big else 2,
+                         hours=6.0 if big else None, credentials=base.credentials)
+
+    @classmethod
+    def full(cls) -> "Config":
+        """Paper-like: 4-layer d_model 256 twins at ctx 128, 1/64 kept weights, no positions,
+        20k steps, 1000 weights per model, an LLM explainer and scorer through an
+        OpenAI-compatible endpoint (e.g. a local vLLM server: set base_url)."""
+        return cls(corpus_chars=30_000_000, ctx=128, d_model=256, n_layer=4, n_head=16, d_mlp=1024,
+                   positional_embedding=False, steps=20_000, batch=64, lr=0.01, target_fraction=1 / 64,
+                   eval_every=200, val_windows=500, explain_windows=2000, score_windows=2000, n_weights=1000,
+                   n_ablation_weights=50, ablation_windows=8, backend="openai", model="gpt-4.1",
+                   llm_weights=200)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _model_config(config: Config, vocab_size: int) -> SparseGPTConfig:
+    return SparseGPTConfig(vocab_size=vocab_size, ctx=config.ctx, d_model=config.d_model, n_layer=config.n_layer,
+                           n_head=config.n_head, d_head=config.d_head, d_mlp=config.d_mlp,
+                           activation_topk_fraction=config.activation_topk_fraction,
+                           positional_embedding=config.positional_embedding)
+
+
+def _settings(config: Config) -> SelectionSettings:
+    return SelectionSettings(quantile=config.quantile, rel_floor=config.rel_floor, n_examples=config.n_examples,
+                             min_positives=config.min_positives, tau=config.tau, ablation=config.ablation)
+
+
+def _corpus(config: Config, seed: int):
+    text, info = stdlib_source_text(config.corpus_chars)
+    return make_corpus(text, config.ctx, {"val": config.val_windows, "explain": config.explain_windows,
+                                          "score": config.score_windows, "train": -1}, seed, info=info)
+
+
+def _train_pair(config: Config, corpus, seed: int) -> dict:
+    """Sparse model, then the dense twin stopped at the sparse validation loss (same init seed)."""
+    mc = _model_config(config, corpus.vocab.size)
+    torch.manual_seed(seed)
+    sparse = SparseGPT(mc)
+    tc = TrainConfig(steps=config.steps, batch=config.batch, lr=config.lr, target_fraction=config.target_fraction,
+                     min_per_neuron=config.min_per_neuron, schedule=config.schedule, eval_every=config.eval_every)
+    rs = train_lm(sparse, corpus.split("train"), corpus.split("val"), tc, seed)
+    torch.manual_seed(seed)
+    dense = SparseGPT(mc)
+    td = TrainConfig(steps=int(config.dense_max_steps_factor * config.steps), batch=config.batch, lr=config.lr,
+                     target_fraction=1.0, eval_every=config.eval_every, stop_at_loss=rs.val_loss)
+    rd = train_lm(dense, corpus.split("train"), corpus.split("val"), td, seed)
+    return {"sparse": sparse, "dense": dense, "sparse_run": rs, "dense_run": rd}
+
+
+# --------------------------------------------------------------------------- claim groups
+
+def _training(config: Config, pairs: dict, metrics: dict) -> list:
+    viol = sum(p["sparse_run"].invariant_violations for p in pairs.values())
+    rms = np.concatenate([p["sparse_run"].grad_rms + p["dense_run"].grad_rms for p in pairs.values()])
+    fr = pairs[next(iter(pairs))]["sparse_run"].fractions
+    expected = [kept_fraction(s, config.steps, config.target_fraction, shape=config.schedule)
+                for s in range(config.steps)]
+    s0 = 0.01 * config.steps
+    dense_until = sum(1 for i, f in enumerate(fr) if i < s0 and f == 1.0)
+    reach = next(i for i, f in enumerate(fr) if f == config.target_fraction)
+    shape_ok = (fr == expected and all(b <= a for a, b in zip(fr, fr[1:]))
+                and dense_until == math.ceil(s0) and all(f < 1.0 for i, f in enumerate(fr) if i > s0)
+                and reach == math.ceil(0.5 * config.steps))
+    nnz = {}
+    for s, p in pairs.items():
+        for name, m in p["sparse"].matrices().items():
+            nnz.setdefault(name, []).append(float((m.weight != 0).float().mean()))
+    gaps = {s: p["dense_run"].val_loss - p["sparse_run"].val_loss for s, p in pairs.items()}
+    metrics["training"] = {str(s): {"sparse_val_loss": p["sparse_run"].val_loss,
+                                    "dense_val_loss": p["dense_run"].val_loss,
+                                    "dense_steps": p["dense_run"].steps_run,
+                                    "sparse_steps": p["sparse_run"].steps_run,
+                                    "sparse_s_per_step": p["sparse_run"].seconds_per_step,
+                                    "dense_s_per_step": p["dense_run"].seconds_per_step,
+                                    "sparse_history": p["sparse_run"].history,
+                                    "dense_history": p["dense_run"].history} for s, p in pairs.items()}
+    metrics["kept_fraction_per_matrix"] = {k: float(np.mean(v)) for k, v in nnz.items()}
+    chk = dict(kind="check", source="inferred: invariants of the top-k training recipe of Gao et al. 2025 as "
+               "described by an open re-implementation")
+    why = "an exact property of the implementation; any violation is a bug"
+    claims = [
+        C.at_most("sparsity_invariant_every_step", "After every optimiser step each matrix of the sparse model "
+                  "has exactly max(⌈f_t·size⌉, rows·j) nonzeros (f_t the scheduled kept fraction, j = "
+                  f"{config.min_per_neuron} per output neuron); violations over all steps, matrices and seeds.",
+                  measured=viol, bound=0, reason=why, paper_value="0", **chk),
+        C.check("kept_fraction_schedule", "The kept fraction is 1 for the first 1 % of steps, decreases "
+                "monotonically after it and reaches the target at 50 % of training.",
+                measured={"dense_steps": dense_until, "target_reached_at": reach, "steps": config.steps},
+                holds=bool(shape_ok), tolerance="equal to the schedule at every step, monotone, 1 at every step < "
+                "0.01·steps and < 1 after, target first reached at step ⌈0.5·steps⌉", reason=why,
+                note="the first version of this check counted the step where the anneal starts (fraction "
+                     "still exactly 1) as dense and failed by one step; the counting was fixed, not the schedule",
+                **chk),
+        C.at_most("gradient_rms_normalised", "The gradient is rescaled to RMS 1 at every step (max |RMS − 1|).",
+                  measured=float(np.max(np.abs(rms - 1.0))), bound=1e-4,
+                  reason="float32 rounding of a sum over ~10^5 squares", paper_value="1", **chk),
+    ]
+    claims.append(C.over_seeds([C.at_most("dense_twin_matched_loss", "The dense twin is stopped at the sparse "
+                                          "model's validation loss (dense − sparse, nats/token).",
+                                          measured=abs(gaps[s]), bound=0.05, kind="check",
+                                          source="inferred: the abstract calls the control the equivalent "
+                                                 "dense model; we match validation loss",
+                                          reason="one evaluation interval of dense training moves the loss by "
+                                                 "a few hundredths of a nat at this scale; 0.05 fixed before "
+                                                 "the first run", paper_value="equivalent dense model")
+                                for s in pairs], list(pairs)))
+    return claims
+
+
+def _planted(config: Config, corpus, ctx: RunContext, metrics: dict) -> list:
+    from scipy.stats import spearmanr
+
+    V = corpus.vocab
+    enc = lambda s: int(V.encode(s)[0])
+    uni = np.bincount(corpus.split("train").reshape(-1), minlength=V.size)
+    text, info = stdlib_source_text(config.corpus_chars)
+    pc = make_corpus(text, config.ctx, {"explain": config.planted_windows, "score": config.planted_windows,
+                                        "rest": -1}, ctx.seed + 17)
+    model = PlantedModel(V.size, enc(":"), enc(")"), enc("\n"), unigram=uni)
+    out = {}
+    for shuffled in (False, True):
+        rep = explain_weights(model, [model.planted], pc.split("explain"), pc.split("score"), SymbolicExplainer(),
+                              SymbolicScorer(), V, _settings(config), seed=ctx.seed, shuffle_control=shuffled)[0]
+        out["shuffled" if shuffled else "planted"] = rep.to_dict()
+    w = pc.split("score")[: max(4, config.ablation_windows * 4)]
+    A = attributions(model, capture(model, w, ["readout"]), [model.planted])[:, :, 0]
+    dl = ablation_effects(model, w, model.planted)
+    rho = float(spearmanr(-A.ravel(), dl.ravel()).statistic)
+    metrics["planted"] = {**out, "attribution_ablation_spearman": rho}
+    src = "inferred: a hand-built model whose weight matters exactly when ')' is followed by ':'"
+    p, s = out["planted"], out["shuffled"]
+    return [
+        C.at_least("planted_weight_explained", "A planted weight (acting only on ':' after ')') is explained and "
+                   f"verified on held-out contexts: '{p['explanation']}'.", measured=p["score"], bound=0.95,
+                   kind="check", source=src, reason="the weight's role is a single token conjunction; a "
+                   "working pipeline recovers it almost perfectly, 0.95 leaves room for threshold effects",
+                   paper_value=None),
+        C.at_most("shuffled_control_not_explained", "The same weight with its importance shuffled over tokens "
+                  f"is not verified: '{s['explanation']}'.", measured=s["score"], bound=0.6, kind="check",
+                  source=src, reason="chance is 0.5; with 2×40 held-out items the balanced accuracy of a "
+                  "random predicate has s.d. ≈ 0.06, so 0.6 is above chance by under two s.d.", paper_value=None),
+        C.at_least("planted_attribution_matches_ablation", "On the planted model, gradient × weight ranks "
+                   "tokens like exact per-position zero ablation (Spearman of −A and ΔL).", measured=rho,
+                   bound=0.99, kind="check", source=src, reason="the loss is smooth in the planted weight and "
+                   "the ablation changes one logit by 2 nats; the rank order of the first-order estimate should "
+                   "be nearly exact", paper_value=None),
+    ]
+
+
+def _attribution_vs_ablation(config: Config, corpus, pairs: dict, reports: dict, metrics: dict) -> list:
+    import warnings
+
+    from scipy.stats import ConstantInputWarning, spearmanr
+
+    per_seed, rows = [], {}
+    for s, p in pairs.items():
+        warnings.filterwarnings("ignore", category=ConstantInputWarning)  # undefined rho: counted below
+        model = p["sparse"]
+        cand = reports[s]["sparse"]["refs_ok"]
+        pick = np.random.default_rng([s, 11]).choice(len(cand), min(len(cand), config.n_ablation_weights),
+                                                     replace=False)
+        ok = [cand[i] for i in np.sort(pick)]                 # spread over matrices, not the first ones
+        w = corpus.split("score")[: config.ablation_windows]
+        cache = capture(model, w, sorted({r.module for r in ok}))
+        A0 = attributions(model, cache, ok, "zero")
+        Am = attributions(model, cache, ok, "mean")
+        rhos, rhos_m, agree = [], [], []
+        for k, r in enumerate(ok):
+            dz = ablation_effects(model, w, r, "zero")
+            dm = ablation_effects(model, w, r, "mean", mean_x=cache.mean_x[r.module])
+            rhos.append(float(spearmanr(-A0[:, :, k].ravel(), dz.ravel()).statistic))
+            rhos_m.append(float(spearmanr(-Am[:, :, k].ravel(), dm.ravel()).statistic))
+            agree.append(float(spearmanr(np.abs(dz).ravel(), np.abs(dm).ravel()).statistic))
+        undefined = int(sum(not np.isfinite(x) for x in rhos))
+        rhos = [x for x in rhos if np.isfinite(x)] or [float("nan")]
+        rows[str(s)] = {"weights": [str(r) for r in ok], "spearman_zero": rhos, "spearman_mean": rhos_m,
+                        "zero_vs_mean_ablation_spearman": agree, "undefined_spearman": undefined}
+        per_seed.append(C.at_least("attribution_agrees_with_ablation", "On the trained sparse models, gradient × "
+                                   "weight attribution ranks tokens like exact per-position zero ablation "
+                                   "(median Spearman of −A and ΔL over checked weights).",
+                                   measured=float(np.median(rhos)), bound=0.8, kind="reconstruction",
+                                   source="inferred: the pipeline's importance is a first-order estimate of "
+                                          "ablation; AbsTopK makes the model piecewise, so it may break",
+                                   reason="0.8 fixed before the first run as 'strong rank agreement'; the "
+                                          "planted model gives the noise-free reference", paper_value=None,
+                                   note=f"{undefined} weight(s) with no variation in these windows (Spearman "
+                                        "undefined) left out; the first run counted them as 0 and took the "
+                                        "first weights in matrix order (all attention q); both were changed "
+                                        "after seeing that run (median 0.50)"))
+    metrics["attribution_vs_ablation"] = rows
+    return [C.over_seeds(per_seed, list(pairs))]
+
+
+def _fractions(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: dict) -> tuple[list, dict]:
+    st = _settings(config)
+    reports, summary = {}, {}
+    for s, p in ctx.track(list(pairs.items()), "explain weights (sparse, dense)"):
+        reports[s] = {}
+        for kind in ("sparse", "dense"):
+            model = p[kind]
+            refs = sample_nonzero_weights(model, config.n_weights, np.random.default_rng([s, 5]))
+            reps = explain_weights(model, refs, corpus.split("explain"), corpus.split("score"), SymbolicExplainer(),
+                                   SymbolicScorer(), corpus.vocab, st, seed=s)
+            summ = interpretable_fraction(reps)
+            reports[s][kind] = {"reports": reps, "summary": summ,
+                                "refs_ok": [r for r, rep in zip(refs, reps) if rep.status == "ok"]}
+            if kind == "sparse":
+                shuf = explain_weights(model, refs, corpus.split("explain"), corpus.split("score"),
+                                       SymbolicExplainer(), SymbolicScorer(), corpus.vocab, st, seed=s,
+                                       shuffle_control=True)
+                reports[s]["shuffled"] = interpretable_fraction(shuf)
+        summary[str(s)] = {k: {"fraction": reports[s][k]["summary"].fraction,
+                               "interval": reports[s][k]["summary"].interval,
+                               "by_status": reports[s][k]["summary"].by_status,
+                               "mean_faithfulness_interpretable": reports[s][k]["summary"].mean_faithfulness}
+                           for k in ("sparse", "dense")}
+        summary[str(s)]["shuffled_sparse_fraction"] = reports[s]["shuffled"].fraction
+    metrics["interpretable_fraction"] = summary
+    examples = [(r.weight, r.explanation, round(r.score, 3), round(r.faithfulness, 3))
+                for r in reports[next(iter(reports))]["sparse"]["reports"] if r.interpretable][:8]
+    metrics["example_explanations"] = examples
+    # interpretable but unfaithful (coverage < 0.5) among interpretable weights, pooled
+    interp = [r for s in reports for k in ("sparse", "dense") for r in reports[s][k]["reports"] if r.interpretable]
+    metrics["interpretable_with_faithfulness_below_half"] = (
+        float(np.mean([r.faithfulness < 0.5 for r in interp])) if interp else float("nan"))
+
+    diffs = [reports[s]["sparse"]["summary"].fraction - reports[s]["dense"]["summary"].fraction for s in reports]
+    mean, iv = C.mean_interval(diffs)
+    fs = [reports[s]["sparse"]["summary"].fraction for s in reports]
+    fd = [reports[s]["dense"]["summary"].fraction for s in reports]
+    shuf = [reports[s]["shuffled"].fraction for s in reports]
+    claims = [
+        C.at_least("sparse_more_interpretable", "A larger fraction of nonzero weights is interpretable in the "
+                   "weight-sparse model than in its dense twin at matched loss (mean over seeds of sparse − dense "
+                   f"fraction; sparse {np.mean(fs):.1%}, dense {np.mean(fd):.1%}).", measured=mean, bound=0.0,
+                   interval=iv, kind="paper", source="abstract (17-35 % of nonzero weights on sparse "
+                   "transformers vs 5-9 % on the equivalent dense model)",
+                   reason=f"Student-t 95 % interval over {len(diffs)} seeds must lie above 0 (the sign only: "
+                          "tiny models, symbolic explainer); inconclusive when it straddles 0",
+                   paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
+                   note=f"τ = {config.tau} fixed before looking; per-seed differences {[round(d, 3) for d in diffs]}"),
+        C.not_checkable("paper_fractions", "17–35 % of nonzero weights of the two sparse models are interpretable "
+                        "vs 5–9 % for the dense twin and Pythia-70m.", paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
+                        kind="paper", source="abstract",
+                        reason="needs the paper's sparse checkpoints, Pythia-70m weights and an LLM explainer and "
+                               "scorer; none is available offline, and the percentages depend on them",
+                        full_scale="4-layer d_model 256 sparse/dense twins trained 20k steps, 1000 weights per "
+                                   "model explained and scored by an OpenAI-compatible LLM; a user's checkpoint "
+                                   "(ours or a Hugging Face folder such as Pythia-70m) can be passed to the "
+                                   "library's explain_weights"),
+        C.at_most("shuffled_control_trained", "With each weight's importance shuffled over tokens, almost no "
+                  "weight of the sparse models verifies (mean fraction over seeds).", measured=float(np.mean(shuf)),
+                  bound=0.05, kind="check", source="inferred: a null control for the verification step",
+                  reason="with τ = 0.8 and 2×40 items a random predicate passes with probability well under 1 %; "
+                         "0.05 allows for a few chance passes", paper_value=None),
+    ]
+    return claims, reports
+
+
+def _llm_arm(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: dict) -> list:
+    statement = ("With an LLM explainer and scorer, the sparse model has at least as large an interpretable "
+                 "fraction as its dense twin (first seed, difference of fractions).")
+    kw = dict(kind="reconstruction", source="inferred: the abstract's LLM pipeline at our model scale")
+    if config.backend == "none":
+        return [C.not_checkable("llm_sparse_vs_dense", statement, paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
+                                reason="the quick run is offline (backend=none): no chat model",
+                                full_scale="an OpenAI-compatible endpoint (or a local transformers folder) "
+                                           "explains and scores llm_weights weights per model", **kw)]
+    from neurips26.backends import make_backend
+
+    backend = make_backend(config.backend, model=config.model, base_url=config.base_url,
+                           model_path=config.model_path, cache_dir=ctx.out_dir / "llm_cache", device=ctx.device)
+    s = next(iter(pairs))
+    res = {}
+    for kind in ("sparse", "dense"):
+        model = pairs[s][kind]
+        ex, sc = LLMExplainer(backend, max_tokens=config.max_tokens), LLMScorer(backend)
+        refs = sample_nonzero_weights(model, config.llm_weights, np.random.default_rng([s, 9]))
+        reps = explain_weights(model, refs, corpus.split("explain"), corpus.split("score"), ex, sc, corpus.vocab,
+                               _settings(config), seed=s)
+        try:
+            summ = interpretable_fraction(reps)
+            frac = summ.fraction
+        except ValueError:
+            frac = float("nan")
+        res[kind] = {"fraction": frac, "explainer_failures": ex.failures.counts,
+                     "scorer_failures": sc.failures.counts,
+                     "statuses": [r.status for r in reps], "explanations": [r.explanation for r in reps][:5]}
+    metrics["llm_arm"] = {"backend": backend.name, **res}
+    return [C.at_least("llm_sparse_vs_dense", statement, measured=res["sparse"]["fraction"] - res["dense"]["fraction"],
+                       bound=0.0, reason=f"sign only, {config.llm_weights} weights per model (no interval: one "
+                       "seed; failures are counted apart)", paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
+                       note=f"failures: sparse {res['sparse']['explainer_failures']}, dense "
+                            f"{res['dense']['explainer_failures']}", **kw)]
+
+
+def _figures(config: Config, pairs: dict, reports: dict, ctx: RunContext) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    taus = np.linspace(0.5, 1.0, 26)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    seeds = list(reports)
+    x = np.arange(len(seeds))
+    for k, (kind, col) in enumerate((("sparse", "C0"), ("dense", "C1"))):
+        f = [reports[s][kind]["summary"].fraction for s in seeds]
+        lo = [reports[s][kind]["summary"].interval[0] for s in seeds]
+        hi = [reports[s][kind]["summary"].interval[1] for s in seeds]
+        axes[0].bar(x + (k - 0.5) * 0.35, f, 0.35, color=col, label=kind,
+                    yerr=[np.subtract(f, lo), np.subtract(hi, f)], capsize=3)
+        curves = [[np.mean([r.status == "ok" and np.isfinite(r.score) and r.score >= t
+                            for r in reports[s][kind]["reports"] if r.status != "explanation_failed"])
+                   for t in taus] for s in seeds]
+        m = np.mean(curves, axis=0)
+        axes[1].plot(taus, m, color=col, label=kind)
+    axes[0].set_xticks(x, [f"seed {s}" for s in seeds])
+    axes[0].set_ylabel(f"interpretable fraction (τ = {config.tau})")
+    axes[0].legend()
+    axes[0].set_title("Sparse vs dense twin at matched loss")
+    axes[1].axvline(config.tau, color="k", ls=":")
+    axes[1].set_xlabel("threshold τ on held-out balanced accuracy")
+    axes[1].set_ylabel("fraction of sampled weights ≥ τ")
+    axes[1].legend()
+    axes[1].set_title("Fraction over the threshold (mean over seeds)")
+    ctx.save_figure("interpretable_fraction", fig, caption=(
+        "Left: fraction of sampled nonzero weights whose symbolic account verifies on held-out contexts "
+        "(balanced accuracy ≥ τ), sparse model vs dense twin, per seed with Clopper–Pearson intervals. Right: the "
+        "same fraction as τ varies. The abstract predicts the sparse model higher (17–35 % vs 5–9 % on its "
+        "models)."))
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
+    for s, p in pairs.items():
+        h = np.array(p["sparse_run"].history)
+        d = np.array(p["dense_run"].history)
+        axes[0].plot(h[:, 0], h[:, 1], "C0", alpha=0.7, label="sparse" if s == seeds[0] else None)
+        axes[0].plot(d[:, 0], d[:, 1], "C1", alpha=0.7, label="dense (stopped at matched loss)"
+                     if s == seeds[0] else None)
+    axes[0].set_xlabel("step")
+    axes[0].set_ylabel("validation loss (nats/char)")
+    axes[0].legend()
+    fr = pairs[seeds[0]]["sparse_run"].fractions
+    axes[1].plot(fr)
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("step")
+    axes[1].set_ylabel("kept fraction per matrix")
+    ctx.save_figure("training", fig, caption=(
+        "Left: validation loss of the weight-sparse models and their dense twins, each dense run stopped at the "
+        "sparse model's final loss. Right: the kept-weight fraction schedule (dense until 1 %, target at 50 %)."))
+
+
+def run(config: Config, ctx: RunContext) -> Outcome:
+    """Run all parts and return the claims (see module docstring)."""
+    metrics: dict = {}
+    claims: list = []
+    t0 = time.process_time()
+    with torch_threads(1):
+        corpus = _corpus(config, ctx.seed)
+        metrics["corpus"] = corpus.info
+        pairs = {}
+        for off in ctx.track(config.seeds, "train sparse/dense twins"):
+            pairs[ctx.seed * 1000 + off] = _train_pair(config, corpus, ctx.seed * 1000 + off)
+        claims += _training(config, pairs, metrics)
+        claims += _planted(config, corpus, ctx, metrics)
+        frac_claims, reports = _fractions(config, corpus, pairs, ctx, metrics)
+        claims += _attribution_vs_ablation(config, corpus, pairs, reports, metrics)
+        claims += frac_claims
+        claims += _llm_arm(config, corpus, pairs, ctx, metrics)
+        _figures(config, pairs, reports, ctx)
+    metrics["cpu_seconds"] = time.process_time() - t0
+    notes = (
+        "Only the abstract was read. The sparse-training recipe follows Gao et al. (2025) as described by an open "
+        "re-implementation (top-k per matrix after every step, kept fraction 1 → target between 1 % and 50 % of "
+        "training, ≥ 4 nonzeros per output neuron reserved first, AbsTopK 1/4, RMSNorm without gain, d_head 16, "
+        "gradient RMS 1, Adam ε 0.1); attention sinks, the bigram table and bias sparsification are not "
+        "implemented. Tokens are characters of the local Python standard library. The pipeline is ours: "
+        "importance |A_t| = |W_ij x_tj ∂L/∂y_ti| (zero ablation by default), positives above the 98th "
+        "percentile and ≥ 0.1·max, 40 positives and 40 negatives per set, explain and score windows disjoint, "
+        "interpretable iff held-out balanced accuracy ≥ τ. The quick run uses the offline symbolic explainer; "
+        "faithfulness is the share of attribution mass where the account says the weight matters. Embedding "
+        "tables are excluded from the sampled weights.")
+    return Outcome(metrics=metrics, claims=claims, notes=notes)
