@@ -1,0 +1,51 @@
+"""End-to-end run of the experiment on a reduced configuration: the Outcome is well-formed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neurips26.aigi_detection.experiment import Config, run
+from neurips26.harness import RunContext
+from neurips26.harness.claims import Claim, Kind, Outcome, Verdict, forbidden_citation
+
+
+def test_reduced_run_gives_every_claim_a_kind_and_verdict(tmp_path):
+    cfg = Config(n_seeds=2, n_train_real=80, n_train_fake=40, n_test_real=60, n_test_fake=30, epochs=5)
+    out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    assert isinstance(out, Outcome)
+    ids = [c.id for c in out.claims]
+    assert len(ids) == len(set(ids)) >= 13
+    for c in out.claims:
+        assert isinstance(c, Claim) and isinstance(c.verdict, Verdict) and isinstance(c.kind, Kind) and c.source
+        assert not any(forbidden_citation(t) for t in (c.statement, c.source, c.tolerance, c.reason))
+        json.dumps(c.to_dict(), default=str)
+    by = {c.id: c for c in out.claims}
+    for cid in ("grl_gradient", "hsic_independent_small", "format_audit", "gamc_world_distinct_dimensions"):
+        assert by[cid].verdict is Verdict.HOLDS, by[cid]
+    assert by["paper_23_generators"].verdict is Verdict.NOT_CHECKABLE
+    assert by["cross_generator_ap"].interval is not None
+    assert {"gamc_fisher.png", "cues_and_transfer.png"} <= {p.name for p in (tmp_path / "figures").iterdir()}
+    assert set(out.metrics["summary"]["ap"]) == {"baseline", "saafl", "ufd_last_cue"}
+
+
+def test_configs_validate():
+    assert Config.full().n_seeds == 5 and Config.full().resources().num_gpus == 0
+    assert Config(data_root="/d", encoder_path="/e").resources().num_gpus == 1
+    with pytest.raises(ValueError, match="overlap"):
+        Config(train_generators=["grid_vae"])
+    with pytest.raises(ValueError, match="allowed generators"):
+        Config(test_generators=["stylegan9"])
+    with pytest.raises(ValueError, match="both data_root and encoder_path"):
+        Config(data_root="/d")
+    with pytest.raises(ValueError, match="encoder="):
+        Config(encoder="resnet")
+
+
+def test_bad_override_is_a_one_line_config_error():
+    from neurips26.harness.config import ConfigError, apply_overrides
+
+    with pytest.raises(ConfigError, match="content_bias") as err:
+        apply_overrides(Config.quick(), {"content_bias": 0.1}, "aigi_detection")
+    assert "\n" not in str(err.value)
