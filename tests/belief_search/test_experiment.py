@@ -1,0 +1,57 @@
+"""End-to-end run of the experiment on a reduced configuration: every claim has a kind and a verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neurips26.belief_search.experiment import Config, run
+from neurips26.harness import RunContext
+from neurips26.harness.claims import Claim, Outcome, Verdict, forbidden_citation
+
+
+def test_reduced_run_produces_well_formed_claims(tmp_path):
+    cfg = Config(seeds=[0, 1, 2], n_segments=12, videos_per_seed=2, episodes_per_video=6, calibration_videos=2,
+                 calibration_repeats=8, n_distractors=3, budgets=[3, 6], toy_steps=200, vlm_looks=8)
+    out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    assert isinstance(out, Outcome)
+    ids = [c.id for c in out.claims]
+    assert len(ids) == len(set(ids)) >= 17
+    for c in out.claims:
+        assert isinstance(c, Claim) and isinstance(c.verdict, Verdict) and c.kind is not None and c.source
+        assert c.statement and c.reason and c.tolerance
+        assert not any(forbidden_citation(t) for t in (c.statement, c.source, c.tolerance, c.reason, c.note))
+        json.dumps(c.to_dict(), default=str)
+    by_id = {c.id: c for c in out.claims}
+    # exact invariants hold at any size (a failure is a bug, not noise)
+    for must in ("belief_normalised", "eig_nonnegative_and_exact", "perfect_sensor_finds_needle",
+                 "seek_equals_sequential", "gate_values", "yes_no_reward_not_farmable", "vlm_path_strict_json"):
+        assert by_id[must].verdict is Verdict.HOLDS, (must, by_id[must].measured)
+    assert by_id["long_video_gain"].verdict is Verdict.NOT_CHECKABLE and by_id["long_video_gain"].kind.value == "paper"
+    assert by_id["beats_uniform"].interval is not None and by_id["beats_uniform"].seeds is None
+    assert by_id["gated_keeps_searching"].seeds.n == 3
+    assert {"accuracy_vs_frames.png", "reward_gate_toy.png"} <= {p.name for p in (tmp_path / "figures").iterdir()}
+    assert set(out.metrics["accuracy"]) == {"belief", "uniform", "prior_topk", "navigator"}
+
+
+def test_configs_validate():
+    full = Config.full()
+    assert full.backend == "openai" and full.model and full.resources().hours >= 1
+    assert Config.quick().resources().credentials == ()
+
+
+@pytest.mark.parametrize("key,value,match", [
+    ("seeds", [0, 1], ">= 3 distinct seeds"),
+    ("budgets", [8, 4], "increasing"),
+    ("confidence_edges", [0.5, 1.2], "bin edges inside"),
+    ("n_distractors", 40, "n_distractors=40"),
+    ("frames_per_look", 8, "frames_per_look=8"),
+    ("backend", "openai", "needs model"),
+])
+def test_bad_overrides_are_one_line_config_errors(key, value, match):
+    from neurips26.harness.config import ConfigError, apply_overrides
+
+    with pytest.raises(ConfigError, match=match) as err:
+        apply_overrides(Config.quick(), {key: value}, "belief_search")
+    assert "\n" not in str(err.value)

@@ -1,0 +1,65 @@
+"""search_video on a local file with a VLM sensor behind a chat backend; bad inputs fail early."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from neurips26.backends import ScriptedBackend
+from neurips26.backends.vision import decode_jpeg
+from neurips26.belief_search import (PixelSensor, SensorModel, VideoError, VLMSensor, calibrate_on_probes,
+                                     scene_prior_scores, search_video)
+
+OPTS = ["red", "green", "blue", "yellow"]
+
+
+def _pixel_vlm():
+    pixel = PixelSensor(noise_sd=0.0, misread=0.0)
+
+    def policy(messages):
+        frames = np.stack([decode_jpeg(b) for b in messages[0].images])
+        r = pixel.observe(frames, np.random.default_rng(0))
+        return json.dumps({"relevant": "yes" if r.relevant else "no", "confidence": round(r.confidence, 3),
+                           "answer": None if r.answer is None else OPTS[r.answer]})
+
+    return ScriptedBackend(policy, name="pixel-vlm")
+
+
+def test_search_a_local_video_with_a_vlm_sensor(small_video):
+    vid, _ = small_video
+    backend = _pixel_vlm()
+    out = search_video(vid.path, vid.question, OPTS, VLMSensor(backend), SensorModel.binary(0.75, 0.05),
+                       n_segments=12, budget=12, frames_per_look=4, prior_scores=scene_prior_scores, seed=0)
+    assert out.answer == vid.answer and out.result.posterior.argmax() == vid.needle
+    assert out.result.n_looks <= 12 and backend.calls == out.result.n_looks
+    assert out.frames_decoded <= 12 + 4 * out.result.n_looks
+
+
+def test_calibrate_on_probes_with_the_vlm_sensor(small_video):
+    vid, _ = small_video
+    L = vid.frames_per_segment
+    probes = [(vid.path, vid.needle * L, (vid.needle + 1) * L, True)] + \
+             [(vid.path, s * L, (s + 1) * L, False) for s in range(vid.n_segments) if s != vid.needle]
+    m = calibrate_on_probes(probes, lambda p: (vid.question, OPTS), VLMSensor(_pixel_vlm()), frames_per_look=4,
+                            repeats=3)
+    assert m.tpr > 0.5 > m.fpr
+
+
+def test_bad_inputs_fail_before_any_model_call(tmp_path, small_video):
+    vid, _ = small_video
+    backend = _pixel_vlm()
+    sensor, model = VLMSensor(backend), SensorModel.binary(0.8, 0.1)
+    (tmp_path / "zero.mp4").write_bytes(b"")
+    with pytest.raises(VideoError, match="empty"):
+        search_video(tmp_path / "zero.mp4", "q?", OPTS, sensor, model)
+    with pytest.raises(ValueError, match="at least two distinct"):
+        search_video(vid.path, "q?", [], sensor, model)
+    with pytest.raises(ValueError, match="at least two distinct"):
+        search_video(vid.path, "q?", ["red", "Red"], sensor, model)
+    with pytest.raises(ValueError, match="non-empty text"):
+        search_video(vid.path, "  ", OPTS, sensor, model)
+    with pytest.raises(ValueError, match="n_options=4 but 2"):
+        search_video(vid.path, "q?", ["a", "b"], sensor, model)
+    assert backend.calls == 0
