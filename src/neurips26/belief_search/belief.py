@@ -25,6 +25,7 @@ model is unknown); expected information gain as in Bayesian experimental design 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import logsumexp
@@ -39,7 +40,8 @@ LIKELIHOOD_FLOOR = 1e-3
 def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
     """Shannon entropy in nats, ``H(p) = −Σ p log p`` (0·log 0 = 0) along ``axis``."""
     p = np.asarray(p, float)
-    return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=axis)
 
 
 def binary_entropy(p: np.ndarray) -> np.ndarray:
@@ -130,9 +132,9 @@ class SensorModel:
         """Outcome index of a reply (``None`` for a non-informative one); see :func:`outcome_index`."""
         return outcome_index(relevant, confidence, self.confidence_edges)
 
-    @property
+    @cached_property
     def likelihoods(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(p_evidence, p_other)`` as float arrays floored at η and renormalised."""
+        """``(p_evidence, p_other)`` as float arrays floored at η and renormalised (computed once)."""
         out = []
         for p in (self.p_evidence, self.p_other):
             q = np.maximum(np.asarray(p, float), LIKELIHOOD_FLOOR)
@@ -301,4 +303,5 @@ class Belief:
         lik = np.full(self.n, np.log(p_out[outcome]))                       # L_j = P(o | z != j)
         lik[int(segment)] = np.log(p_in[outcome])                           # L_i = P(o | z = i)
         lb = self.log_b + lik
-        self.log_b = lb - logsumexp(lb)
+        m = lb.max()
+        self.log_b = lb - (m + np.log(np.sum(np.exp(lb - m))))              # − logsumexp, in numpy
