@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -215,8 +216,12 @@ def _planted(config: Config, corpus, ctx: RunContext, metrics: dict) -> list:
         rep = explain_weights(model, [model.planted], pc.split("explain"), pc.split("score"), SymbolicExplainer(),
                               SymbolicScorer(), V, _settings(config), seed=ctx.seed, shuffle_control=shuffled)[0]
         out["shuffled" if shuffled else "planted"] = rep.to_dict()
-    w = pc.split("score")[: max(4, config.ablation_windows * 4)]
-    A = attributions(model, capture(model, w, ["readout"]), [model.planted])[:, :, 0]
+    sw = pc.split("score")
+    A_all = attributions(model, capture(model, sw, ["readout"]), [model.planted])[:, :, 0]
+    fires = np.flatnonzero((A_all != 0).any(1))
+    quiet = np.flatnonzero(~(A_all != 0).any(1))
+    pick = np.r_[fires[: 3 * config.ablation_windows + 3], quiet[: config.ablation_windows + 1]]  # both kinds
+    w, A = sw[pick], A_all[pick]
     dl = ablation_effects(model, w, model.planted)
     rho = float(spearmanr(-A.ravel(), dl.ravel()).statistic)
     metrics["planted"] = {**out, "attribution_ablation_spearman": rho}
@@ -241,8 +246,6 @@ def _planted(config: Config, corpus, ctx: RunContext, metrics: dict) -> list:
 
 
 def _attribution_vs_ablation(config: Config, corpus, pairs: dict, reports: dict, metrics: dict) -> list:
-    import warnings
-
     from scipy.stats import ConstantInputWarning, spearmanr
 
     per_seed, rows = [], {}
@@ -448,7 +451,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {}
     claims: list = []
     t0 = time.process_time()
-    with torch_threads(1):
+    with torch_threads(1), warnings.catch_warnings():
         corpus = _corpus(config, ctx.seed)
         metrics["corpus"] = corpus.info
         pairs = {}
