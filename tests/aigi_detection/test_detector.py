@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("transformers")  # the [vision] extra
 from PIL import Image
 
 from neurips26.aigi_detection import world as W

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+
+pytest.importorskip("transformers")  # the [vision] extra
+import torch  # noqa: E402
 
 from neurips26.aigi_detection.encoder import RandomConvEncoder, build_tiny_encoder, load_encoder
 
