@@ -1,0 +1,292 @@
+"""Analyses of the trained HRNN: tuning, cell types, topology, connectivity and silencing.
+
+Definitions (from the experimental literature the abstract's cell types come from):
+
+* Rate map: mean rate per spatial bin (occupancy-normalised), empty bins NaN. Vectorised: one
+  sparse ``[bins², S] @ [S, N]`` product for all units (no per-unit loop).
+* Head-direction tuning: mean resultant length ``R = |Σ r_t e^{iθ_t}| / Σ r_t`` and preferred
+  direction ``arg Σ r_t e^{iθ_t}``; HD cell: R above the 99th percentile of time-shifted shuffles.
+* Angular-velocity (AV) / speed cells: Pearson ``r(rate, ω)`` / ``r(rate, v)`` beyond the 99th
+  percentile of |r| under time-shifted shuffles; the sign of ``r(rate, ω)`` splits CCW (+) from CW (−).
+* Grid cells: Sargolini gridness of the rate map (``spatial_maps.gridness``) above 0.3.
+* Conjunctive cells: grid and HD criteria both met.
+* Shuffles: circular time shifts of the rate relative to behaviour by at least ``min_shift``
+  samples, computed for all shifts at once by FFT cross-correlation.
+* Ring topology: persistent H1 (``ripser``) of the PCA-projected population activity; a ring
+  has one long bar (ratio of the longest to the second-longest H1 bar).
+* Connectivity asymmetry: the first circular moment of W^A_ij over the preferred-heading
+  difference Δ_ij = θ_i − θ_j, separately for CCW- and CW-tuned presynaptic units (Cueva et al.
+  2020: AV-integrating RNNs learn offset weight profiles of opposite sign).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .trajectories import Arena, Trajectories, wrap_angle
+
+__all__ = ["Activity", "collect_activity", "rate_maps", "rate_maps_loop", "heading_tuning", "shuffled_statistics",
+           "CellTypes", "classify_cells", "gridness_scores", "ring_topology", "RingTopology",
+           "connectivity_asymmetry", "ConnectivityAsymmetry"]
+
+
+@dataclass
+class Activity:
+    """Flattened activity and behaviour over ``S`` samples (numpy float64).
+
+    Attributes:
+        angular ``[S, N_A]``, positional ``[S, N_P]``, heading ``[S]`` rad, omega ``[S]`` rad/s,
+        speed ``[S]`` m/s, position ``[S, 2]`` m.
+    """
+
+    angular: np.ndarray
+    positional: np.ndarray
+    heading: np.ndarray
+    omega: np.ndarray
+    speed: np.ndarray
+    position: np.ndarray
+
+
+def collect_activity(model, traj: Trajectories) -> Activity:
+    """Run ``model`` on ``traj`` and flatten (trajectory, step) into samples."""
+    out = model.run(traj)
+    flat = lambda a: np.asarray(a, np.float64).reshape(-1, *a.shape[2:])  # noqa: E731
+    return Activity(flat(out.angular.numpy()), flat(out.positional.numpy()), flat(traj.heading[:, 1:]),
+                    flat(traj.angular_velocity), flat(traj.speed), flat(traj.position[:, 1:]))
+
+
+def _bin_index(position: np.ndarray, arena: Arena, bins: int) -> np.ndarray:
+    if position.ndim != 2 or position.shape[1] != 2:
+        raise ValueError(f"position has shape {position.shape}; expected [S, 2]")
+    if not np.all(arena.contains(position, tol=1e-4)):
+        raise ValueError(f"positions leave the {arena.side:g} m arena; cannot bin them")
+    ij = np.clip(((position + arena.half) / arena.side * bins).astype(int), 0, bins - 1)
+    return ij[:, 0] * bins + ij[:, 1]
+
+
+def rate_maps(position: np.ndarray, activity: np.ndarray, arena: Arena, bins: int = 20) -> np.ndarray:
+    """Occupancy-normalised rate maps ``[N, bins, bins]`` (x index first; empty bins NaN).
+
+    ``map_n[b] = Σ_{t: bin(x_t)=b} r_{t,n} / #{t: bin(x_t)=b}`` for all units in one sparse product.
+
+    Args:
+        position: ``[S, 2]`` m inside ``arena``. activity: ``[S, N]``. bins: per side (≥ 2).
+
+    Raises:
+        ValueError: mismatched sample counts, bins < 2, or positions outside the arena.
+    """
+    activity = np.asarray(activity, np.float64)
+    if activity.ndim != 2 or activity.shape[0] != position.shape[0]:
+        raise ValueError(f"activity has shape {activity.shape}; expected [S={position.shape[0]}, N]")
+    if isinstance(bins, bool) or int(bins) != bins or bins < 2:
+        raise ValueError(f"bins={bins!r}: must be an integer >= 2")
+    k = _bin_index(np.asarray(position, np.float64), arena, bins)
+    S = len(k)
+    onehot = sp.csr_matrix((np.ones(S), (k, np.arange(S))), shape=(bins * bins, S))
+    sums = np.asarray(onehot @ activity)                                   # [bins², N]
+    occ = np.bincount(k, minlength=bins * bins).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        maps = np.where(occ[:, None] > 0, sums / occ[:, None], np.nan)
+    return maps.T.reshape(-1, bins, bins)
+
+
+def rate_maps_loop(position: np.ndarray, activity: np.ndarray, arena: Arena, bins: int = 20) -> np.ndarray:
+    """Reference implementation of :func:`rate_maps`: one ``numpy.histogram2d`` per unit (benchmark only)."""
+    edges = np.linspace(-arena.half, arena.half, bins + 1)
+    occ, _, _ = np.histogram2d(position[:, 0], position[:, 1], bins=[edges, edges])
+    out = np.empty((activity.shape[1], bins, bins))
+    for n in range(activity.shape[1]):
+        s, _, _ = np.histogram2d(position[:, 0], position[:, 1], bins=[edges, edges], weights=activity[:, n])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[n] = np.where(occ > 0, s / occ, np.nan)
+    return out
+
+
+def heading_tuning(heading: np.ndarray, activity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(R [N], preferred [N])``: mean resultant length and preferred direction (rad) per unit.
+
+    Units that never fire get R = 0 and preferred direction 0.
+    """
+    z = np.exp(1j * heading) @ activity                                    # Σ_t r_t e^{iθ_t}
+    total = activity.sum(0)
+    R = np.where(total > 0, np.abs(z) / np.maximum(total, 1e-300), 0.0)
+    return R, np.angle(z)
+
+
+def shuffled_statistics(activity: np.ndarray, heading: np.ndarray, omega: np.ndarray, speed: np.ndarray,
+                        rng: np.random.Generator, *, n_shuffles: int = 200, min_shift: int = 50) -> dict:
+    """Observed and shuffle-99th-percentile values of R (heading), r(ω) and r(v) per unit.
+
+    All circular shifts are computed at once by FFT; ``n_shuffles`` shifts with
+    ``min_shift ≤ s ≤ S − min_shift`` are drawn from them.
+
+    Returns:
+        dict with ``R``, ``R_p99``, ``preferred``, ``r_omega``, ``r_omega_p99`` (of |r|), ``r_speed``,
+        ``r_speed_p99`` — arrays ``[N]``.
+
+    Raises:
+        ValueError: fewer than ``2·min_shift + 1`` samples.
+    """
+    S, N = activity.shape
+    if S < 2 * min_shift + 1:
+        raise ValueError(f"{S} samples: need at least {2 * min_shift + 1} for shuffles with min_shift={min_shift}")
+    shifts = rng.integers(min_shift, S - min_shift + 1, n_shuffles)
+    total = np.maximum(activity.sum(0), 1e-300)
+    z = np.exp(1j * heading)
+    # C[s] = Σ_t r_{t+s} e^{iθ_t}  (shift the rate against the behaviour)
+    Cz = np.fft.ifft(np.fft.fft(activity, axis=0) * np.conj(np.fft.fft(np.conj(z)))[:, None], axis=0)
+    R_all = np.abs(Cz) / total
+    a = activity - activity.mean(0)
+    a_sd = np.sqrt((a ** 2).sum(0))
+
+    def corr_all(x: np.ndarray) -> np.ndarray:
+        xc = x - x.mean()
+        c = np.fft.ifft(np.fft.fft(a, axis=0) * np.conj(np.fft.fft(xc))[:, None], axis=0).real
+        return c / np.maximum(a_sd * np.sqrt((xc ** 2).sum()), 1e-300)
+
+    r_om, r_v = corr_all(omega), corr_all(speed)
+    return {"R": R_all[0], "R_p99": np.quantile(R_all[shifts], 0.99, axis=0), "preferred": np.angle(Cz[0]),
+            "r_omega": r_om[0], "r_omega_p99": np.quantile(np.abs(r_om[shifts]), 0.99, axis=0),
+            "r_speed": r_v[0], "r_speed_p99": np.quantile(np.abs(r_v[shifts]), 0.99, axis=0)}
+
+
+def gridness_scores(maps: np.ndarray) -> np.ndarray:
+    """Sargolini gridness ``[N]`` of rate maps ``[N, bins, bins]`` via ``spatial_maps.gridness``
+    (NaN bins set to 0 by the library; silent units get NaN)."""
+    from spatial_maps import gridness
+
+    out = np.full(len(maps), np.nan)
+    for n, m in enumerate(maps):
+        if np.nanmax(m) - np.nanmin(m) > 1e-9:
+            try:
+                out[n] = gridness(np.nan_to_num(m, nan=0.0))
+            except (ValueError, IndexError):  # no autocorrelogram peaks found
+                out[n] = np.nan
+    return out
+
+
+@dataclass
+class CellTypes:
+    """Boolean masks ``[N]`` for one module and their fractions (a dict)."""
+
+    masks: dict[str, np.ndarray]
+
+    @property
+    def fractions(self) -> dict[str, float]:
+        """Fraction of units of each type (silent units count as not of the type)."""
+        return {k: float(np.mean(v)) for k, v in self.masks.items()}
+
+
+def classify_cells(stats: dict, active: np.ndarray, grid: np.ndarray | None = None,
+                   grid_threshold: float = 0.3) -> CellTypes:
+    """HD / AV (CCW, CW) / speed / grid / conjunctive (grid ∧ HD) masks from :func:`shuffled_statistics`.
+
+    ``active`` ``[N]`` marks units that fire at all (others are never of a type).
+    """
+    hd = active & (stats["R"] > stats["R_p99"])
+    av = active & (np.abs(stats["r_omega"]) > stats["r_omega_p99"])
+    masks = {"head_direction": hd, "angular_velocity": av, "ccw": av & (stats["r_omega"] > 0),
+             "cw": av & (stats["r_omega"] < 0),
+             "speed": active & (np.abs(stats["r_speed"]) > stats["r_speed_p99"])}
+    if grid is not None:
+        g = active & np.nan_to_num(grid, nan=-np.inf).__gt__(grid_threshold)
+        masks["grid"] = g
+        masks["conjunctive"] = g & hd
+        masks["pure_grid"] = g & ~hd
+    return CellTypes(masks)
+
+
+@dataclass
+class RingTopology:
+    """H1 persistence of population activity.
+
+    Attributes:
+        lifetimes: H1 bar lengths, longest first. ratio: longest / second longest (inf if one bar).
+        n_long_bars: bars longer than half the longest (1 for a ring).
+        projection: ``[n_points, 2]`` first two principal components (for the figure).
+        diagram: ``[k, 2]`` H1 (birth, death) pairs.
+    """
+
+    lifetimes: np.ndarray
+    ratio: float
+    n_long_bars: int
+    projection: np.ndarray
+    diagram: np.ndarray
+
+
+def ring_topology(activity: np.ndarray, rng: np.random.Generator, *, n_points: int = 300,
+                  n_components: int = 6) -> RingTopology:
+    """H1 of ``n_points`` random samples of ``activity [S, N]`` after PCA to ``n_components``.
+
+    Raises:
+        ValueError: fewer samples than ``n_points`` or activity with no variance.
+    """
+    from ripser import ripser
+    from sklearn.decomposition import PCA
+
+    if activity.shape[0] < n_points:
+        raise ValueError(f"activity has {activity.shape[0]} samples; need >= n_points={n_points}")
+    if not np.any(activity.std(0) > 0):
+        raise ValueError("activity has no variance: no topology to measure")
+    x = activity[rng.choice(activity.shape[0], n_points, replace=False)]
+    y = PCA(min(n_components, x.shape[1]), random_state=0).fit_transform(x)
+    dgm = ripser(y, maxdim=1)["dgms"][1]
+    life = np.sort(dgm[:, 1] - dgm[:, 0])[::-1] if len(dgm) else np.zeros(0)
+    ratio = float(life[0] / life[1]) if len(life) > 1 and life[1] > 0 else (math.inf if len(life) else 0.0)
+    n_long = int(np.sum(life > 0.5 * life[0])) if len(life) else 0
+    return RingTopology(life, ratio, n_long, y[:, :2], dgm)
+
+
+@dataclass
+class ConnectivityAsymmetry:
+    """Weight profiles over the preferred-heading difference and their circular offsets.
+
+    Attributes:
+        offset_ccw, offset_cw: rad, ``arg Σ_ij W_ij e^{iΔ_ij}`` over presynaptic CCW / CW units j
+            (Δ_ij = θ_i − θ_j wrapped); a CCW unit should drive units ahead (+), a CW unit behind (−).
+        centres: ``[bins]`` Δ bin centres. profile_ccw, profile_cw: ``[bins]`` mean weight per bin.
+        n_ccw, n_cw: presynaptic units used.
+    """
+
+    offset_ccw: float
+    offset_cw: float
+    centres: np.ndarray
+    profile_ccw: np.ndarray
+    profile_cw: np.ndarray
+    n_ccw: int
+    n_cw: int
+
+
+def connectivity_asymmetry(weights: np.ndarray, preferred: np.ndarray, post_mask: np.ndarray,
+                           ccw_mask: np.ndarray, cw_mask: np.ndarray, bins: int = 18) -> ConnectivityAsymmetry:
+    """Profiles and offsets of ``weights [N, N]`` (row = post) against preferred-heading difference.
+
+    Args:
+        preferred: ``[N]`` rad. post_mask: postsynaptic units used (HD-tuned).
+        ccw_mask, cw_mask: presynaptic CCW / CW units (HD-tuned AV units).
+
+    Raises:
+        ValueError: a mask selecting no unit, or mismatched shapes.
+    """
+    N = weights.shape[0]
+    if weights.shape != (N, N) or any(m.shape != (N,) for m in (preferred, post_mask, ccw_mask, cw_mask)):
+        raise ValueError(f"weights {weights.shape} and masks must be [N, N] and [N] with the same N")
+    for name, m in (("post_mask", post_mask), ("ccw_mask", ccw_mask), ("cw_mask", cw_mask)):
+        if not m.any():
+            raise ValueError(f"{name} selects no unit; cannot build a weight profile")
+    delta = wrap_angle(preferred[:, None] - preferred[None, :])
+    edges = np.linspace(-math.pi, math.pi, bins + 1)
+    out = {}
+    for name, pre in (("ccw", ccw_mask), ("cw", cw_mask)):
+        sel = post_mask[:, None] & pre[None, :] & ~np.eye(N, dtype=bool)
+        w, d = weights[sel], delta[sel]
+        out[f"offset_{name}"] = float(np.angle(np.sum(w * np.exp(1j * d))))
+        idx = np.clip(np.digitize(d, edges) - 1, 0, bins - 1)
+        cnt = np.bincount(idx, minlength=bins)
+        out[f"profile_{name}"] = np.bincount(idx, weights=w, minlength=bins) / np.maximum(cnt, 1)
+    return ConnectivityAsymmetry(out["offset_ccw"], out["offset_cw"], (edges[:-1] + edges[1:]) / 2,
+                                 out["profile_ccw"], out["profile_cw"], int(ccw_mask.sum()), int(cw_mask.sum()))

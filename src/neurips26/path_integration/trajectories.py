@@ -1,0 +1,365 @@
+"""Trajectories for path integration: a simulated rat in a square box, and real rat paths.
+
+A trajectory of ``T`` steps of length ``dt`` is the heading ``θ_0..θ_T`` and position
+``x_0..x_T`` together with the self-motion inputs that generate it exactly::
+
+    θ_t = θ_{t-1} + ω_t dt                       # angular velocity ω_t (rad/s)
+    x_t = x_{t-1} + v_t dt (cos θ_t, sin θ_t)    # linear speed v_t (m/s), heading = movement direction
+
+Simulation follows the defaults of the grid-cell path-integration lineage (Sorscher, Mel, Ganguli
+& Ocko, NeurIPS 2019, their trajectory generator): dt = 0.02 s, rotational velocity
+``N(0, 11.52 rad/s)``, forward speed ``Rayleigh(0.13·2π m/s)``, and wall avoidance (within 3 cm
+of a wall while facing it: turn away by ``π/2 − |angle to wall|`` and slow to 25 %). Ours
+(inferred, so that inputs and positions agree exactly): the turn is applied before the step, and
+a step that would leave the box is shortened to end inside it (its speed is the shortened one).
+
+Real paths: ``ratinabox`` 1.15.3 ships two recordings in its wheel (``ratinabox/data``):
+Sargolini et al. 2006 (1 × 1 m box, 600 s at 50 Hz) and Tanni et al. 2022 (3.5 × 2.5 m, 7323 s
+at 30 Hz). Both hold positions only; heading is the movement direction and ω its wrapped
+difference (:func:`recording_to_trajectories`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Arena", "Trajectories", "simulate_trajectories", "RatRecording", "load_rat_recording",
+           "resample_recording", "recording_to_trajectories", "wrap_angle", "SIGMA_ROTATION",
+           "RAYLEIGH_SPEED", "DT"]
+
+DT = 0.02  #: s, time step of the lineage (Sorscher et al. 2019)
+SIGMA_ROTATION = 11.52  #: rad/s, std of the rotational velocity (Sorscher et al. 2019: 5.76·2)
+RAYLEIGH_SPEED = 0.13 * 2 * math.pi  #: m/s, Rayleigh scale of the forward speed (Sorscher et al. 2019)
+WALL_BORDER = 0.03  #: m, wall-avoidance distance (Sorscher et al. 2019)
+WALL_SLOWDOWN = 0.25  #: speed factor near a wall (Sorscher et al. 2019)
+RECORDINGS = {"sargolini": "Sargolini et al. 2006, 1 x 1 m box, 50 Hz",
+              "tanni": "Tanni et al. 2022, 3.5 x 2.5 m environment, 30 Hz"}
+
+
+def wrap_angle(a):
+    """Wrap angles (rad, any shape, numpy or torch) to [-π, π)."""
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
+@dataclass(frozen=True)
+class Arena:
+    """Square box ``[-side/2, side/2]²`` (metres), centred at the origin.
+
+    Raises:
+        ValueError: ``side`` not a finite number > 0.
+
+    Source: Sorscher et al. 2019 (2.2 m box, non-periodic).
+    """
+
+    side: float = 2.2
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.side, (int, float)) and math.isfinite(self.side) and self.side > 0):
+            raise ValueError(f"Arena.side={self.side!r}: must be a finite length in metres > 0")
+
+    @property
+    def half(self) -> float:
+        """Half side (m)."""
+        return self.side / 2
+
+    def contains(self, pos: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+        """Boolean mask ``[...]`` of positions ``[..., 2]`` inside the box (with tolerance ``tol`` m)."""
+        return np.all(np.abs(np.asarray(pos)) <= self.half + tol, axis=-1)
+
+
+@dataclass(frozen=True)
+class Trajectories:
+    """A batch of ``B`` trajectories of ``T`` steps (float32 numpy arrays).
+
+    Attributes:
+        position: ``[B, T+1, 2]`` metres, inside the arena.
+        heading: ``[B, T+1]`` rad in [-π, π) (movement direction).
+        angular_velocity: ``[B, T]`` rad/s, ``ω_t = wrap(θ_t − θ_{t−1}) / dt``.
+        speed: ``[B, T]`` m/s, ``v_t = |x_t − x_{t−1}| / dt`` (≥ 0).
+        dt: step length (s).
+        arena: the box the positions lie in.
+
+    Raises:
+        ValueError: mismatched shapes, NaN/inf values, negative speed, dt ≤ 0, positions outside
+            the arena, or inputs that do not regenerate the headings (|error| > 1e-3 rad).
+    """
+
+    position: np.ndarray
+    heading: np.ndarray
+    angular_velocity: np.ndarray
+    speed: np.ndarray
+    dt: float
+    arena: Arena
+
+    def __post_init__(self) -> None:
+        pos, hd = np.asarray(self.position, np.float32), np.asarray(self.heading, np.float32)
+        om, v = np.asarray(self.angular_velocity, np.float32), np.asarray(self.speed, np.float32)
+        if pos.ndim != 3 or pos.shape[-1] != 2:
+            raise ValueError(f"position has shape {pos.shape}; expected [B, T+1, 2]")
+        B, T1 = pos.shape[:2]
+        if T1 < 2:
+            raise ValueError(f"position has {T1} time points; need at least 2 (one step)")
+        for name, arr, shape in (("heading", hd, (B, T1)), ("angular_velocity", om, (B, T1 - 1)),
+                                 ("speed", v, (B, T1 - 1))):
+            if arr.shape != shape:
+                raise ValueError(f"{name} has shape {arr.shape}; expected {shape} for position {pos.shape}")
+        for name, arr in (("position", pos), ("heading", hd), ("angular_velocity", om), ("speed", v)):
+            if not np.all(np.isfinite(arr)):
+                idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+                raise ValueError(f"{name}{idx} = {arr[idx]}: trajectories must be finite (no NaN/inf)")
+        if not (math.isfinite(self.dt) and self.dt > 0):
+            raise ValueError(f"dt={self.dt!r}: must be a finite step length in seconds > 0")
+        if np.any(v < 0):
+            raise ValueError(f"speed has a negative value {float(v.min()):.3g} m/s; speeds are >= 0")
+        inside = self.arena.contains(pos, tol=1e-4)
+        if not np.all(inside):
+            b, t = (int(i) for i in np.argwhere(~inside)[0])
+            raise ValueError(f"position[{b}, {t}] = {pos[b, t].tolist()} leaves the arena "
+                             f"[-{self.arena.half:g}, {self.arena.half:g}]² m")
+        recon = wrap_angle(hd[:, :1] + np.cumsum(om.astype(np.float64) * self.dt, axis=1) - hd[:, 1:])
+        if np.abs(recon).max(initial=0) > 1e-3:
+            raise ValueError(f"angular_velocity does not regenerate heading (max error {np.abs(recon).max():.3g} "
+                             f"rad): check dt={self.dt} and units (ω in rad/s)")
+        for name, arr in (("position", pos), ("heading", hd), ("angular_velocity", om), ("speed", v)):
+            object.__setattr__(self, name, arr)
+
+    @property
+    def batch(self) -> int:
+        """Number of trajectories B."""
+        return self.position.shape[0]
+
+    @property
+    def steps(self) -> int:
+        """Number of steps T."""
+        return self.position.shape[1] - 1
+
+    def self_motion(self) -> tuple[np.ndarray, np.ndarray]:
+        """The inputs ``(ω [B, T] rad/s, v [B, T] m/s)``."""
+        return self.angular_velocity, self.speed
+
+    def subset(self, idx) -> "Trajectories":
+        """The trajectories ``idx`` (an index array or slice)."""
+        return Trajectories(self.position[idx], self.heading[idx], self.angular_velocity[idx], self.speed[idx],
+                            self.dt, self.arena)
+
+
+def _max_step_inside(pos: np.ndarray, direction: np.ndarray, half: float) -> np.ndarray:
+    """Largest step length ``[B]`` from ``pos [B, 2]`` along unit ``direction [B, 2]`` staying in the box."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        to_wall = np.where(direction > 0, (half - pos) / direction,
+                           np.where(direction < 0, (-half - pos) / direction, np.inf))
+    return np.clip(to_wall.min(axis=1), 0.0, None)
+
+
+def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena: Arena = Arena(),
+                          dt: float = DT, sigma_rotation: float = SIGMA_ROTATION,
+                          rayleigh_speed: float = RAYLEIGH_SPEED, border: float = WALL_BORDER) -> Trajectories:
+    """Simulate ``n`` random-foraging trajectories of ``steps`` steps (vectorised over the batch).
+
+    Per step (Sorscher et al. 2019 defaults, see the module docstring)::
+
+        turn = dt · N(0, σ_rot)  (+ sign(φ_wall)(π/2 − |φ_wall|) if d_wall < border and |φ_wall| < π/2)
+        θ_t = θ_{t−1} + turn ;  v_t ~ Rayleigh(b) (× 0.25 near a wall)
+        x_t = x_{t−1} + min(v_t dt, distance to the wall along θ_t) (cos θ_t, sin θ_t)
+
+    Start positions are uniform in the box, start headings uniform on the circle.
+
+    Args:
+        n: trajectories (≥ 1). steps: T (≥ 1). rng: numpy generator.
+        arena: the box. dt: step (s). sigma_rotation: rad/s (≥ 0). rayleigh_speed: m/s (> 0).
+        border: wall-avoidance distance (m, ≥ 0).
+
+    Returns:
+        :class:`Trajectories` with inputs that regenerate positions and headings exactly.
+
+    Raises:
+        ValueError: a non-positive count, dt, speed scale or arena smaller than 2·border.
+    """
+    for name, val in (("n", n), ("steps", steps)):
+        if isinstance(val, bool) or int(val) != val or val < 1:
+            raise ValueError(f"{name}={val!r}: must be an integer >= 1")
+    for name, val, lo in (("dt", dt, 0.0), ("rayleigh_speed", rayleigh_speed, 0.0)):
+        if not (math.isfinite(val) and val > lo):
+            raise ValueError(f"{name}={val!r}: must be finite and > {lo}")
+    if not (math.isfinite(sigma_rotation) and sigma_rotation >= 0):
+        raise ValueError(f"sigma_rotation={sigma_rotation!r}: must be a finite std in rad/s >= 0")
+    if not (math.isfinite(border) and 0 <= 2 * border < arena.side):
+        raise ValueError(f"border={border!r}: must be >= 0 and < half the arena side {arena.side / 2:g} m")
+    n, steps, half = int(n), int(steps), arena.half
+    pos = np.empty((n, steps + 1, 2))
+    hd = np.empty((n, steps + 1))
+    pos[:, 0] = rng.uniform(-half, half, (n, 2))
+    hd[:, 0] = rng.uniform(-math.pi, math.pi, n)
+    turns = rng.normal(0.0, sigma_rotation, (n, steps)) * dt
+    speeds = rng.rayleigh(rayleigh_speed, (n, steps))
+    walls = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])  # outward normals of the 4 walls
+    wall_angle = np.arctan2(walls[:, 1], walls[:, 0])
+    step_len = np.empty((n, steps))
+    for t in range(steps):
+        p, h = pos[:, t], hd[:, t]
+        dist = half - p @ walls.T                                      # [n, 4] distance to each wall
+        k = dist.argmin(axis=1)
+        d_wall = dist[np.arange(n), k]
+        phi = wrap_angle(wall_angle[k] - h)                            # angle to the nearest wall
+        near = (d_wall < border) & (np.abs(phi) < math.pi / 2)
+        turn = turns[:, t] - np.where(near, np.sign(phi) * (math.pi / 2 - np.abs(phi)), 0.0)
+        v = np.where(near, WALL_SLOWDOWN * speeds[:, t], speeds[:, t])
+        hd[:, t + 1] = wrap_angle(h + turn)
+        direction = np.stack([np.cos(hd[:, t + 1]), np.sin(hd[:, t + 1])], axis=1)
+        s = np.minimum(v * dt, 0.999 * _max_step_inside(p, direction, half))
+        pos[:, t + 1] = p + s[:, None] * direction
+        step_len[:, t] = s
+    omega = wrap_angle(np.diff(hd, axis=1)) / dt
+    return Trajectories(pos, hd, omega, step_len / dt, dt, arena)
+
+
+# --------------------------------------------------------------------------- real recordings
+
+@dataclass(frozen=True)
+class RatRecording:
+    """A recorded path: times ``t [N]`` (s, strictly increasing) and positions ``pos [N, 2]`` (m).
+
+    Raises:
+        ValueError: mismatched lengths, fewer than 3 samples, NaN/inf, or non-increasing times.
+    """
+
+    name: str
+    t: np.ndarray
+    pos: np.ndarray
+
+    def __post_init__(self) -> None:
+        t, pos = np.asarray(self.t, np.float64), np.asarray(self.pos, np.float64)
+        if t.ndim != 1 or pos.shape != (t.shape[0], 2):
+            raise ValueError(f"recording {self.name!r}: t {t.shape} and pos {pos.shape}; expected [N] and [N, 2]")
+        if len(t) < 3:
+            raise ValueError(f"recording {self.name!r} has {len(t)} samples; need at least 3")
+        for nm, arr in (("t", t), ("pos", pos)):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"recording {self.name!r}: {nm} has NaN/inf at sample "
+                                 f"{int(np.argwhere(~np.isfinite(arr))[0][0])}")
+        if np.any(np.diff(t) <= 0):
+            i = int(np.argmax(np.diff(t) <= 0))
+            raise ValueError(f"recording {self.name!r}: times not strictly increasing at sample {i + 1} "
+                             f"({t[i]} -> {t[i + 1]} s)")
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "pos", pos)
+
+    @property
+    def sampling_interval(self) -> float:
+        """Median sampling interval (s)."""
+        return float(np.median(np.diff(self.t)))
+
+
+def load_rat_recording(name: str = "sargolini", path: str | Path | None = None) -> RatRecording:
+    """Load a real rat path shipped in the ``ratinabox`` wheel, or any ``.npz`` with ``t`` and ``pos``.
+
+    Args:
+        name: ``"sargolini"`` (Sargolini et al. 2006) or ``"tanni"`` (Tanni et al. 2022).
+        path: a local ``.npz`` holding arrays ``t [N]`` (s) and ``pos [N, 2]`` (m); overrides ``name``.
+
+    Raises:
+        ValueError: unknown name, or a file without ``t``/``pos``.
+        ImportError: ``ratinabox`` missing (install ``neurips26[neuro]``) when no ``path`` is given.
+    """
+    if path is None:
+        if name not in RECORDINGS:
+            raise ValueError(f"recording {name!r}: allowed {sorted(RECORDINGS)} or a path to an .npz")
+        try:
+            import ratinabox
+        except ImportError as exc:  # pragma: no cover - exercised only without the extra
+            raise ImportError("the shipped rat recordings need ratinabox (pip install neurips26[neuro])") from exc
+        path = Path(ratinabox.__file__).parent / "data" / f"{name}.npz"
+    with np.load(path) as z:
+        missing = {"t", "pos"} - set(z.files)
+        if missing:
+            raise ValueError(f"{path}: missing arrays {sorted(missing)}; expected 't' [N] (s) and 'pos' [N, 2] (m)")
+        return RatRecording(str(name if path is None else Path(path).stem), z["t"], z["pos"])
+
+
+def resample_recording(rec: RatRecording, dt: float, *, max_interval_ratio: float = 2.0,
+                       max_gap: float = 0.25) -> list[np.ndarray]:
+    """Linearly interpolate a recording onto a regular grid of step ``dt``.
+
+    Interpolation may only refine the sampling: a recording sampled more coarsely than
+    ``max_interval_ratio · dt`` would invent motion and is refused. Gaps in tracking longer than
+    ``max_gap`` seconds split the recording into pieces.
+
+    Returns:
+        List of position arrays ``[n_i, 2]`` (m), one per gap-free piece, on the ``dt`` grid.
+
+    Raises:
+        ValueError: dt ≤ 0, or a median sampling interval above ``max_interval_ratio · dt``.
+    """
+    if not (math.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt={dt!r}: must be a finite step in seconds > 0")
+    si = rec.sampling_interval
+    if si > max_interval_ratio * dt:
+        raise ValueError(f"recording {rec.name!r} is sampled every {si:.4g} s, coarser than "
+                         f"{max_interval_ratio:g} x the model step dt={dt:g} s; resample the model or record faster")
+    cuts = np.flatnonzero(np.diff(rec.t) > max_gap) + 1
+    pieces = []
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(rec.t)]):
+        t = rec.t[lo:hi]
+        if len(t) < 2:
+            continue
+        grid = np.arange(t[0], t[-1], dt)
+        pieces.append(np.stack([np.interp(grid, t, rec.pos[lo:hi, 0]), np.interp(grid, t, rec.pos[lo:hi, 1])], 1))
+    return pieces
+
+
+def recording_to_trajectories(rec: RatRecording, steps: int, *, arena: Arena = Arena(), dt: float = DT,
+                              min_speed: float = 0.02, max_segments: int | None = None) -> Trajectories:
+    """Cut a real path into non-overlapping ``steps``-step trajectories placed in ``arena``.
+
+    The recording's bounding box is centred in the arena, at its own scale when it fits, else
+    shrunk uniformly to fit (speeds shrink by the same factor). Heading is the movement direction ``atan2(Δy, Δx)``, held at its last value while the
+    speed is below ``min_speed`` (tracking jitter at rest); ``ω`` is its wrapped difference / dt;
+    positions are re-integrated from the inputs within each segment so inputs and targets agree
+    exactly (the drift from the recorded path is at most the jitter removed at rest).
+
+    Args:
+        rec: the recording. steps: T per trajectory. arena, dt: the model's.
+        min_speed: m/s below which heading is held. max_segments: keep at most this many (first ones).
+
+    Raises:
+        ValueError: the recording is too short for one trajectory of ``steps`` steps, or any error
+            of :func:`resample_recording`.
+    """
+    if isinstance(steps, bool) or int(steps) != steps or steps < 1:
+        raise ValueError(f"steps={steps!r}: must be an integer >= 1")
+    pieces = resample_recording(rec, dt)
+    lo = np.min([p.min(0) for p in pieces], axis=0)
+    hi = np.max([p.max(0) for p in pieces], axis=0)
+    extent = float(np.max(hi - lo))
+    scale = min(1.0, 0.98 * arena.side / extent) if extent > 0 else 1.0
+    centre = (lo + hi) / 2
+    segs = []
+    for p in pieces:
+        p = (p - centre) * scale
+        for k in range((len(p) - 1) // steps):
+            segs.append(p[k * steps: (k + 1) * steps + 1])
+    if not segs:
+        longest = max(len(p) for p in pieces) * dt
+        raise ValueError(f"recording {rec.name!r}: longest gap-free stretch is {longest:.3g} s, too short for "
+                         f"{steps} steps of {dt:g} s ({steps * dt:.3g} s)")
+    if max_segments is not None:
+        segs = segs[:max_segments]
+    seg = np.stack(segs)                                               # [B, T+1, 2]
+    d = np.diff(seg, axis=1)
+    step = np.linalg.norm(d, axis=-1)
+    raw = np.arctan2(d[..., 1], d[..., 0])
+    moving = step >= min_speed * dt
+    hd = np.empty(seg.shape[:2])
+    hd[:, 0] = raw[:, 0]
+    for t in range(seg.shape[1] - 1):                                  # hold heading at rest
+        hd[:, t + 1] = np.where(moving[:, t], raw[:, t], hd[:, t])
+    hd[:, 0] = hd[:, 1]
+    omega = wrap_angle(np.diff(hd, axis=1)) / dt
+    direction = np.stack([np.cos(hd[:, 1:]), np.sin(hd[:, 1:])], axis=-1)
+    pos = seg[:, :1] + np.concatenate([np.zeros_like(seg[:, :1]), np.cumsum(step[..., None] * direction, 1)], 1)
+    pos = np.clip(pos, -arena.half * 0.999, arena.half * 0.999)
+    return Trajectories(pos, hd, omega, step / dt, dt, arena)

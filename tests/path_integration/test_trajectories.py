@@ -1,0 +1,96 @@
+"""Trajectory simulator (lineage defaults), real recordings and input validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from neurips26.path_integration import (Arena, RatRecording, Trajectories, dead_reckoning, load_rat_recording,
+                                        recording_to_trajectories, resample_recording, simulate_trajectories)
+from neurips26.path_integration.trajectories import RAYLEIGH_SPEED, SIGMA_ROTATION
+
+
+def test_simulated_statistics_match_lineage_defaults():
+    tr = simulate_trajectories(400, 50, np.random.default_rng(0))
+    assert tr.position.shape == (400, 51, 2) and tr.angular_velocity.shape == (400, 50)
+    assert np.all(np.abs(tr.position) <= 1.1)
+    away = np.abs(tr.position[:, :-1]).max(-1) < 0.9
+    # 2·10^4 draws: the sample sd of N(0, 11.52) is within 3% with overwhelming probability
+    assert abs(tr.angular_velocity[away].std() / SIGMA_ROTATION - 1) < 0.03
+    # Rayleigh mean b·sqrt(π/2) ≈ 1.02 m/s; wall slowdown/shortening only lowers it, by < 10%
+    mean_v = RAYLEIGH_SPEED * math.sqrt(math.pi / 2)
+    assert 0.85 * mean_v < tr.speed.mean() < 1.01 * mean_v
+
+
+def test_inputs_regenerate_path_exactly():
+    tr = simulate_trajectories(50, 100, np.random.default_rng(1))
+    err = dead_reckoning(tr, np.random.default_rng(0))
+    assert err.heading_deg.max() < 1e-2 and err.position_m.max() < 1e-4  # float32 rounding only
+
+
+def test_walls_are_avoided_in_a_small_box():
+    tr = simulate_trajectories(100, 300, np.random.default_rng(2), arena=Arena(0.5))
+    assert np.all(np.abs(tr.position) <= 0.25)
+    hugging = np.mean(np.abs(tr.position).max(-1) > 0.25 - 0.03)
+    assert hugging < 0.5  # avoidance turns the rat away: it is not stuck at the walls
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("angular_velocity", np.nan, "finite"),
+    ("speed", -1.0, "negative"),
+    ("position", 5.0, "leaves the arena"),
+])
+def test_trajectories_reject_bad_values(field, value, match):
+    tr = simulate_trajectories(3, 10, np.random.default_rng(3))
+    arrays = {k: getattr(tr, k).copy() for k in ("position", "heading", "angular_velocity", "speed")}
+    arrays[field][1, 2] = value
+    with pytest.raises(ValueError, match=match):
+        Trajectories(**arrays, dt=tr.dt, arena=tr.arena)
+
+
+def test_trajectories_reject_mismatched_shapes_and_wrong_dt():
+    tr = simulate_trajectories(3, 10, np.random.default_rng(3))
+    with pytest.raises(ValueError, match="speed has shape"):
+        Trajectories(tr.position, tr.heading, tr.angular_velocity, tr.speed[:, :5], tr.dt, tr.arena)
+    with pytest.raises(ValueError, match="regenerate heading"):   # ω given per step instead of per second
+        Trajectories(tr.position, tr.heading, tr.angular_velocity * tr.dt, tr.speed, tr.dt, tr.arena)
+    with pytest.raises(ValueError, match="n=0"):
+        simulate_trajectories(0, 10, np.random.default_rng(0))
+
+
+def test_shipped_recordings_load_and_replay():
+    pytest.importorskip("ratinabox")
+    rec = load_rat_recording("sargolini")
+    assert rec.pos.shape == (29800, 2) and abs(rec.sampling_interval - 0.02) < 1e-6
+    tr = recording_to_trajectories(rec, 20, max_segments=50)
+    assert tr.batch == 50 and tr.steps == 20 and tr.dt == 0.02
+    # real rats move far slower than the simulated default (~1 m/s)
+    assert 0.02 < tr.speed.mean() < 0.5
+    tanni = load_rat_recording("tanni")
+    big = recording_to_trajectories(tanni, 20, max_segments=20)   # 3.5 m recording shrunk into the 2.2 m box
+    assert np.all(np.abs(big.position) <= 1.1)
+    with pytest.raises(ValueError, match="allowed"):
+        load_rat_recording("moser")
+
+
+def test_recording_validation(tmp_path):
+    t = np.arange(100) * 0.02
+    pos = np.stack([np.sin(t), np.cos(t)], 1) * 0.3
+    np.savez(tmp_path / "mine.npz", t=t, pos=pos)
+    rec = load_rat_recording(path=tmp_path / "mine.npz")          # loading a user's own file
+    assert rec.name == "mine" and len(resample_recording(rec, 0.02)) == 1
+    with pytest.raises(ValueError, match="too short"):
+        recording_to_trajectories(rec, 200)
+    with pytest.raises(ValueError, match="coarser"):
+        resample_recording(rec, 0.005)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        RatRecording("x", t[::-1], pos)
+    bad = pos.copy()
+    bad[5, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RatRecording("x", t, bad)
+    np.savez(tmp_path / "wrong.npz", time=t, xy=pos)
+    with pytest.raises(ValueError, match="missing arrays"):
+        load_rat_recording(path=tmp_path / "wrong.npz")
