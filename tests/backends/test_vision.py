@@ -70,3 +70,53 @@ def test_transformers_vision_backend_needs_a_saved_folder(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')
     with pytest.raises(BackendError, match="image-text-to-text"):
         TransformersVisionBackend(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def tiny_llava_dir(tmp_path_factory):
+    """A tiny randomly initialised LLaVA (CLIP vision tower + Llama text model) and its processor,
+    saved to a tmp folder; the word-level tokenizer is built in memory (no download)."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
+                              LlavaForConditionalGeneration, LlavaProcessor, PreTrainedTokenizerFast)
+
+    words = '[UNK] [EOS] <image> user assistant : yes no relevant confidence answer red green blue { } " , 0.5 null'
+    vocab = {w: i for i, w in enumerate(words.split())}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", eos_token="[EOS]", pad_token="[EOS]",
+                                   extra_special_tokens={"image_token": "<image>"})
+    template = ("{% for m in messages %}{{ m['role'] }} :{% for c in m['content'] %}{% if c['type'] == 'image' %}"
+                " <image>{% else %} {{ c['text'] }}{% endif %}{% endfor %}\n{% endfor %}"
+                "{% if add_generation_prompt %}assistant :{% endif %}")
+    proc = LlavaProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 28},
+                                                             crop_size={"height": 28, "width": 28}),
+                          tokenizer=fast, patch_size=14, chat_template=template,
+                          vision_feature_select_strategy="default", num_additional_image_tokens=1)
+    cfg = LlavaConfig(vision_config=CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                                     num_attention_heads=2, image_size=28, patch_size=14),
+                      text_config=LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
+                                              num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                                              max_position_embeddings=256),
+                      image_token_index=vocab["<image>"], vision_feature_select_strategy="default")
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny_llava")
+    LlavaForConditionalGeneration(cfg).save_pretrained(path)
+    proc.save_pretrained(path)
+    return path
+
+
+def test_transformers_vision_backend_sees_images_deterministically(tiny_llava_dir, tmp_path):
+    from neurips26.backends import ChatParams
+
+    b = TransformersVisionBackend(tiny_llava_dir, cache=ReplyCache(tmp_path))
+    msgs = [image_message("is it red ?", [_frame(200), _frame(10)])]
+    r1 = b.chat(msgs, ChatParams(max_tokens=4))
+    r2 = TransformersVisionBackend(tiny_llava_dir).chat(msgs, ChatParams(max_tokens=4))
+    assert r1.text == r2.text and r1.completion_tokens == 4 and not r1.cached
+    # 2 images × (4 patches + 1) image tokens + the text: the images reached the model
+    assert r1.prompt_tokens > 10
+    assert b.chat(msgs, ChatParams(max_tokens=4)).cached
+    text_only = b.chat([Message("user", "is it red ?")], ChatParams(max_tokens=4))
+    assert text_only.prompt_tokens < r1.prompt_tokens
