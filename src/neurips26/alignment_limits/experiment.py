@@ -6,7 +6,7 @@ the images, true reward = a classifier's log-probability of a target class, prox
 classifiers fit on small bootstraps). ``run`` reads as a table of contents: one function per claim
 group. The LM experiments of the paper (safety, summarisation; PPO/GRPO/BoN on real LMs) are not
 checkable here; the full configuration (``lm_experiment=True``) substitutes the same measurement on
-a small locally trained GPT-2 (:mod:`.lm_task`, our sequence-level REINFORCE and GRPO trainers).
+a small locally trained GPT-2 (:mod:`.lm_task`, trl's RLOO and GRPO trainers).
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class Config(ExperimentConfig):
     def full(cls) -> "Config":
         """Larger toy: K = 1e5 outcomes, 2000 random policies, 200 repeats, N up to 4096, longer
         training, 64 digits proxies, 10 seeds, and the LM measurement (:mod:`.lm_task`: best-of-N and
-        KL-penalised REINFORCE/GRPO on a small locally trained GPT-2). The paper's LMs, reward models and data
+        KL-penalised RLOO/GRPO by trl on a small locally trained GPT-2). The paper's LMs, reward models and data
         are not reproduced."""
         return cls(n_outcomes=100_000, cvx_outcomes=1000, n_random_policies=2000, estimator_repeats=200,
                    bon_ns=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], proxy_seeds=500,
@@ -724,7 +724,7 @@ def _lm_pareto_frontiers(config, ctx, metrics) -> list:
         reason="needs pretrained LMs, reward models and safety/summarisation data, none of which can be downloaded "
                "here", kind="paper", source="abstract",
         full_scale=("the paper's LMs remain unavailable; as a substitute the full configuration measures best-of-N "
-                    "and KL-penalised REINFORCE/GRPO (our own sequence-level trainers) on a small locally trained GPT-2 (claims "
+                    "and KL-penalised RLOO/GRPO (trl's trainers) on a small locally trained GPT-2 (claims "
                     "lm_bon_close_to_frontier and lm_pg_substantially_suboptimal)") if config.lm_experiment else
                    "nothing more: the full configuration only enlarges the categorical and digits stand-ins"))
     return claims
@@ -794,7 +794,7 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
                f"the same samples; same threshold as the synthetic check ({config.bon_min_efficiency})",
         note=f"2-layer GPT-2, V = {config.lm_vocab}, L = {config.lm_length}, pretrained {config.lm_pretrain_steps} "
              f"steps on a Markov-chain corpus; N = {m.bon_n.tolist()}, KL {np.round(m.bon_kl, 3).tolist()} nats, "
-             f"efficiencies {np.round(m.bon_efficiency, 3).tolist()}; our own trainers, not trl's.")]
+             f"efficiencies {np.round(m.bon_efficiency, 3).tolist()}; PG by trl's RLOO and GRPO trainers.")]
     bon_log_kl = np.log(np.maximum(m.bon_kl[1:], 1e-12))
     measured, ok = {}, True
     for meth, row in m.pg.items():
@@ -807,7 +807,7 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
     ok = ok and n_in > 0
     out.append(C.check(
         "lm_pg_substantially_suboptimal",
-        "KL-penalised policy-gradient fine-tuning (REINFORCE, GRPO) stays substantially below the limit while "
+        "KL-penalised policy-gradient fine-tuning (RLOO, GRPO) stays substantially below the limit while "
         "best-of-N approaches it — small locally trained LM",
         measured=measured, holds=ok,
         tolerance=f"at every beta whose trained KL is within the estimated frontier's reliable range (<= "
@@ -819,8 +819,8 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
         reason=f"Monte Carlo KL (k1) and gain of {config.lm_eval_samples} samples per trained policy; "
                f"{config.lm_pg_steps} steps, betas {config.lm_pg_betas} x sd(r); efficiency = gain / estimated "
                "frontier gain at the same KL",
-        note="sequence-level REINFORCE (KL-shaped reward) and GRPO (group advantages, k3 penalty), our own "
-             "implementation, not trl's; PPO is not run on the LM (trl 1.16 has no PPO trainer)."))
+        note="trl's RLOOTrainer (k1 KL-shaped sequence reward, leave-one-out baseline) and GRPOTrainer (group "
+             "advantages, per-token k3 penalty); PPO is not run on the LM (trl 1.16 has no PPO trainer)."))
     return out
 
 

@@ -18,31 +18,40 @@ The paper's Pareto-frontier experiments (safety, summarisation) fine-tune real L
      on the reliable (ESS) part of the grid.
    - best-of-N: :func:`.sampled_best_of_n` on the same base rewards (gain from disjoint groups; KL
      the exact grouped formula on the empirical distribution, a plug-in estimate).
-   - policy gradient: the GPT-2 is copied and fine-tuned at each :math:`\beta`, sequence level —
-     ``reinforce``: reward :math:`r(y) - \beta(\log\pi_\theta(y) - \log\pi_0(y))` with a
-     leave-one-out baseline; ``grpo``: group-normalised :math:`r` advantages plus
-     :math:`\beta\sum_t k_3` per-token KL penalty (one on-policy pass per batch, so the clipped
-     ratio is 1 and the surrogate reduces to the policy gradient). KL and gain of the trained
-     policy are Monte Carlo means over ``n_eval`` of its own samples:
-     :math:`\widehat{\mathrm{KL}} = \frac1M\sum_i \log\pi_\theta(y_i) - \log\pi_0(y_i)` (unbiased, "k1").
+   - policy gradient: the GPT-2 is saved to a temporary folder (trl builds its frozen reference
+     model from the folder when :math:`\beta > 0`) and fine-tuned at each :math:`\beta` by trl's
+     trainers, one prompt (BOS), groups of ``group_size`` completions of exactly ``length`` tokens
+     (BOS is suppressed during generation, so no sequence ends early), reward :math:`r(y)` from the
+     completion token ids, constant learning rate, one on-policy pass per batch —
+     ``rloo``: :class:`trl.RLOOTrainer`, sequence reward :math:`r(y) - \beta\sum_t(\log\pi_\theta -
+     \log\pi_0)(y_t)` (k1) with a leave-one-out baseline over the group; ``grpo``:
+     :class:`trl.GRPOTrainer`, group-normalised :math:`r` advantages plus :math:`\beta\sum_t k_3`
+     per-token KL penalty in the loss (trl's default ``dapo`` token normalisation equals GRPO's
+     per-sequence mean here: every completion has ``length`` tokens). trl offers no PPO trainer
+     (1.16). KL and gain of the trained policy are Monte Carlo means over ``n_eval`` of its own
+     samples: :math:`\widehat{\mathrm{KL}} = \frac1M\sum_i \log\pi_\theta(y_i) - \log\pi_0(y_i)`
+     (unbiased, "k1"), with :math:`\pi` renormalised over the V ordinary tokens as sampled.
+     trl's own log-probabilities normalise over V + 1 tokens (BOS included); the difference is
+     the BOS probability, which pretraining drives towards 0 (BOS is never a target).
    - efficiency = gain / frontier gain at the same KL (the frontier interpolated linearly in
      :math:`\sqrt{\mathrm{KL}}` through the origin).
 
-trl is not used yet: trl 1.16 installs here (it is in the ``[llm]`` extra; it offers GRPO and RLOO
-trainers, no PPO trainer) but the trainers below are our own sequence-level versions of the same
-KL-regularised objectives as :mod:`.trainers`; moving them onto trl's trainers is open work. The
-paper's LMs, reward models and datasets are not reproduced; this is a small stand-in where the
-frontier is estimated, not known.
+The categorical toy problems keep their own exact trainers (:mod:`.trainers`); only this LM
+measurement uses trl (``[llm]`` extra). The paper's LMs, reward models and datasets are not
+reproduced; this is a small stand-in where the frontier is estimated, not known.
 
 References:
     Monteiro Paes et al. (2026), arXiv:2605.07105; Beirami et al. (2024), arXiv:2401.01879;
-    Williams (1992) REINFORCE; Shao et al. (2024) GRPO; Schulman (2020) k1/k3 KL estimators.
+    Ahmadian et al. (2024) RLOO; Shao et al. (2024) GRPO; Schulman (2020) k1/k3 KL estimators;
+    trl 1.16 ``RLOOTrainer`` / ``GRPOTrainer`` (the training loops used here).
 """
 
 from __future__ import annotations
 
-import copy
 import math
+import os
+import random
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 
@@ -53,7 +62,8 @@ from .best_of_n import best_of_n_kl_bound, sampled_best_of_n
 from .estimator import estimate_frontier
 from .validation import as_positive_int
 
-LM_METHODS = ("reinforce", "grpo")
+LM_METHODS = ("rloo", "grpo")
+"""trl trainers used for the policy-gradient runs (trl 1.16 has no PPO trainer)."""
 
 
 @dataclass
@@ -214,35 +224,66 @@ class LMMeasurement:
                          np.concatenate([[0.0], self.frontier_gain]))
 
 
-def _train_pg(task: LMTask, beta: float, method: str, steps: int, batch_size: int, lr: float,
-              group_size: int, generator: torch.Generator) -> torch.nn.Module:
-    policy = copy.deepcopy(task.model)
-    policy.train()
-    base = task.model
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
-    bos = task.vocab
-    for _ in range(steps):
-        y = sample_sequences(policy, batch_size, task.length, bos, generator)
-        r = torch.from_numpy(task.reward(y.numpy())).float()
-        with torch.no_grad():
-            lp0_tok = token_logprobs(base, y, bos)
-        lp_tok = token_logprobs(policy, y, bos)
-        lp = lp_tok.sum(1)
-        if method == "reinforce":
-            shaped = r - beta * (lp.detach() - lp0_tok.sum(1))
-            adv = shaped - (shaped.sum() - shaped) / (batch_size - 1)   # leave-one-out baseline
-            loss = -(adv * lp).mean()
-        else:   # grpo: group-normalised reward advantage + per-token k3 KL penalty
-            g = r.view(-1, group_size)
-            adv = ((g - g.mean(1, keepdim=True)) / (g.std(1, keepdim=True) + 1e-6)).view(-1)
-            d = lp0_tok - lp_tok
-            k3 = (torch.exp(d) - d - 1).sum(1)
-            loss = -(adv * lp).mean() + beta * k3.mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    policy.eval()
-    return policy
+def _token_tokenizer(vocab: int):
+    """A word-level tokenizer for the token ids 0..V-1 (``"t0"`` … ) and BOS (``"<bos>"`` = V), built
+    locally with ``tokenizers`` (trl needs a processing class; rewards read the token ids)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = {f"t{i}": i for i in range(vocab)} | {"<bos>": vocab}
+    tk = Tokenizer(models.WordLevel(words, unk_token="<bos>"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<bos>", eos_token="<bos>", pad_token="<bos>",
+                                   unk_token="<bos>")
+
+
+def save_base_policy(task: LMTask, folder) -> None:
+    """Write the base GPT-2 and its token tokenizer to ``folder`` (``save_pretrained`` format), the
+    form trl's trainers load a policy and, for ``beta > 0``, its frozen reference from."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    try:
+        task.model.save_pretrained(folder)
+        _token_tokenizer(task.vocab).save_pretrained(folder)
+    finally:
+        hf_logging.enable_progress_bar()
+
+
+def _train_trl(task: LMTask, folder: str, beta: float, method: str, steps: int, batch_size: int, lr: float,
+               group_size: int, seed: int) -> torch.nn.Module:
+    """Fine-tune the base policy saved in ``folder`` with trl's RLOO or GRPO trainer (module
+    docstring); returns the trained model in eval mode. Global RNG states are restored."""
+    from datasets import Dataset
+    from transformers.utils import logging as hf_logging
+    from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
+
+    def reward(prompts=None, completions=None, completion_ids=None, **_):
+        return task.reward(np.array([list(c) for c in completion_ids], dtype=np.int64)).tolist()
+
+    config_cls, trainer_cls = (RLOOConfig, RLOOTrainer) if method == "rloo" else (GRPOConfig, GRPOTrainer)
+    args = config_cls(output_dir=os.path.join(folder, f"run-{method}"), max_steps=steps,
+                      per_device_train_batch_size=batch_size, num_generations=group_size,
+                      max_completion_length=task.length, learning_rate=lr, lr_scheduler_type="constant", beta=beta,
+                      temperature=1.0, generation_kwargs={"suppress_tokens": [task.vocab]},
+                      report_to="none", save_strategy="no", logging_strategy="no", disable_tqdm=True,
+                      use_cpu=True, seed=seed, dataloader_num_workers=0)
+    prompts = Dataset.from_dict({"prompt": ["<bos>"] * (steps * batch_size // group_size + 1)})
+    verbosity, py_state, np_state = hf_logging.get_verbosity(), random.getstate(), np.random.get_state()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trainer = trainer_cls(model=folder, reward_funcs=reward, args=args, train_dataset=prompts,
+                                  processing_class=_token_tokenizer(task.vocab))
+            trainer.train()
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        hf_logging.enable_progress_bar()
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+    return trainer.model.eval()
 
 
 def measure_lm(task: LMTask, *, ns=(1, 2, 4, 8, 16), pg_betas=(1.0, 0.3), methods=LM_METHODS,
@@ -255,14 +296,14 @@ def measure_lm(task: LMTask, *, ns=(1, 2, 4, 8, 16), pg_betas=(1.0, 0.3), method
         task: from :func:`build_lm_task`.
         ns: best-of-N sizes, each >= 1 with ``n_base >= 2 N``.
         pg_betas: KL penalties (reward units per nat, > 0) of the PG runs.
-        methods: subset of ``("reinforce", "grpo")``.
+        methods: subset of :data:`LM_METHODS` ``("rloo", "grpo")``: trl's trainers.
         n_base: base-policy samples (frontier, best-of-N and the reward baseline).
         n_eval: samples of each trained policy for its Monte Carlo KL and gain.
-        pg_steps, pg_batch, pg_lr: PG optimiser steps, sequences per step (a multiple of
-            ``group_size``), Adam learning rate.
-        group_size: GRPO group size.
+        pg_steps, pg_batch, pg_lr: trainer steps, completions per step (a multiple of
+            ``group_size``), AdamW learning rate (constant).
+        group_size: completions per prompt (RLOO's leave-one-out and GRPO's normalisation group).
         relative_betas: if True, ``pg_betas`` are multiples of the sd of the base rewards.
-        seed: seeds every sampling generator.
+        seed: seeds every sampling generator and the trl trainers.
 
     Returns:
         :class:`LMMeasurement` (KL in nats, gains in reward units).
@@ -302,22 +343,25 @@ def measure_lm(task: LMTask, *, ns=(1, 2, 4, 8, 16), pg_betas=(1.0, 0.3), method
     pg_betas = [float(b) * (sd if relative_betas else 1.0) for b in pg_betas]
     if not all(math.isfinite(b) and b > 0 for b in pg_betas):
         raise ValueError(f"pg_betas must be finite and > 0, got {pg_betas}")
-    for method in methods:
-        rows = {k: [] for k in ("beta", "kl", "kl_se", "gain", "gain_se", "efficiency", "in_range")}
-        for j, beta in enumerate(pg_betas):
-            pol = _train_pg(task, float(beta), method, pg_steps, pg_batch, pg_lr, group_size, gen)
-            with torch.no_grad():
-                y = sample_sequences(pol, n_eval, task.length, bos, gen)
-                diff = (token_logprobs(pol, y, bos) - token_logprobs(task.model, y, bos)).sum(1).double().numpy()
-            r = task.reward(y.numpy())
-            kl, gain = float(diff.mean()), float(r.mean() - rbar)
-            front = float(out.frontier_gain_at(max(kl, 1e-12)))
-            rows["beta"].append(float(beta))
-            rows["kl"].append(kl)
-            rows["kl_se"].append(float(diff.std(ddof=1) / math.sqrt(n_eval)))
-            rows["gain"].append(gain)
-            rows["gain_se"].append(float(math.sqrt(r.var(ddof=1) / n_eval + rb.var(ddof=1) / n_base)))
-            rows["efficiency"].append(gain / front if front > 0 else float("nan"))
-            rows["in_range"].append(bool(kl <= out.frontier_kl[-1]))
-        out.pg[method] = {k: np.array(v) for k, v in rows.items()}
+    with tempfile.TemporaryDirectory(prefix="lm_task-") as folder:
+        save_base_policy(task, folder)              # trl loads the policy and its reference from here
+        for method in methods:
+            rows = {k: [] for k in ("beta", "kl", "kl_se", "gain", "gain_se", "efficiency", "in_range")}
+            for j, beta in enumerate(pg_betas):
+                pol = _train_trl(task, folder, float(beta), method, pg_steps, pg_batch, pg_lr, group_size,
+                                 seed=seed * 1000 + 10 * j + LM_METHODS.index(method))
+                with torch.no_grad():
+                    y = sample_sequences(pol, n_eval, task.length, bos, gen)
+                    diff = (token_logprobs(pol, y, bos) - token_logprobs(task.model, y, bos)).sum(1).double().numpy()
+                r = task.reward(y.numpy())
+                kl, gain = float(diff.mean()), float(r.mean() - rbar)
+                front = float(out.frontier_gain_at(max(kl, 1e-12)))
+                rows["beta"].append(float(beta))
+                rows["kl"].append(kl)
+                rows["kl_se"].append(float(diff.std(ddof=1) / math.sqrt(n_eval)))
+                rows["gain"].append(gain)
+                rows["gain_se"].append(float(math.sqrt(r.var(ddof=1) / n_eval + rb.var(ddof=1) / n_base)))
+                rows["efficiency"].append(gain / front if front > 0 else float("nan"))
+                rows["in_range"].append(bool(kl <= out.frontier_kl[-1]))
+            out.pg[method] = {k: np.array(v) for k, v in rows.items()}
     return out
