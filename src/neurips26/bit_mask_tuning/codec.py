@@ -199,23 +199,26 @@ def apply_mask(model: nn.Module, mask: str | Path | bytes | list[MaskEntry], *, 
     else:
         entries = mask
     mods = dict(model.named_modules())
+    missing = [e.name for e in entries if e.name not in mods]
+    if missing:
+        leaf = missing[0].rsplit(".", 1)[-1]
+        near = [n for n in mods if n.endswith(leaf)][:4]
+        raise MaskMismatchError(f"mask names modules {missing[:4]} which this model lacks (it has: {near})")
     todo = []
-    for e in entries:
-        mod = mods.get(e.name)
-        if mod is None:
-            near = [n for n in mods if n.endswith(e.name.rsplit(".", 1)[-1])][:4]
-            raise MaskMismatchError(f"mask names module {e.name!r}, which this model lacks (similar: {near})")
-        w = _base_weight(mod)
+    for e in entries:                                                              # shapes and ranges first
+        w = _base_weight(mods[e.name])
         if tuple(w.shape) != tuple(e.shape):
             raise MaskMismatchError(f"{e.name}: model weight shape {tuple(w.shape)} != mask shape {e.shape}")
         if e.indices.size and (e.indices[0] < 0 or e.indices[-1] >= w.numel()):
             raise MaskMismatchError(f"{e.name}: index {int(e.indices[-1])} out of range for {w.numel()} entries")
+        todo.append((e, w))
+    for e, w in todo:                                                              # then the base hashes
         h = tensor_sha256(w)
         if h != e.sha256 and not force:
             raise MaskMismatchError(f"{e.name}: base tensor SHA-256 {h[:16]}… differs from the mask's "
                                     f"{e.sha256[:16]}…: this mask was trained on another base model (pass "
                                     "force=True to apply anyway)")
-        todo.append((w, e.indices))
+    todo = [(w, e.indices) for e, w in todo]
     n = 0
     for w, idx in todo:
         w.view(-1)[torch.from_numpy(idx)] = 0

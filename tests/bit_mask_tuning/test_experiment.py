@@ -1,0 +1,46 @@
+"""End-to-end run at a reduced configuration: every claim has a kind, a source and a verdict."""
+
+import json
+
+import pytest
+
+from neurips26.harness import RunContext
+from neurips26.harness.claims import Claim, Kind, Verdict
+from neurips26.harness.config import ConfigError, apply_overrides
+from neurips26.bit_mask_tuning.experiment import Config, llama_8b_gate_shapes, run
+
+
+def test_reduced_run_returns_well_formed_claims(tmp_path):
+    cfg = Config(hidden=32, ffn=128, pretrain_steps=120, n_seeds=2, sft_steps=10, rl_steps=10, trl_steps=2,
+                 eval_every=5)
+    out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    ids = [c.id for c in out.claims]
+    assert len(ids) == len(set(ids)) >= 25
+    assert {c.kind for c in out.claims} == {Kind.PAPER, Kind.RECONSTRUCTION, Kind.CHECK}
+    for c in out.claims:
+        assert isinstance(c, Claim) and isinstance(c.verdict, Verdict)
+        assert c.statement and c.tolerance and c.reason and c.source
+        json.dumps(c.to_dict(), default=str)
+    by = {c.id: c for c in out.claims}
+    # exact invariants hold at any size
+    for cid in ("only_gate_tensors_change", "identity_at_start", "export_reapply_bit_exact",
+                "mismatched_base_refused", "zero_count_within_budget", "trl_trainers_train_only_the_mask",
+                "mask_several_1000x_smaller", "dense_bitmap_only_about_70x"):
+        assert by[cid].verdict is Verdict.HOLDS, (cid, by[cid].measured)
+    assert by["parity_with_fpt_at_scale"].verdict is Verdict.NOT_CHECKABLE
+    assert (tmp_path / "figures" / "forgetting_curves.png").exists()
+
+
+def test_8b_shapes_match_the_public_config():
+    shapes, n = llama_8b_gate_shapes()
+    assert len(shapes) == 32 and set(shapes.values()) == {(14336, 4096)}
+    assert 8.0e9 < n < 8.1e9          # Llama-3.1-8B has 8.03 B parameters
+
+
+def test_config_bounds_and_full():
+    with pytest.raises(ConfigError, match="rho"):
+        apply_overrides(Config.quick(), {"rho": 1.0}, "bit_mask_tuning")
+    with pytest.raises(ConfigError, match="family"):
+        apply_overrides(Config.quick(), {"family": "gpt2"}, "bit_mask_tuning")
+    full = Config.full()
+    assert full.n_seeds >= 5 and full.hidden > Config().hidden and Config.quick() == Config()
