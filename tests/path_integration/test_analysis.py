@@ -1,0 +1,92 @@
+"""Analyses on synthetic data with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurips26.path_integration import (Arena, classify_cells, connectivity_asymmetry, gridness_scores,
+                                        heading_tuning, rate_maps, rate_maps_loop, ring_topology, shuffled_statistics,
+                                        wrap_angle)
+
+
+def test_vectorised_rate_maps_equal_histogram2d_loop():
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(-1.1, 1.1, (5000, 2))
+    act = rng.random((5000, 7))
+    a, b = rate_maps(pos, act, Arena(2.2), 15), rate_maps_loop(pos, act, Arena(2.2), 15)
+    assert a.shape == (7, 15, 15)
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)   # same sums, different order
+    with pytest.raises(ValueError, match="leave"):
+        rate_maps(pos * 3, act, Arena(2.2))
+    with pytest.raises(ValueError, match="activity has shape"):
+        rate_maps(pos, act[:10], Arena(2.2))
+
+
+def test_empty_bins_are_nan():
+    pos = np.array([[0.5, 0.5]] * 10)
+    m = rate_maps(pos, np.ones((10, 1)), Arena(2.2), 4)
+    assert np.isnan(m).sum() == 15 and np.nanmax(m) == 1
+
+
+def _behaviour(S=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    heading = wrap_angle(np.cumsum(rng.normal(0, 0.2, S)))
+    omega = rng.normal(0, 10, S)
+    speed = rng.rayleigh(0.8, S)
+    return rng, heading, omega, speed
+
+
+def test_shuffles_detect_tuned_and_reject_untuned_units():
+    rng, heading, omega, speed = _behaviour()
+    act = np.stack([np.exp(3 * np.cos(heading - 1.0)),          # HD cell preferring 1 rad
+                    np.maximum(omega, 0),                         # CCW AV cell
+                    np.maximum(-omega, 0),                        # CW AV cell
+                    speed,                                        # speed cell
+                    rng.random(len(heading))], 1)                 # untuned
+    st = shuffled_statistics(act, heading, omega, speed, rng, n_shuffles=100)
+    ct = classify_cells(st, np.ones(5, bool))
+    assert ct.masks["head_direction"].tolist() == [True, False, False, False, False]
+    assert ct.masks["ccw"].tolist() == [False, True, False, False, False]
+    assert ct.masks["cw"].tolist() == [False, False, True, False, False]
+    assert ct.masks["speed"].tolist() == [False, False, False, True, False]
+    assert abs(st["preferred"][0] - 1.0) < 0.05
+    R, pref = heading_tuning(heading, act)
+    np.testing.assert_allclose(R, st["R"], rtol=1e-8)             # FFT shift 0 = direct formula
+    with pytest.raises(ValueError, match="samples"):
+        shuffled_statistics(act[:50], heading[:50], omega[:50], speed[:50], rng)
+
+
+def test_gridness_separates_grid_from_place_map():
+    x = np.linspace(-1, 1, 40)
+    X, Y = np.meshgrid(x, x)
+    k = 2 * np.pi / 0.5
+    angles = [0, np.pi / 3, 2 * np.pi / 3]
+    grid = sum(np.cos(k * (np.cos(a) * X + np.sin(a) * Y)) for a in angles)
+    place = np.exp(-((X - 0.3) ** 2 + Y ** 2) / 0.1)
+    g = gridness_scores(np.stack([grid, place]))
+    assert g[0] > 0.3 > g[1]                                      # Sargolini threshold
+
+
+def test_ring_topology_one_loop_vs_blob():
+    rng = np.random.default_rng(0)
+    th = rng.uniform(0, 2 * np.pi, 2000)
+    tuning = np.exp(2 * np.cos(th[:, None] - np.linspace(0, 2 * np.pi, 20, endpoint=False)))
+    ring = ring_topology(tuning + 0.05 * rng.normal(size=tuning.shape), rng)
+    blob = ring_topology(rng.normal(size=(2000, 20)), rng)
+    assert ring.n_long_bars == 1 and ring.ratio > 3
+    assert blob.ratio < 3
+    with pytest.raises(ValueError, match="no variance"):
+        ring_topology(np.zeros((500, 3)), rng)
+
+
+def test_connectivity_asymmetry_recovers_planted_offsets():
+    N = 60
+    pref = np.linspace(-np.pi, np.pi, N, endpoint=False)
+    ccw = np.arange(N) % 2 == 0
+    shift = np.where(ccw, 0.4, -0.4)                               # CCW units drive units ahead
+    W = np.exp(2 * np.cos(pref[:, None] - pref[None, :] - shift[None, :]))
+    a = connectivity_asymmetry(W, pref, np.ones(N, bool), ccw, ~ccw)
+    assert a.offset_ccw == pytest.approx(0.4, abs=0.05) and a.offset_cw == pytest.approx(-0.4, abs=0.05)
+    with pytest.raises(ValueError, match="selects no unit"):
+        connectivity_asymmetry(W, pref, np.ones(N, bool), np.zeros(N, bool), ~ccw)

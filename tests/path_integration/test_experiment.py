@@ -1,0 +1,46 @@
+"""End-to-end run of the experiment at a tiny configuration: every claim has a verdict and a kind."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neurips26.harness import RunContext
+from neurips26.harness.claims import Claim, Kind, Verdict, forbidden_citation
+from neurips26.harness.config import ConfigError, apply_overrides
+from neurips26.path_integration.experiment import Config, run
+
+TINY = dict(seeds=[0, 1], n_angular=16, n_positional=24, n_hd_cells=16, n_place_cells=64, train_steps=60, batch=16,
+            seq_len=10, n_test=20, n_analysis=40, rate_map_bins=8, theta_steps=40, n_theta=4, max_real_segments=10)
+
+
+def test_tiny_run_returns_well_formed_claims(tmp_path):
+    pytest.importorskip("ripser")
+    pytest.importorskip("spatial_maps")
+    pytest.importorskip("ratinabox")
+    out = run(Config(**TINY), RunContext(seed=0, out_dir=tmp_path))
+    ids = [c.id for c in out.claims]
+    assert len(ids) == len(set(ids)) >= 20
+    assert {c.kind for c in out.claims} == {Kind.PAPER, Kind.RECONSTRUCTION, Kind.CHECK}
+    for c in out.claims:
+        assert isinstance(c, Claim) and c.statement and c.tolerance and c.reason and c.source
+        assert isinstance(c.verdict, Verdict)
+        assert forbidden_citation(c.statement + c.reason + c.source) is None
+    by = {c.id: c for c in out.claims}
+    assert by["inputs_regenerate_path"].verdict is Verdict.HOLDS    # exact at any size
+    json.dumps(out.metrics)                                         # JSON-able
+    for name in ("rate_maps", "ring", "theta_sweeps"):
+        assert (tmp_path / "figures" / f"{name}.png").exists()
+
+
+def test_config_validation_and_full_scale():
+    with pytest.raises(ConfigError, match="seeds"):
+        apply_overrides(Config.quick(), {"seeds": [0]}, "path_integration")
+    with pytest.raises(ConfigError, match="place_cell_profile"):
+        apply_overrides(Config.quick(), {"place_cell_profile": "square"}, "path_integration")
+    with pytest.raises(ConfigError, match="theta_strength"):
+        apply_overrides(Config.quick(), {"theta_strength": 2.0}, "path_integration")
+    full = Config.full()
+    assert full.n_positional == 4096 and full.place_cell_profile == "dog" and full.resources().num_gpus == 1
+    assert Config.quick().resources().num_gpus == 0 and Config.quick() == Config()

@@ -1,0 +1,41 @@
+"""Theta gate, mutual-inhibition gains and sweep statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurips26.path_integration import mutual_inhibition_gain, sweep_statistics, theta_gate
+
+
+def test_gate_alternates_dominance_per_cycle():
+    g, cyc = theta_gate(400, 0.005, 8.0)                         # 25 steps per cycle
+    first_half = [g[(cyc == k)][: 10].mean() for k in range(1, 10)]
+    assert all(np.sign(a) != np.sign(b) for a, b in zip(first_half, first_half[1:]))
+    with pytest.raises(ValueError, match="4 steps"):
+        theta_gate(100, 0.02, 20.0)
+
+
+def test_gain_inhibits_the_non_dominant_group():
+    g = np.array([1.0, -1.0, 0.0])
+    ccw = np.array([True, False, False])
+    cw = np.array([False, True, False])
+    gain = mutual_inhibition_gain(g, ccw, cw, 0.5)[0].numpy()
+    np.testing.assert_allclose(gain, [[1, 0.5, 1], [0.5, 1, 1], [1, 1, 1]])
+    with pytest.raises(ValueError, match="strength"):
+        mutual_inhibition_gain(g, ccw, cw, 1.5)
+    with pytest.raises(ValueError, match="both"):
+        mutual_inhibition_gain(g, ccw, ccw, 0.5)
+
+
+def test_sweep_statistics_on_planted_sweeps():
+    g, cyc = theta_gate(200, 0.005, 8.0)
+    offset = np.radians(20) * np.cumsum(g)[None] / np.abs(np.cumsum(g)).max()   # out-and-back, alternating
+    expected = np.where(np.arange(cyc.max() + 1) % 2 == 0, 1.0, -1.0)
+    st = sweep_statistics(np.repeat(offset, 3, 0), cyc, expected)
+    assert st.alternation == 1.0 and st.gate_agreement == 1.0
+    assert 10 < st.mean_abs_offset_deg <= 20.5
+    drift = sweep_statistics(np.repeat(np.abs(offset), 3, 0) + np.linspace(0, 1, 200), cyc)  # one-sided
+    assert drift.alternation == 0.0
+    with pytest.raises(ValueError, match="complete theta cycles"):
+        sweep_statistics(offset[:, :40], cyc[:40])
