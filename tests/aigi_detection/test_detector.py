@@ -60,3 +60,23 @@ def test_score_command(folder, tmp_path, capsys):
     assert all(0 <= float(ln.split(",")[1]) <= 1 for ln in lines[1:])
     assert main(["score", str(folder), "--encoder", str(tmp_path / "missing_clip"), "--head", str(head)]) == 2
     assert "missing_clip" in capsys.readouterr().err
+
+
+def test_full_scale_real_data_part_runs_on_user_folders(folder, tmp_path):
+    # the full configuration's path: train/ and test/ folders plus a local encoder folder
+    import shutil
+
+    from neurips26.aigi_detection.experiment import Config, _real_data
+    from neurips26.harness import RunContext
+
+    root = tmp_path / "data"
+    for split in ("train", "test"):
+        shutil.copytree(folder / "real", root / split / "real")
+        shutil.copytree(folder / "fake", root / split / "fake")
+    cfg = Config(data_root=str(root), encoder_path=str(folder / "encoder"), epochs=3)
+    metrics: dict = {}
+    with pytest.warns(UserWarning):
+        claims = _real_data(cfg, RunContext(seed=0, out_dir=tmp_path), metrics)
+    assert [c.id for c in claims] == ["real_data_map_gain"] and claims[0].kind.value == "paper"
+    assert set(metrics["real_data"]) == {"baseline", "saafl"}
+    assert "upconv_gan" in metrics["real_data"]["saafl"]

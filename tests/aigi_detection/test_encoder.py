@@ -74,3 +74,25 @@ def test_random_conv_encoder_deterministic_and_multiscale():
     assert d[0] > d[-1]
     with pytest.raises(ValueError, match="image_size"):
         RandomConvEncoder(8, 4, 8)
+
+
+def test_full_clip_checkpoint_loads_its_vision_tower(tmp_path):
+    # a user's CLIP folder holds both towers (model_type "clip"); the vision tower's cues must match
+    from transformers import CLIPConfig, CLIPModel
+
+    cfg = CLIPConfig(vision_config=dict(image_size=16, patch_size=8, hidden_size=16, num_hidden_layers=2,
+                                        num_attention_heads=2, intermediate_size=32),
+                     text_config=dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                      intermediate_size=32, vocab_size=100), projection_dim=8)
+    torch.manual_seed(0)
+    full = CLIPModel(cfg).eval()
+    full.save_pretrained(tmp_path / "clip")
+    enc = load_encoder(tmp_path / "clip")
+    x = _images()
+    px = (torch.from_numpy(x).permute(0, 3, 1, 2) - torch.tensor(enc.mean).view(1, 3, 1, 1)) / \
+        torch.tensor(enc.std).view(1, 3, 1, 1)
+    with torch.no_grad():
+        ref = full.vision_model(pixel_values=px, output_hidden_states=True).hidden_states
+    cues = enc.layer_cls(x)
+    for l in (1, 2):
+        assert np.allclose(cues[:, l - 1], ref[l][:, 0].numpy(), atol=1e-5)
