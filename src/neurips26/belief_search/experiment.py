@@ -15,6 +15,7 @@ reading the JPEG frames offline, or a real VLM when ``backend`` is set).
 from __future__ import annotations
 
 import tempfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,8 @@ class Config(ChatBackendConfig):
     frames_per_segment: int = Field(8, ge=6, le=64, description="frames per segment")
     frames_per_look: int = Field(2, ge=1, le=16, description="frames shown to the sensor per look (F)")
     n_distractors: int = Field(6, ge=0, le=64, description="decoy segments per video")
-    videos_per_seed: int = Field(6, ge=1, le=500, description="evaluation videos per seed")
-    episodes_per_video: int = Field(40, ge=1, le=10_000, description="searches per video and method (fresh sensor noise)")
+    videos_per_seed: int = Field(12, ge=1, le=500, description="evaluation videos per seed")
+    episodes_per_video: int = Field(20, ge=1, le=10_000, description="searches per video and method (fresh sensor noise)")
     calibration_videos: int = Field(4, ge=1, le=100, description="labelled probe videos per seed (disjoint from evaluation)")
     calibration_repeats: int = Field(20, ge=1, le=1000, description="looks at each probe video's evidence segment")
     budgets: list[int] = Field(default_factory=lambda: [4, 8, 16], description="look budgets (frames = budget × F)")
@@ -112,7 +113,7 @@ class Config(ChatBackendConfig):
 
 def _videos(config: Config, seed: int, n: int, tag: str, directory: Path) -> list[tuple[SyntheticVideo, np.ndarray]]:
     """Draw, encode (H.264) and decode ``n`` videos; returns (video, decoded frames)."""
-    rng = np.random.default_rng([seed, hash(tag) % 2**31])
+    rng = np.random.default_rng([seed, zlib.crc32(tag.encode())])  # stable across processes (unlike hash)
     out = []
     for v in range(n):
         vid = make_video(directory, f"{tag}{seed}_{v}", config.n_segments, config.frames_per_segment, rng,
@@ -166,7 +167,7 @@ def _run_seed(config: Config, seed: int, directory: Path) -> dict:
     found = {(m, b): [] for m in METHODS for b in config.budgets}
     inv = {"sum_err": 0.0, "min_b": 1.0, "min_eig": np.inf, "steps": 0}
     trace: SearchResult | None = None
-    farm = {"honest": [], "inflated": [], "honest_acc": [], "inflated_acc": [], "yesno_diff": 0.0}
+    farm = {"honest": [], "inflated": [], "honest_acc": [], "inflated_acc": [], "yesno_diff": 0.0, "nostop_gain": []}
     for vid, frames in evals:
         reads = sensor.read(frames)
         prior = prior_from_scores(scene_prior_scores(frames[bounds[:-1]], vid.question), config.beta, config.prior_mix)
@@ -201,7 +202,7 @@ def _run_seed(config: Config, seed: int, directory: Path) -> dict:
            "invariants": inv, "trace": trace,
            "farm": {"return_gain": float(np.mean(farm["inflated"]) - np.mean(farm["honest"])),
                     "acc_gain": float(np.mean(farm["inflated_acc"]) - np.mean(farm["honest_acc"])),
-                    "yesno_diff": farm["yesno_diff"]},
+                    "yesno_diff": farm["yesno_diff"], "return_gain_without_stop_rule": float(np.mean(farm["nostop_gain"]))},
            "needle_first_prior_rank": None}
     return out
 
@@ -221,12 +222,13 @@ def _farming_episode(config, sensor, reads, bounds, prior, model, truth, seed, f
     b = config.budgets[-1]
     res = {}
     for name, s in (("honest", sensor), ("inflated", inflated)):
-        for kind, m in (("map", model), ("yesno", model.collapsed())):
+        for kind, m, tau in (("map", model, config.tau), ("yesno", model.collapsed(), config.tau), ("map_nostop", model, 1.0)):
             rng = np.random.default_rng(seed)
             r = belief_search(prior, m, _pixel_look(s, reads, bounds, config.frames_per_look, rng), budget=b,
-                              tau=config.tau, rng=rng)
+                              tau=tau, rng=rng)
             h = [float(entropy(prior))] + [lk.entropy_after for lk in r.looks]
             res[(name, kind)] = (float(per_turn_credit(np.array(h), config.n_segments).sum()), r.answer == truth)
+    farm["nostop_gain"].append(res[("inflated", "map_nostop")][0] - res[("honest", "map_nostop")][0])
     farm["honest"].append(res[("honest", "map")][0])
     farm["inflated"].append(res[("inflated", "map")][0])
     farm["honest_acc"].append(res[("honest", "map")][1])
@@ -262,7 +264,11 @@ def _search_claims(config: Config, per_seed: list[dict], metrics: dict) -> list:
             measured=mean, interval=iv, bound=0.0, paper_value="outperforms prior search-based methods (up to +8.8 points)",
             reason="a positive margin whose 95% Student-t interval over seeds excludes 0 (seed-to-seed noise)",
             note=f"{len(seeds)} seeds × {n_ep} searches per method and budget; every method uses the same calibrated "
-                 "sensor model and the same posterior-weighted answer. Per-budget accuracies in metrics.accuracy.",
+                 "sensor model and the same posterior-weighted answer. Per-budget accuracies in metrics.accuracy. "
+                 "Changed after the first run: calibration used 20 evidence looks per seed (2 probe videos × 10) and "
+                 "beats_prior_topk read −0.018 (inconclusive); it now uses 80 (4 probe videos × 20 looks at the "
+                 "evidence segment, 2 at every other segment), and the evaluation videos per seed went from 6 (× 40 "
+                 "searches) to 12 (× 20) because margins varied between runs with the video draw. Thresholds unchanged.",
             kind="reconstruction", source=SRC_SYNTH))
     ratios = [float(np.mean([s["looks"][("belief", b)] / b for b in B])) for s in per_seed]
     mean, iv = C.mean_interval(ratios)
@@ -401,8 +407,12 @@ def _reward_claims(config: Config, per_seed: list[dict], ctx: RunContext, metric
                              "confidence raises the per-turn return (why rewards use the yes/no model): mean gain "
                              "in summed per-turn credit over seeds.", measured=mean, interval=iv, bound=0.0,
                              reason="a gain whose 95% interval over seeds excludes 0",
-                             note=f"accuracy change from inflation per seed: {[round(a, 3) for a in acc_gain]} "
-                                  "(farming raises the return without raising accuracy)",
+                             note=f"accuracy change from inflation per seed: {[round(a, 3) for a in acc_gain]}; "
+                                  "return gain with the stop rule off (tau = 1, full budget) per seed: "
+                                  f"{[round(f['return_gain_without_stop_rule'], 4) for f in farm]} (added after a first run with "
+                                  "6 videos per seed read inconclusive). The gain is small because the summed credit "
+                                  "telescopes to λ(H₀ − H_T)/log N and the stop rule ends both searches near the same "
+                                  "max belief.",
                              kind="reconstruction", source="inferred: the reward-hacking pitfall of confidence-derived "
                                                            "likelihoods"))
     return claims
