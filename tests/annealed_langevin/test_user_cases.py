@@ -116,15 +116,58 @@ def test_independent_normal_prior_is_accepted_as_a_diagonal_gaussian():
     torch.testing.assert_close(cov, torch.diag(torch.tensor([4.0, 0.25], dtype=torch.float64)))
 
 
-def test_box_uniform_prior_gets_an_error_that_says_what_to_pass():
+def test_box_uniform_prior_is_accepted_with_its_moments():
     d = torch.distributions
-    box = d.Independent(d.Uniform(torch.zeros(2), torch.ones(2)), 1)
-    with pytest.raises(TypeError, match=r"box-uniform prior has score 0 inside the box.*\(b-a\)\^2/12"):
-        _prior_gaussian(box)
+    box = d.Independent(d.Uniform(torch.zeros(2), torch.tensor([1.0, 3.0])), 1)
+    mean, cov = _prior_gaussian(box)       # the Gaussian the tuning rule and GAUSS's prior precision use
+    torch.testing.assert_close(mean, torch.tensor([0.5, 1.5], dtype=torch.float64))
+    torch.testing.assert_close(cov, torch.diag(torch.tensor([1 / 12, 9 / 12], dtype=torch.float64)))
     from sbi.utils import BoxUniform
 
-    with pytest.raises(TypeError, match="box-uniform"):
-        _prior_gaussian(BoxUniform(torch.zeros(2), torch.ones(2)))
+    assert _prior_gaussian(BoxUniform(torch.zeros(2), torch.ones(2)))[1].shape == (2, 2)
+    with pytest.raises(TypeError, match=r"box-uniform.*re-parametrise"):
+        _prior_gaussian(d.Gamma(torch.ones(2), 1.0))
+
+
+def test_box_uniform_diffused_score_matches_high_precision_and_sbi():
+    """The closed form against (a) sbi's UniformNormalConvolution log-density differentiated by
+    autograd where sbi's 1e-30 clamp is inactive (|theta| <= 1.5, alpha <= 0.5), and (b) 60-digit
+    mpmath values of the same formula far in the tails, where float64 subtraction of Phi's would
+    give 0/0: relative error 1e-9 (measured ~1e-11)."""
+    import mpmath as mp
+    from sbi.utils import BoxUniform
+    from sbi.utils.vector_field_utils import marginalize
+
+    from neurips26.annealed_langevin import box_uniform_diffused_score
+
+    low, high = torch.tensor([-1.0, 0.0], dtype=torch.float64), torch.tensor([2.0, 0.5], dtype=torch.float64)
+    th = torch.linspace(-1.5, 1.5, 13, dtype=torch.float64)[:, None].expand(13, 2).contiguous()
+    for a in (0.05, 0.5):
+        p = marginalize(BoxUniform(low, high), torch.tensor(a ** 0.5, dtype=torch.float64),
+                        torch.tensor((1 - a) ** 0.5, dtype=torch.float64))
+        x = th.clone().requires_grad_(True)
+        g = torch.autograd.grad(p.log_prob(x).sum(), x)[0]
+        torch.testing.assert_close(box_uniform_diffused_score(th, low, high, a), g, rtol=1e-6, atol=1e-8)
+    mp.mp.dps = 60
+
+    def reference(t, a, lo, hi):
+        sa, s = mp.sqrt(a), mp.sqrt(1 - a)
+        ua, ub = (t - sa * lo) / s, (t - sa * hi) / s
+        e = lambda u: mp.erfc(u / mp.sqrt(2)) / 2                      # noqa: E731  upper tail
+        tail = e(-ua) - e(-ub) if ub <= 0 else e(ub) - e(ua)            # Phi(ua) - Phi(ub)
+        return float((mp.npdf(ua) - mp.npdf(ub)) / (s * tail))
+
+    far = torch.tensor([[-9.6, 7.4], [30.0, -20.0], [0.5, 0.25]], dtype=torch.float64)
+    for a in (0.99, 0.9999):
+        ours = box_uniform_diffused_score(far, low, high, a)
+        for i in range(3):
+            for j in range(2):
+                ref = reference(mp.mpf(float(far[i, j])), mp.mpf(a), mp.mpf(float(low[j])), mp.mpf(float(high[j])))
+                assert abs(float(ours[i, j]) - ref) <= 1e-9 * max(1.0, abs(ref)), (a, i, j, float(ours[i, j]), ref)
+    assert float(box_uniform_diffused_score(far, low, high, 0.9999)[1, 0]) < 0 < float(
+        box_uniform_diffused_score(far, low, high, 0.9999)[1, 1])        # pulls back towards the box
+    with pytest.raises(ValueError, match="low < high"):
+        box_uniform_diffused_score(far, high, low, 0.5)
 
 
 def test_w2_gaussian_agrees_with_pots_bures_wasserstein():

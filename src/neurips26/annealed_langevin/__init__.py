@@ -29,8 +29,8 @@ Public API:
     sample_tall_posterior, single_scores_from_estimator                        sbi_adapter.py
 """
 
-from .composite import (COMPOSITE_SCORES, IndefinitePrecisionWarning, estimate_curvature, gauss_score,
-                        geffner_score, geffner_undiffused_score)
+from .composite import (COMPOSITE_SCORES, IndefinitePrecisionWarning, box_uniform_diffused_score,
+                        estimate_curvature, gauss_score, geffner_score, geffner_undiffused_score)
 from .gaussian import (BRIDGES, GaussianBridge, GaussianFit, NonNormalisableBridgeError, ald_output, bridge,
                        require_normalisable, reverse_sde_output, w2_gaussian)
 from .sampler import annealed_langevin, reverse_sde
@@ -42,7 +42,7 @@ from .tuning import (ALDHyperparameters, InfeasibleAccuracyError, NotLogConcaveW
                      warn_if_not_log_concave)
 
 __all__ = [
-    "ALDHyperparameters", "BRIDGES", "COMPOSITE_SCORES", "GaussianBridge", "GaussianFit",
+    "ALDHyperparameters", "BRIDGES", "COMPOSITE_SCORES", "box_uniform_diffused_score", "GaussianBridge", "GaussianFit",
     "IndefinitePrecisionWarning", "InfeasibleAccuracyError", "NonNormalisableBridgeError",
     "NotLogConcaveWarning", "TallPosteriorSamples", "VPSchedule", "ald_output", "annealed_langevin", "bridge",
     "composite_score_fn", "estimate_curvature", "fit_from_single_samples", "gauss_score", "geffner_score",

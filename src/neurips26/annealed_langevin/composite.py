@@ -168,6 +168,54 @@ def gaussian_score(mean: torch.Tensor, cov: torch.Tensor):
     return score
 
 
+def _log1mexp(x: torch.Tensor) -> torch.Tensor:
+    """log(1 − e^x) for x ≤ 0, accurate at both ends (Mächler 2012)."""
+    return torch.where(x > -0.6931471805599453, torch.log(-torch.expm1(x)), torch.log1p(-torch.exp(x)))
+
+
+def box_uniform_diffused_score(theta: torch.Tensor, low: torch.Tensor, high: torch.Tensor,
+                               alpha_t: float) -> torch.Tensor:
+    """Score of the diffused box-uniform prior λ_t, θ_t = √α_t θ_0 + √(1 − α_t) z, θ_0 ~ U(box):
+
+        λ_t(θ) = Π_i [Φ(u_i^a) − Φ(u_i^b)] / (√α_t (b_i − a_i)),   u_i^c = (θ_i − √α_t c_i)/σ_t,
+        ∂_i log λ_t(θ) = [φ(u_i^a) − φ(u_i^b)] / (σ_t [Φ(u_i^a) − Φ(u_i^b)]),   σ_t = √(1 − α_t).
+
+    The difference of Φ's is taken in log space on the tail that keeps it accurate (log_ndtr and
+    log(1 − e^x)), so the score stays finite far outside the box (≈ −u^b/σ_t there, pulling back
+    in), is ≈ 0 deep inside for small t, and tends to the Gaussian −(θ − √α_t c)/σ_t² when the box
+    is narrow against σ_t. Undefined at α_t = 1 (t = 0: the box's faces are not differentiable).
+
+    Args:
+        theta: ``(b, d)``; low, high: ``(d,)`` with low < high; alpha_t ∈ (0, 1).
+
+    Returns:
+        ``(b, d)`` tensor of theta's dtype.
+
+    Raises:
+        ValueError: shape mismatch, low ≥ high somewhere, or alpha_t ∉ (0, 1).
+
+    Source: the convolution of a uniform with a Gaussian (standard); sbi 0.27 uses the same density
+    (``UniformNormalConvolution``) with a clamp at 1e-30 that zeroes the score far outside the box.
+    """
+    if not 0 < alpha_t < 1:
+        raise ValueError(f"alpha_t must be in (0, 1) (t > 0), got {alpha_t}")
+    low = torch.as_tensor(low, dtype=theta.dtype)
+    high = torch.as_tensor(high, dtype=theta.dtype)
+    if theta.ndim != 2 or low.shape != (theta.shape[1],) or high.shape != low.shape:
+        raise ValueError(f"theta must be (b, d) and low/high (d,); got {tuple(theta.shape)}, "
+                         f"{tuple(low.shape)}, {tuple(high.shape)}")
+    if not bool((high > low).all()):
+        raise ValueError(f"box needs low < high in every coordinate; got low={low.tolist()}, high={high.tolist()}")
+    sa, sigma = alpha_t ** 0.5, (1.0 - alpha_t) ** 0.5
+    ua, ub = (theta - sa * low) / sigma, (theta - sa * high) / sigma        # ua > ub
+    right = ub > 0                                      # both in the right tail: use Φ(−ub) − Φ(−ua)
+    hi, lo = torch.where(right, -ub, ua), torch.where(right, -ua, ub)     # D = Φ(hi) − Φ(lo), hi > lo
+    lhi = torch.special.log_ndtr(hi)
+    log_d = lhi + _log1mexp(torch.special.log_ndtr(lo) - lhi)              # log D
+    log_phi = lambda u: -0.5 * u * u - 0.9189385332046727                   # noqa: E731  log φ(u)
+    return (torch.exp(log_phi(ua) - log_d) - torch.exp(log_phi(ub) - log_d)) / sigma
+
+
 def estimate_curvature(score_fn, theta: torch.Tensor, eps: float = 1e-3) -> tuple[float, float]:
     """Estimate (m, M) of a bridging density from its score: extreme eigenvalues of −sym(∂s/∂θ)
     by central finite differences at the points ``theta`` ``(b, d)``; returns the minimum of the

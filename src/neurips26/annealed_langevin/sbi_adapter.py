@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .composite import (COMPOSITE_SCORES, estimate_curvature, gauss_score, geffner_score,
-                        geffner_undiffused_score)
+from .composite import (COMPOSITE_SCORES, box_uniform_diffused_score, estimate_curvature, gauss_score,
+                        geffner_score, geffner_undiffused_score)
 from .gaussian import GaussianFit
 from .sampler import annealed_langevin, reverse_sde
 from .schedule import VPSchedule
@@ -58,18 +58,27 @@ def single_scores_from_estimator(estimator, x: torch.Tensor) -> SingleScore:
     return f
 
 
+def _prior_box(prior) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``(low, high)`` (float64, ``(d,)``) of a box-uniform prior — sbi's ``BoxUniform`` or an
+    ``Independent(Uniform(low, high), 1)`` — else ``None``."""
+    dists = torch.distributions
+    if (isinstance(prior, dists.Independent) and isinstance(prior.base_dist, dists.Uniform)
+            and prior.reinterpreted_batch_ndims == 1 and prior.base_dist.low.ndim == 1):
+        return prior.base_dist.low.double(), prior.base_dist.high.double()
+    return None
+
+
 def _prior_gaussian(prior) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean ``(d,)`` and covariance ``(d, d)`` (float64) of a Gaussian prior.
+    """Mean ``(d,)`` and covariance ``(d, d)`` (float64) of a Gaussian prior, or the moments of a box.
 
     Accepts a torch ``MultivariateNormal``, an ``Independent(Normal(loc, scale), 1)`` (sbi's
-    diagonal Gaussian; covariance diag(scale²)), or a ``(mean, cov)`` tuple.
+    diagonal Gaussian; covariance diag(scale²)), a ``(mean, cov)`` tuple, or a box-uniform prior
+    (sbi's ``BoxUniform`` / ``Independent(Uniform, 1)``): its moments, mean (a + b)/2 and
+    covariance diag((b − a)²/12), which the tuning rule's Gaussian bridges and GAUSS's prior
+    precision use while the score uses the box itself (see :func:`sample_tall_posterior`).
 
     Raises:
-        TypeError: any other prior, with what to pass instead. A box-uniform prior (sbi's
-            ``BoxUniform``) has score 0 inside its box and is not differentiable at its faces, so
-            its diffused score λ_t has no closed form here and the bridging densities (Gaussian
-            closed forms) do not apply; sbi silently uses a zero prior score, which drops the
-            (1 − n) prior correction and is wrong for n > 1.
+        TypeError: any other prior, saying what to pass instead.
     """
     if isinstance(prior, tuple) and len(prior) == 2:
         mean, cov = (torch.as_tensor(a, dtype=torch.float64) for a in prior)
@@ -81,17 +90,16 @@ def _prior_gaussian(prior) -> tuple[torch.Tensor, torch.Tensor]:
             and prior.reinterpreted_batch_ndims == 1 and prior.base_dist.loc.ndim == 1):
         loc, scale = prior.base_dist.loc.double(), prior.base_dist.scale.double()
         return loc, torch.diag(scale ** 2)
-    name = type(prior).__name__
-    hint = ""
-    if name == "BoxUniform" or (isinstance(prior, dists.Independent) and isinstance(prior.base_dist, dists.Uniform)):
-        hint = (" A box-uniform prior has score 0 inside the box and no differentiable density at its faces, so "
-                "the composite score's (1 - n) prior term and the Gaussian bridging densities are undefined: "
-                "either re-parametrise to an unbounded space (e.g. a logit transform) with a Gaussian prior there, "
-                "or pass a Gaussian (mean, cov) that approximates the prior inside the box (for U(a, b) per "
-                "coordinate: mean (a+b)/2, variance (b-a)^2/12) and accept that the result targets that prior.")
+    box = _prior_box(prior)
+    if box is not None:
+        low, high = box
+        return (low + high) / 2, torch.diag((high - low) ** 2 / 12)
     raise TypeError(
-        f"prior {name} has no closed-form diffused score: pass a Gaussian prior as a torch MultivariateNormal, "
-        f"an Independent(Normal(loc, scale), 1), or a (mean, cov) tuple.{hint}")
+        f"prior {type(prior).__name__} has no closed-form diffused score: pass a Gaussian prior as a torch "
+        "MultivariateNormal, an Independent(Normal(loc, scale), 1), a (mean, cov) tuple, or a box-uniform prior "
+        "(sbi's BoxUniform / Independent(Uniform(low, high), 1)); for another prior, re-parametrise to an "
+        "unbounded space with a Gaussian prior there, or pass a Gaussian (mean, cov) approximating it (the "
+        "result then targets that prior)")
 
 
 @dataclass
@@ -113,10 +121,18 @@ class TallPosteriorSamples:
 
 def composite_score_fn(kind: str, single: SingleScore, n: int, prior_mean: torch.Tensor,
                        prior_cov: torch.Tensor, schedule: VPSchedule,
-                       posterior_precisions: torch.Tensor | None = None):
+                       posterior_precisions: torch.Tensor | None = None, *,
+                       box_prior: tuple[torch.Tensor, torch.Tensor] | None = None):
     """Composite score ``(θ (b, d), t) -> (b, d)`` for ``kind`` in ``composite.COMPOSITE_SCORES``
     with a Gaussian prior N(prior_mean, prior_cov); ``posterior_precisions`` ``(n, d, d)`` or
     ``(d, d)`` is required for ``"linhart"``.
+
+    With ``box_prior=(low, high)`` the prior is U(box) instead: its diffused score
+    (:func:`.composite.box_uniform_diffused_score`) replaces the Gaussian one in ``geffner`` and
+    ``linhart``; ``geffner_undiffused`` uses the undiffused score 0 (exact inside the box, where
+    a uniform density is constant; outside it has no density and the single scores pull back);
+    ``prior_mean``/``prior_cov`` are then the box's moments, used only for GAUSS's prior
+    precision P̃_λ,t (a Gaussian approximation of the box's denoising precision).
 
     Raises:
         ValueError: unknown kind or missing precisions.
@@ -133,10 +149,13 @@ def composite_score_fn(kind: str, single: SingleScore, n: int, prior_mean: torch
         a = schedule.alpha(t)
         s = single(theta, t).double()
         if kind == "geffner_undiffused":
-            ps0 = -(theta - prior_mean) @ prior_prec.T
+            ps0 = torch.zeros_like(theta) if box_prior else -(theta - prior_mean) @ prior_prec.T
             return geffner_undiffused_score(s, ps0, t, schedule.t_max)
-        cov_t = a * prior_cov + (1 - a) * eye
-        ps = -torch.linalg.solve(cov_t, (theta - np.sqrt(a) * prior_mean).T).T
+        if box_prior:
+            ps = box_uniform_diffused_score(theta, box_prior[0], box_prior[1], a)
+        else:
+            cov_t = a * prior_cov + (1 - a) * eye
+            ps = -torch.linalg.solve(cov_t, (theta - np.sqrt(a) * prior_mean).T).T
         if kind == "geffner":
             return geffner_score(s, ps)
         return gauss_score(s, ps, posterior_precisions, prior_prec, a)
@@ -175,8 +194,16 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
             needed when ``fit`` is None).
         x: observations ``(n, *condition_shape)``; n = 1 is allowed (no composition: every
             composite score reduces to the single score).
-        prior: torch ``MultivariateNormal``, ``Independent(Normal, 1)`` or ``(mean, cov)``; other
-            priors (e.g. sbi's ``BoxUniform``) raise TypeError saying what to pass instead.
+        prior: torch ``MultivariateNormal``, ``Independent(Normal, 1)``, ``(mean, cov)``, or a
+            box-uniform prior (sbi's default ``BoxUniform``, or ``Independent(Uniform, 1)``). For a
+            box, the composite score's prior term is the box's exact diffused score
+            (:func:`.composite.box_uniform_diffused_score`), so the bridging densities ALD
+            anneals through are π_t ∝ λ_t^{1−n} Π_j p_t(θ | x_j) with λ_t the diffused box (its
+            faces smoothed at scale √(1 − α_t)); the step-size rule, which needs Gaussian bridges,
+            computes them with the box's moment-matched Gaussian N((a+b)/2, diag((b−a)²/12)) in
+            place of the prior (like GAUSS's prior precision). The rule's guarantee is then a
+            Gaussian-setting heuristic, as for any non-Gaussian posterior. Other priors raise
+            TypeError saying what to pass instead.
         num_samples: number of posterior samples (≥ 1). epsilon: prescribed W2 accuracy (> 0).
         kind: composite score, one of ``composite.COMPOSITE_SCORES``.
         schedule: required when ``single`` is a callable (read from an sbi estimator otherwise).
@@ -190,7 +217,7 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
         :class:`TallPosteriorSamples`.
 
     Raises:
-        TypeError: non-Gaussian prior. ValueError: bad shapes/arguments.
+        TypeError: a prior that is neither Gaussian nor box-uniform. ValueError: bad shapes/arguments.
         NonNormalisableBridgeError / InfeasibleAccuracyError: from the rule.
     """
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
@@ -202,6 +229,7 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
     if not torch.isfinite(x).all():
         raise ValueError("x contains NaN or inf")
     mean0, cov0 = _prior_gaussian(prior)
+    box = _prior_box(prior)
     d = mean0.shape[0]
     if fit is not None:
         if fit.d != d:
@@ -231,7 +259,7 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
         fit = fit_from_single_samples(mean0.numpy(), cov0.numpy(), single_samples)
     hp = tune(kind, schedule, fit, epsilon, **tune_kwargs)
     precs = torch.as_tensor(np.linalg.inv(fit.post_covs)) if kind == "linhart" else None
-    score = composite_score_fn(kind, fn, n, mean0, cov0, schedule, precs)
+    score = composite_score_fn(kind, fn, n, mean0, cov0, schedule, precs, box_prior=box)
     probe = fit.tall_posterior()[0] + 2 * torch.randn((32, d), generator=generator, dtype=torch.float64).numpy() \
         * np.sqrt(np.diag(fit.tall_posterior()[1]))
     probe_t = torch.as_tensor(probe)
