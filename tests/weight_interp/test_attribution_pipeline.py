@@ -130,3 +130,33 @@ def test_hugging_face_folder_gpt2_conv1d(tmp_path, corpus):
     assert rep.status in ("ok", "rare") and rep.weight == str(ref)
     with pytest.raises(FileNotFoundError):
         load_hf_causal_lm(tmp_path / "missing")
+
+
+def test_bpe_tokenizer_vocabulary_with_a_gpt2_folder_and_vocab_mismatch(tmp_path):
+    """A user's BPE model: the corpus is tokenised with its own tokenizer (trained here in-process)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from neurips26.weight_interp import TokenizerVocabulary, stdlib_source_text
+
+    text, _ = stdlib_source_text(60_000)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator([text], trainers.BpeTrainer(vocab_size=300, show_progress=False,
+                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    vocab = TokenizerVocabulary(tok)
+    c = make_corpus(text, 16, {"explain": 40, "score": 40, "train": -1}, seed=0, vocab=vocab)
+    assert vocab.decode(vocab.encode("def f(x):")) == "def f(x):"
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=vocab.size, n_positions=16, n_embd=16, n_layer=1, n_head=2)
+                    ).save_pretrained(tmp_path / "hf")
+    model = load_hf_causal_lm(tmp_path / "hf")
+    refs = sample_nonzero_weights(model, 3, np.random.default_rng(0), modules=["transformer.h.0.attn.c_attn"])
+    reps = explain_weights(model, refs, c.split("explain"), c.split("score"), SymbolicExplainer(), SymbolicScorer(),
+                           vocab, SelectionSettings(n_examples=10, min_positives=2))
+    assert len(reps) == 3 and all(r.status in ("ok", "rare", "dead") for r in reps)
+    small = GPT2LMHeadModel(GPT2Config(vocab_size=50, n_positions=16, n_embd=16, n_layer=1, n_head=2))
+    with pytest.raises(ValueError, match="vocab_size 50"):
+        explain_weights(small, [WeightRef("transformer.h.0.attn.c_attn", 0, 0)], c.split("explain"),
+                        c.split("score"), SymbolicExplainer(), SymbolicScorer(), vocab)

@@ -36,19 +36,19 @@ Example::
 
 from .attribution import (ActivationCache, WeightRef, ZeroWeightError, ablation_effects, attributions, capture,
                           linear_modules, sample_nonzero_weights, weight_value)
-from .corpus import CharVocabulary, Corpus, CorpusTooSmallError, make_corpus, stdlib_source_text
+from .corpus import CharVocabulary, TokenizerVocabulary, Corpus, CorpusTooSmallError, make_corpus, stdlib_source_text
 from .explainers import (ExampleSet, Explanation, ExplanationFailed, LLMExplainer, LLMScorer, Predicate,
                          ReplyFailures, SymbolicExplainer, SymbolicScorer, parse_explanation, parse_yes_no)
 from .model import (CheckpointMismatchError, SparseGPT, SparseGPTConfig, abs_topk, load_checkpoint,
                     load_hf_causal_lm, logits_function, save_checkpoint)
-from .pipeline import (LeakageError, SelectionSettings, WeightReport, check_disjoint, explain_weights,
+from .pipeline import (LeakageError, SelectionSettings, WeightReport, check_disjoint, check_vocabulary, explain_weights,
                        interpretable_fraction)
 from .planted import PlantedModel
 from .sparsity import (TrainConfig, TrainResult, kept_fraction, nonzeros_target, normalize_grad_rms_,
                        project_topk_, topk_mask_with_floor, train_lm, validation_loss)
 
 __all__ = [
-    "CharVocabulary", "Corpus", "CorpusTooSmallError", "make_corpus", "stdlib_source_text",
+    "CharVocabulary", "TokenizerVocabulary", "Corpus", "CorpusTooSmallError", "make_corpus", "stdlib_source_text",
     "SparseGPT", "SparseGPTConfig", "abs_topk", "save_checkpoint", "load_checkpoint", "CheckpointMismatchError",
     "load_hf_causal_lm", "logits_function",
     "kept_fraction", "nonzeros_target", "topk_mask_with_floor", "project_topk_", "normalize_grad_rms_",
@@ -57,6 +57,6 @@ __all__ = [
     "linear_modules", "sample_nonzero_weights", "weight_value",
     "ExampleSet", "Explanation", "ExplanationFailed", "Predicate", "ReplyFailures", "SymbolicExplainer",
     "SymbolicScorer", "LLMExplainer", "LLMScorer", "parse_explanation", "parse_yes_no",
-    "SelectionSettings", "WeightReport", "LeakageError", "check_disjoint", "explain_weights",
+    "SelectionSettings", "WeightReport", "LeakageError", "check_disjoint", "check_vocabulary", "explain_weights",
     "interpretable_fraction", "PlantedModel",
 ]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CharVocabulary", "stdlib_source_text", "Corpus", "make_corpus", "CorpusTooSmallError"]
+__all__ = ["CharVocabulary", "TokenizerVocabulary", "stdlib_source_text", "Corpus", "make_corpus", "CorpusTooSmallError"]
 
 #: printable ASCII plus tab/newline; anything else maps to the unknown token ``¤``.
 _ALPHABET = "\n\t" + "".join(ch for ch in string.printable if ch not in "\n\t\r\x0b\x0c")
@@ -116,7 +116,7 @@ class Corpus:
     Attributes:
         windows: int64 ``[n_windows, ctx + 1]`` (inputs are ``[:, :-1]``, targets ``[:, 1:]``).
         splits: ``name -> int64 array of window ids``; the ids of different splits are disjoint.
-        vocab: the :class:`CharVocabulary`.
+        vocab: the :class:`CharVocabulary` or a :class:`TokenizerVocabulary`.
         info: provenance (root, Python version, files, characters).
     """
 
@@ -136,7 +136,7 @@ class Corpus:
         return self.windows[self.splits[name]]
 
 
-def make_corpus(text: str, ctx: int, sizes: dict[str, int], seed: int, vocab: CharVocabulary | None = None,
+def make_corpus(text: str, ctx: int, sizes: dict[str, int], seed: int, vocab=None,
                 info: dict | None = None) -> Corpus:
     """Cut ``text`` into non-overlapping windows of ``ctx + 1`` tokens, drop repeated windows, and
     deal them into splits (disjoint in window ids and in content).
@@ -147,6 +147,7 @@ def make_corpus(text: str, ctx: int, sizes: dict[str, int], seed: int, vocab: Ch
         sizes: windows per split, e.g. ``{"train": 2000, "val": 100, "explain": 200, "score": 200}``;
             ``-1`` for one split takes all remaining windows.
         seed: permutation seed.
+        vocab: :class:`CharVocabulary` (default) or :class:`TokenizerVocabulary`.
 
     Raises:
         ValueError: ``ctx < 2`` or a negative size other than -1.
@@ -181,3 +182,35 @@ def make_corpus(text: str, ctx: int, sizes: dict[str, int], seed: int, vocab: Ch
         if size == -1:
             splits[name] = np.sort(perm[at:])
     return Corpus(windows, splits, vocab, {**(info or {}), "characters": len(text), "windows": n})
+
+
+class TokenizerVocabulary:
+    """A Hugging Face tokenizer (``transformers`` or ``tokenizers``) behind the vocabulary
+    interface (``size``, ``encode``, ``decode``, ``show``), for a user's model with its own tokens.
+
+    Args:
+        tokenizer: an object with ``encode(text)`` and ``decode(ids)``; ``len(tokenizer)`` or
+            ``get_vocab_size()`` gives the vocabulary size.
+
+    Source: inferred (lets :func:`make_corpus` and the explainers work on BPE models such as Pythia).
+    """
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.size = int(tokenizer.get_vocab_size() if hasattr(tokenizer, "get_vocab_size") else len(tokenizer))
+
+    def encode(self, text: str) -> np.ndarray:
+        """Token ids (int64), no special tokens added."""
+        try:
+            ids = self.tokenizer.encode(text, add_special_tokens=False)
+        except TypeError:
+            ids = self.tokenizer.encode(text)
+        return np.asarray(getattr(ids, "ids", ids), dtype=np.int64)
+
+    def decode(self, ids) -> str:
+        """Text of a sequence of ids."""
+        return self.tokenizer.decode([int(i) for i in np.asarray(ids).reshape(-1)])
+
+    def show(self, token_id: int) -> str:
+        """A readable name of one token (spaces as ``␠``, newlines as ``\\n``)."""
+        return self.decode([token_id]).replace(" ", "␠").replace("\n", "\\n").replace("\t", "\\t")

@@ -216,9 +216,9 @@ class SymbolicExplainer:
         feats = token_features(examples.windows, examples.positions, vocab.size)
         best = (-1.0, 0, None)
         for rank, f in enumerate(self.features):
-            v = feats[f]
-            m = int(v.max()) + 1
-            cp, cn = np.bincount(v[y], minlength=m), np.bincount(v[~y], minlength=m)
+            vals, inv = np.unique(feats[f], return_inverse=True)     # codes can be huge (bigrams of a BPE vocab)
+            cp = np.bincount(inv[y], minlength=len(vals))
+            cn = np.bincount(inv[~y], minlength=len(vals))
             cand = np.flatnonzero(cp)
             prec = (cp[cand] + 0.5) / (cp[cand] + cn[cand] + 1.0)
             order = cand[np.lexsort((cand, -cp[cand], -prec))][: self.max_values]
@@ -226,7 +226,7 @@ class SymbolicExplainer:
             k = int(np.argmax(ba))
             key = (float(ba[k]), -(k + 1) - rank * 1e-3)
             if key > (best[0], best[1]):
-                best = (key[0], key[1], Predicate(f, tuple(int(c) for c in order[: k + 1])))
+                best = (key[0], key[1], Predicate(f, tuple(int(c) for c in vals[order[: k + 1]])))
         pred = best[2]
         return Explanation(describe(pred, vocab), self.name, pred)
 
@@ -255,11 +255,10 @@ _REFUSAL = re.compile(r"\b(I can(?:no|')t|I'm sorry|I am sorry|I am unable|I'm u
 _MATTERS = re.compile(r"MATTERS WHEN\s*:\s*(.+)", re.IGNORECASE)
 
 
-def render_item(window: np.ndarray, t: int, vocab: CharVocabulary, left: int = 24) -> str:
-    """One item as text: up to ``left`` characters of context, the token at ``t`` in ``[[ ]]`` and
-    the next token (the prediction target) after ``→``. Newlines show as ``\\n``."""
-    show = lambda ids: "".join(vocab.show(i) if vocab.symbols[int(i)] in "\n\t" else vocab.symbols[int(i)]
-                               for i in ids)
+def render_item(window: np.ndarray, t: int, vocab, left: int = 24) -> str:
+    """One item as text: up to ``left`` tokens of context, the token at ``t`` in ``[[ ]]`` and the
+    next token (the prediction target) after ``→``. Newlines and tabs show as ``\\n`` and ``\\t``."""
+    show = lambda ids: vocab.decode(ids).replace("\n", "\\n").replace("\t", "\\t")
     return f"{show(window[max(0, t - left):t])}[[{show(window[t:t + 1])}]]  → next: {show(window[t + 1:t + 2])!r}"
 
 

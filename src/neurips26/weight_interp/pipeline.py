@@ -30,7 +30,8 @@ from .corpus import CharVocabulary
 from .explainers import (ExampleSet, Explainer, ExplanationFailed, Scorer, balanced_accuracy, token_features)
 
 __all__ = ["SelectionSettings", "WeightReport", "LeakageError", "select_examples", "importance_threshold",
-           "explain_weights", "explain_from_importance", "interpretable_fraction", "check_disjoint"]
+           "explain_weights", "explain_from_importance", "interpretable_fraction", "check_disjoint",
+           "check_vocabulary"]
 
 
 class LeakageError(ValueError):
@@ -108,6 +109,19 @@ def check_disjoint(a: np.ndarray, b: np.ndarray) -> None:
     shared = sum(r.tobytes() in seen for r in np.ascontiguousarray(b))
     if shared:
         raise LeakageError(f"{shared} windows occur in both the explain and the score set; they must be disjoint")
+
+
+def check_vocabulary(model: nn.Module, vocab, *windows: np.ndarray) -> None:
+    """Raise ``ValueError`` when the vocabulary or the windows' token ids do not fit the model's
+    vocabulary (``model.config.vocab_size`` where the model has one) — before anything is cached."""
+    cfg = getattr(model, "config", None)
+    n = getattr(cfg, "vocab_size", None)
+    if n is None:
+        return
+    top = max((int(w.max()) for w in windows if np.size(w)), default=-1)
+    if vocab.size > n or top >= n:
+        raise ValueError(f"vocabulary of {vocab.size} tokens (largest id in the windows {top}) does not fit the "
+                         f"model's vocab_size {n}: use the model's own tokenizer (TokenizerVocabulary)")
 
 
 def importance_threshold(imp: np.ndarray, s: SelectionSettings) -> float:
@@ -194,9 +208,11 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
 
     Raises:
         LeakageError: the two window sets share a window.
+        ValueError: the vocabulary or the token ids do not fit the model (:func:`check_vocabulary`).
         ZeroWeightError, KeyError, IndexError: a bad reference (see :func:`~.attribution.attributions`).
     """
     check_disjoint(explain_windows, score_windows)
+    check_vocabulary(model, vocab, explain_windows, score_windows)
     mods = sorted({r.module for r in refs})
     rng = np.random.default_rng(seed)
     imps = []

@@ -19,9 +19,7 @@ import torch.nn as nn
 
 from .attribution import WeightRef
 
-__all__ = ["PlantedModel", "PLANTED_WEIGHT"]
-
-PLANTED_WEIGHT = WeightRef("readout", 0, 0)  # row is set per model: see PlantedModel.planted
+__all__ = ["PlantedModel"]
 
 
 class PlantedModel(nn.Module):
@@ -33,6 +31,9 @@ class PlantedModel(nn.Module):
         c: the token whose logit the planted weight raises.
         strength: the planted weight ``R_c0``.
         unigram: float ``[V]`` token frequencies for the base logits (default uniform).
+
+    Attributes:
+        planted: the :class:`~.attribution.WeightRef` ``readout[c, 0]``.
 
     Raises:
         ValueError: an id outside ``0..V-1``.
