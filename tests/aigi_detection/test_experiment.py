@@ -28,6 +28,7 @@ def test_reduced_run_gives_every_claim_a_kind_and_verdict(tmp_path):
     assert by["cross_generator_ap"].interval is not None
     assert {"gamc_fisher.png", "cues_and_transfer.png"} <= {p.name for p in (tmp_path / "figures").iterdir()}
     assert set(out.metrics["summary"]["ap"]) == {"baseline", "saafl", "ufd_last_cue"}
+    assert {"adversarial_only", "balancing_only", "saafl_pseudo_content"} <= set(out.metrics["ablations"])
 
 
 def test_configs_validate():
