@@ -79,3 +79,9 @@ def test_format_audit_flags_jpeg_reals_vs_png_fakes_and_passes_identical(tmp_pat
         format_audit(big, fakes)
     with pytest.raises(ValueError, match="0 fake"):
         format_audit(reals_png, [])
+
+
+def test_unknown_size_policy_is_an_error_not_a_skip(tmp_path):
+    p = _png(tmp_path / "a.png")
+    with pytest.raises(ValueError, match="policy='stretch'"):
+        load_images([p], 16, policy="stretch")

@@ -65,6 +65,8 @@ def test_bad_inputs_are_clear_errors():
     x, y, c = _one_dominant_cue(n=50)
     with pytest.raises(ValueError, match="content labels"):
         train_detector(x, y, LossSwitches(), epochs=1)
+    with pytest.raises(ValueError, match="integers >= 0"):
+        train_detector(x, y, LossSwitches(), content=c - 1, epochs=1)
     with pytest.raises(ValueError, match="both 0"):
         train_detector(x, np.ones_like(y), LossSwitches.baseline(), epochs=1)
     with pytest.raises(ValueError, match="cues shape"):

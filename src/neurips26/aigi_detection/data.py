@@ -172,10 +172,12 @@ def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_cr
 
     Raises:
         ValueError: more than ``max_bad_fraction`` of the files unreadable (names the first five),
-            no readable file at all, or ``max_bad_fraction`` outside [0, 1].
+            no readable file at all, ``max_bad_fraction`` outside [0, 1], or an unknown ``policy``.
     """
     if not 0.0 <= max_bad_fraction <= 1.0:
         raise ValueError(f"max_bad_fraction={max_bad_fraction}; allowed: 0..1")
+    if policy not in SIZE_POLICIES:
+        raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
     paths = [Path(p) for p in paths]
     arrs, kept, idx, skipped = [], [], [], []
     conv: Counter = Counter()
@@ -184,8 +186,6 @@ def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_cr
         try:
             a, c, u = load_image(p, size, policy)
         except (OSError, ValueError, SyntaxError) as exc:  # PIL raises these for bad/truncated data
-            if isinstance(exc, ValueError) and "policy=" in str(exc):
-                raise
             skipped.append((str(p), f"{type(exc).__name__}: {exc}"))
             continue
         arrs.append(a)

@@ -85,8 +85,10 @@ class AIGIDetector:
             **train_kw) -> "AIGIDetector":
         """Train a head on the ``real/`` + ``fake/<generator>/`` folder ``root``.
 
-        ``switches`` default to SA-AFL (:class:`LossSwitches`); without ``content`` labels the
-        semantic terms use :func:`pseudo_content_labels` (stated in a warning). ``audit`` runs
+        ``switches`` default to SA-AFL (:class:`LossSwitches`). ``content``: one int >= 0 per image
+        in ``scan_folder(root).paths_and_groups()`` order (reals, then generators by name); without
+        it the semantic terms use :func:`pseudo_content_labels` (stated in a warning; in the
+        synthetic world these pseudo-labels did not remove the content shortcut). ``audit`` runs
         :func:`~.data.format_audit` first (warnings name any real/fake format difference).
 
         Raises:

@@ -212,7 +212,7 @@ def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, 
 
     Raises:
         ValueError: shapes disagree, labels not in {0, 1} or one class missing, content labels
-            missing when needed, or ``n_drop >= K`` with self-adversarial masking on.
+            missing when needed or not integers >= 0, or ``n_drop >= K`` with self-adversarial masking on.
     """
     x = np.asarray(cues, np.float32)
     y = np.asarray(label)
@@ -226,7 +226,11 @@ def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, 
         if content is None or len(content) != N:
             raise ValueError("these loss switches need content labels (one int per image); pass content= or use "
                              "LossSwitches(adversarial=False, semantic_weight=0, orthogonal_weight=0)")
-        n_content = int(np.max(content)) + 1
+        cont = np.asarray(content)
+        if not np.issubdtype(cont.dtype, np.integer) or cont.min() < 0:
+            raise ValueError(f"content labels must be integers >= 0, got dtype {cont.dtype} with minimum "
+                             f"{cont.min()}")
+        n_content = int(cont.max()) + 1
     if switches.self_adversarial and switches.n_drop >= K:
         raise ValueError(f"n_drop={switches.n_drop} with K={K} cues; allowed: n_drop < K")
     mean = x.mean(0)
