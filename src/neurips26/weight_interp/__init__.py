@@ -9,7 +9,8 @@ weight-sparse transformers interpretable vs 5–9 % for the equivalent dense mod
   windows, disjoint splits.
 * :mod:`.model` — :class:`SparseGPT` (AbsTopK activations, RMSNorm, d_head 16), checkpoints
   (:func:`save_checkpoint` / :func:`load_checkpoint`), :func:`load_hf_causal_lm` for a local
-  Hugging Face folder.
+  Hugging Face folder; :mod:`.adapters` loads the released circuit-sparsity format
+  (``beeg_config.json`` + ``final_model.pt``, a local copy).
 * :mod:`.sparsity` — top-k projection with a per-neuron floor, the kept-fraction schedule,
   gradient-RMS normalisation, :func:`train_lm` (sparse, or dense with a matched-loss stop).
 * :mod:`.attribution` — gradient × weight attribution for many weights per backward pass; exact
@@ -34,6 +35,7 @@ Example::
         print(r.weight, r.status, r.explanation, r.score)
 """
 
+from .adapters import CircuitSparsityConfig, CircuitSparsityGPT, load_circuit_sparsity
 from .attribution import (ActivationCache, WeightRef, ZeroWeightError, ablation_effects, attributions, capture,
                           linear_modules, sample_nonzero_weights, weight_value)
 from .corpus import CharVocabulary, TokenizerVocabulary, Corpus, CorpusTooSmallError, make_corpus, stdlib_source_text
@@ -50,7 +52,7 @@ from .sparsity import (TrainConfig, TrainResult, kept_fraction, nonzeros_target,
 __all__ = [
     "CharVocabulary", "TokenizerVocabulary", "Corpus", "CorpusTooSmallError", "make_corpus", "stdlib_source_text",
     "SparseGPT", "SparseGPTConfig", "abs_topk", "save_checkpoint", "load_checkpoint", "CheckpointMismatchError",
-    "load_hf_causal_lm", "logits_function",
+    "load_hf_causal_lm", "logits_function", "CircuitSparsityConfig", "CircuitSparsityGPT", "load_circuit_sparsity",
     "kept_fraction", "nonzeros_target", "topk_mask_with_floor", "project_topk_", "normalize_grad_rms_",
     "TrainConfig", "TrainResult", "train_lm", "validation_loss",
     "WeightRef", "ZeroWeightError", "ActivationCache", "capture", "attributions", "ablation_effects",

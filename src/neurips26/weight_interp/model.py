@@ -256,10 +256,9 @@ def load_hf_causal_lm(folder: str | Path):
 def logits_function(model: nn.Module):
     """``idx [B, T] -> logits [B, T, V]``: a Hugging Face causal LM (a ``PreTrainedModel``) is called
     with ``input_ids`` and its ``.logits`` taken; any other module (:class:`SparseGPT`) is called as is."""
-    try:
-        from transformers import PreTrainedModel
-    except ImportError:  # transformers is optional for our own models
-        PreTrainedModel = ()
-    if PreTrainedModel and isinstance(model, PreTrainedModel):
+    import sys
+
+    tf = sys.modules.get("transformers")    # a PreTrainedModel exists only if transformers was imported
+    if tf is not None and isinstance(model, tf.PreTrainedModel):
         return lambda idx: model(input_ids=idx).logits
     return model
