@@ -87,3 +87,25 @@ def test_baseline_plans_and_navigator():
     model = SensorModel.binary(0.8, 0.1)
     nav = navigator_search(prior, model, _oracle(2), budget=4, rng=rng)
     assert [lk.segment for lk in nav.looks] == [1, 2] and nav.stop == "navigator"
+
+
+def test_vlm_navigator_moves_are_strict_json_with_a_counted_fallback():
+    from neurips26.backends import ScriptedBackend, replies
+    from neurips26.belief_search import VLMNavigator, parse_move
+
+    assert parse_move('{"action": "look", "segment": 3}', 8) == 3
+    assert parse_move('```json\n{"action": "stop"}\n```', 8) is None
+    for bad in ('{"action": "look", "segment": 8}', '{"action": "jump"}', "segment 3 please",
+                '{"action": "look", "segment": true}'):
+        with pytest.raises(ValueError):
+            parse_move(bad, 8)
+    previews = np.zeros((4, 24, 32, 3), np.uint8)
+    backend = ScriptedBackend(replies(['{"action": "look", "segment": 2}', "nonsense", '{"action": "look", "segment": 0}',
+                                       "bad", "worse", '{"action": "stop"}']))
+    nav = VLMNavigator(backend, previews, "q?", ["a", "b"])
+    model = SensorModel.binary(0.8, 0.1, n_options=2)
+    prior = np.array([0.1, 0.2, 0.3, 0.4])
+    r = navigator_search(prior, model, _oracle(1, answer=1), budget=4, rng=np.random.default_rng(0), choose=nav)
+    # moves: 2 (asked), 0 (after one retry), then both attempts malformed -> fallback to the best unvisited: 3
+    assert [lk.segment for lk in r.looks] == [2, 0, 3] and r.stop == "navigator"
+    assert (nav.malformed, nav.fallbacks, nav.calls) == (3, 1, 6)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from neurips26.belief_search.experiment import Config, run
@@ -55,3 +56,29 @@ def test_bad_overrides_are_one_line_config_errors(key, value, match):
     with pytest.raises(ConfigError, match=match) as err:
         apply_overrides(Config.quick(), {key: value}, "belief_search")
     assert "\n" not in str(err.value)
+
+
+def test_real_vlm_path_against_an_openai_compatible_stub(tmp_path):
+    """The full config's real-VLM claim, run against a loopback server whose "VLM" reads the JPEG frames."""
+    from neurips26.backends import StubOpenAIServer
+    from neurips26.backends.vision import images_in_request
+    from neurips26.belief_search import PixelSensor
+
+    pixel = PixelSensor(noise_sd=0.0, misread=0.0)
+
+    def reply(body):
+        r = pixel.observe(np.stack(images_in_request(body)), np.random.default_rng(0))
+        return json.dumps({"relevant": "yes" if r.relevant else "no", "confidence": r.confidence,
+                           "answer": None if r.answer is None else pixel.options[r.answer]})
+
+    with StubOpenAIServer(reply=reply) as server:
+        cfg = Config(seeds=[0, 1, 2], n_segments=12, videos_per_seed=1, episodes_per_video=2, calibration_videos=1,
+                     calibration_repeats=4, n_distractors=3, budgets=[3, 6], toy_steps=50, vlm_looks=4,
+                     backend="openai", model="stub-vlm", base_url=server.url, vlm_episodes=6)
+        out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    c = {c.id: c for c in out.claims}["real_vlm_beats_uniform"]
+    assert c.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.DOES_NOT_HOLD) and c.kind.value == "reconstruction"
+    m = out.metrics["real_vlm"]
+    assert m["calls"] > 12 and m["malformed"] == 0 and m["backend_errors"] == 0 and m["tpr"] > m["fpr"]
+    # the stub answers every navigator prompt with sensor JSON: malformed moves, each falling back to the storyboard
+    assert set(m["accuracy"]) == {"belief", "uniform", "vlm_navigator"} and m["navigator"]["fallbacks"] > 0

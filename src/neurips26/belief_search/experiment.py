@@ -28,6 +28,7 @@ from neurips26.harness.config import ChatBackendConfig
 from .belief import SensorModel, calibrate_sensor, entropy, expected_information_gain, outcome_index, prior_from_scores
 from .controller import (SearchResult, belief_search, fixed_plan_search, navigator_search, prior_topk_plan,
                          uniform_plan)
+from .navigator import VLMNavigator
 from .reward import final_reward, per_turn_credit, toy_policy_gradient
 from .sensors import PixelSensor, SensorReply, VLMSensor
 from .synthetic import SyntheticVideo, make_video, scene_prior_scores
@@ -500,19 +501,29 @@ def _real_vlm_claim(config: Config, ctx: RunContext, metrics: dict, directory: P
     vid, frames = vids[1]
     prior = prior_from_scores(scene_prior_scores(frames[bounds[:-1]], vid.question), config.beta, config.prior_mix)
     truth = vid.options.index(vid.answer)
-    res = {"belief": [], "uniform": []}
+    res = {"belief": [], "uniform": [], "vlm_navigator": []}
+    frames_used = {k: [] for k in res}
+    navigator = VLMNavigator(backend, frames[bounds[:-1]], vid.question, vid.options)
+    b = config.budgets[len(config.budgets) // 2]
     for _ in range(config.vlm_episodes):
         def look(seg, seen):
             idx = sample_segment_frames(bounds, seg, config.frames_per_look, rng, seen)
             return idx, vlm.observe(frames[idx], vid.question, vid.options)
-        b = config.budgets[len(config.budgets) // 2]
-        res["belief"].append(belief_search(prior, model, look, budget=b, tau=config.tau, rng=rng).answer == truth)
-        res["uniform"].append(fixed_plan_search("uniform", uniform_plan(config.n_segments, b, rng), prior, model, look,
-                                                rng=rng).answer == truth)
+        runs = {"belief": belief_search(prior, model, look, budget=b, tau=config.tau, rng=rng),
+                "uniform": fixed_plan_search("uniform", uniform_plan(config.n_segments, b, rng), prior, model, look,
+                                             rng=rng),
+                "vlm_navigator": navigator_search(prior, model, look, budget=b, rng=rng, choose=navigator)}
+        for k, r in runs.items():
+            res[k].append(r.answer == truth)
+            frames_used[k].append(r.n_frames)
     d = np.array(res["belief"], float) - np.array(res["uniform"], float)
     mean, iv = C.mean_interval(d)
     metrics["real_vlm"] = {"calls": vlm.calls, "malformed": vlm.malformed, "backend_errors": vlm.backend_errors,
-                           "tpr": model.tpr, "fpr": model.fpr}
+                           "tpr": model.tpr, "fpr": model.fpr, "budget_looks": b,
+                           "accuracy": {k: float(np.mean(v)) for k, v in res.items()},
+                           "frames": {k: float(np.mean(v)) for k, v in frames_used.items()},
+                           "navigator": {"calls": navigator.calls, "malformed": navigator.malformed,
+                                         "fallbacks": navigator.fallbacks}}
     return C.at_least("real_vlm_beats_uniform", "With a real VLM as the sensor, the controller beats uniform sampling "
                       "at a matched budget.", measured=mean, interval=iv, bound=0.0,
                       reason="paired per-episode difference, 95% interval excludes 0", kind="reconstruction",
