@@ -67,7 +67,7 @@ def test_real_vlm_path_against_an_openai_compatible_stub(tmp_path):
     pixel = PixelSensor(noise_sd=0.0, misread=0.0)
 
     def reply(body):
-        r = pixel.observe(np.stack(images_in_request(body)), np.random.default_rng(0))
+        r = pixel.observe(np.stack(images_in_request(body)), rng=np.random.default_rng(0))
         return json.dumps({"relevant": "yes" if r.relevant else "no", "confidence": r.confidence,
                            "answer": None if r.answer is None else pixel.options[r.answer]})
 

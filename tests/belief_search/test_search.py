@@ -20,7 +20,7 @@ def _pixel_vlm():
 
     def policy(messages):
         frames = np.stack([decode_jpeg(b) for b in messages[0].images])
-        r = pixel.observe(frames, np.random.default_rng(0))
+        r = pixel.observe(frames, rng=np.random.default_rng(0))
         return json.dumps({"relevant": "yes" if r.relevant else "no", "confidence": round(r.confidence, 3),
                            "answer": None if r.answer is None else OPTS[r.answer]})
 
@@ -63,3 +63,12 @@ def test_bad_inputs_fail_before_any_model_call(tmp_path, small_video):
     with pytest.raises(ValueError, match="n_options=4 but 2"):
         search_video(vid.path, "q?", ["a", "b"], sensor, model)
     assert backend.calls == 0
+
+
+def test_the_pixel_sensor_shares_the_sensor_interface(small_video):
+    vid, _ = small_video
+    out = search_video(vid.path, vid.question, OPTS, PixelSensor(noise_sd=0.05, seed=1), SensorModel.binary(0.75, 0.05),
+                       n_segments=12, budget=12, frames_per_look=4, prior_scores=scene_prior_scores, seed=0)
+    assert out.answer == vid.answer
+    with pytest.raises(ValueError, match="pixel sensor reads"):
+        PixelSensor().observe(np.zeros((1, 120, 160, 3), np.uint8), "q?", ["cat", "dog"])

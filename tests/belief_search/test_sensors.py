@@ -22,7 +22,7 @@ def test_pixel_reader_sees_the_flag_and_its_colour(small_video):
     assert s[others].max() < 0.7  # decoys are low-contrast checkers
     assert all(read_colour(frames[i]) == vid.answer for i in vid.needle_frames)
     clean = PixelSensor(noise_sd=0.0, misread=0.0)
-    r = clean.observe(frames[vid.needle_frames[:2]], np.random.default_rng(0))
+    r = clean.observe(frames[vid.needle_frames[:2]], rng=np.random.default_rng(0))
     assert r.relevant and OPTS[r.answer] == vid.answer and r.confidence > 0.99
 
 
@@ -71,7 +71,7 @@ def test_vlm_sensor_through_an_openai_compatible_server(small_video):
 
     def reply(body):  # a "VLM" on the server that reads the JPEG frames it is sent
         ims = np.stack(images_in_request(body))
-        r = pixel.observe(ims, np.random.default_rng(0))
+        r = pixel.observe(ims, rng=np.random.default_rng(0))
         return json.dumps({"relevant": "yes" if r.relevant else "no", "confidence": r.confidence,
                            "answer": None if r.answer is None else OPTS[r.answer]})
 

@@ -30,7 +30,7 @@ Example (offline, the synthetic task)::
     bounds = segment_bounds(len(frames), 32)
     prior = prior_from_scores(scene_prior_scores(frames[bounds[:-1]], vid.question))
     sensor = PixelSensor()
-    look = lambda seg, seen: (f := sample_segment_frames(bounds, seg, 2, rng, seen), sensor.observe(frames[f], rng))
+    look = lambda seg, seen: (f := sample_segment_frames(bounds, seg, 2, rng, seen), sensor.observe(frames[f], rng=rng))
     out = belief_search(prior, SensorModel.binary(0.8, 0.05), look, budget=8, rng=rng)
     vid.options[out.answer] == vid.answer, out.n_looks
 """

@@ -435,7 +435,7 @@ def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path,
             injected["n"] += 1
             return rng.choice(["Sure! The flag is red.", '{"relevant": "maybe", "confidence": 0.5, "answer": null}',
                                '{"relevant": "yes", "confidence": 1.7, "answer": "red"}', "```json\n{\"relevant\": "])
-        r = pixel.observe(frames, rng)
+        r = pixel.observe(frames, rng=rng)
         ans = "null" if r.answer is None else f'"{pixel.options[r.answer]}"'
         return f'{{"relevant": "{"yes" if r.relevant else "no"}", "confidence": {r.confidence:.3f}, "answer": {ans}}}'
 
@@ -448,7 +448,7 @@ def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path,
         seg = int(rng.integers(config.n_segments))
         idx = sample_segment_frames(bounds, seg, config.frames_per_look, rng)
         r = offline.observe(frames[idx], "In this video, what colour is the checkered flag?", pixel.options)
-        ref = pixel.observe(frames[idx], np.random.default_rng(0))
+        ref = pixel.observe(frames[idx], rng=np.random.default_rng(0))
         if r.relevant is not None:
             informative += 1
             agree += int(r.relevant == ref.relevant and r.answer == ref.answer)

@@ -70,6 +70,7 @@ class PixelSensor:
         misread: probability that a reported colour is replaced by a uniformly random other one.
         confidence_slope: ``confidence = sigmoid((score − threshold) / slope)``.
         options: answer option names (colours).
+        seed: seed of the sensor's own noise generator (used when ``observe`` gets no ``rng``).
 
     Raises:
         ValueError: negative noise, threshold outside (0, 1), misread outside [0, 1].
@@ -78,12 +79,13 @@ class PixelSensor:
     """
 
     def __init__(self, noise_sd: float = 0.15, threshold: float = 0.5, misread: float = 0.1,
-                 confidence_slope: float = 0.1, options: Sequence[str] = tuple(COLOURS)) -> None:
+                 confidence_slope: float = 0.1, options: Sequence[str] = tuple(COLOURS), seed: int = 0) -> None:
         if noise_sd < 0 or not 0 < threshold < 1 or not 0 <= misread <= 1 or confidence_slope <= 0:
             raise ValueError(f"PixelSensor: noise_sd={noise_sd} (>= 0), threshold={threshold} (0..1), "
                              f"misread={misread} (0..1), confidence_slope={confidence_slope} (> 0)")
         self.noise_sd, self.threshold, self.misread = noise_sd, threshold, misread
         self.slope, self.options = confidence_slope, list(options)
+        self.rng = np.random.default_rng(seed)
 
     def read(self, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-frame pixel reads: checker scores ``float (k,)`` and colour option indices ``int (k,)``."""
@@ -104,9 +106,15 @@ class PixelSensor:
                 answer = int(rng.choice([o for o in range(len(self.options)) if o != answer]))
         return SensorReply(relevant, conf, answer)
 
-    def observe(self, frames: np.ndarray, rng: np.random.Generator) -> SensorReply:
-        """One look at ``uint8 (k, H, W, 3)`` frames."""
-        return self.decide(*self.read(frames), rng)
+    def observe(self, frames: np.ndarray, question: str = "", options: Sequence[str] = (), *,
+                rng: np.random.Generator | None = None) -> SensorReply:
+        """One look at ``uint8 (k, H, W, 3)`` frames (the sensor interface shared with
+        :class:`VLMSensor`; the question is fixed by the task, so ``question`` is ignored and
+        ``options``, if given, must be this sensor's colours). Noise comes from ``rng``, else
+        from the sensor's own generator (``seed``)."""
+        if options and [o.lower() for o in options] != [o.lower() for o in self.options]:
+            raise ValueError(f"options={list(options)}; the pixel sensor reads {self.options}")
+        return self.decide(*self.read(frames), self.rng if rng is None else rng)
 
 
 SENSOR_PROMPT = (
