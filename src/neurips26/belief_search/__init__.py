@@ -15,6 +15,7 @@ Everything past the abstract is our design (labelled "inferred" in the docstring
   backend; images as JPEG parts; strict JSON with a counted retry rule).
 * :mod:`.controller` — :func:`belief_search`; baselines :func:`uniform_plan`,
   :func:`prior_topk_plan` (via :func:`fixed_plan_search`) and :func:`navigator_search`.
+* :mod:`.prior` — :class:`ClipPrior`, a frozen CLIP/SigLIP text–frame similarity from a local folder.
 * :mod:`.navigator` — :class:`VLMNavigator`, a chat model choosing segments (the baseline pattern).
 * :mod:`.reward` — the entropy-gated reward, per-turn credit, and the toy policy gradient.
 * :mod:`.search` — :func:`search_video` on a user's local file; :func:`calibrate_on_probes`.
@@ -40,6 +41,7 @@ from .belief import (LIKELIHOOD_FLOOR, Belief, SensorModel, binary_entropy, cali
 from .controller import (Look, SearchResult, aggregate_answer, belief_search, fixed_plan_search, navigator_search,
                          prior_topk_plan, uniform_plan)
 from .navigator import NAVIGATOR_PROMPT, VLMNavigator, parse_move
+from .prior import ClipPrior
 from .reward import ToyResult, entropy_gate, final_reward, per_turn_credit, toy_policy_gradient
 from .search import VideoSearch, calibrate_on_probes, search_video
 from .sensors import SENSOR_PROMPT, PixelSensor, SensorReply, VLMSensor, parse_sensor_reply
@@ -52,7 +54,7 @@ __all__ = [
     "expected_information_gain", "outcome_index", "prior_from_scores",
     "Look", "SearchResult", "aggregate_answer", "belief_search", "fixed_plan_search", "navigator_search",
     "prior_topk_plan", "uniform_plan",
-    "NAVIGATOR_PROMPT", "VLMNavigator", "parse_move",
+    "NAVIGATOR_PROMPT", "VLMNavigator", "parse_move", "ClipPrior",
     "ToyResult", "entropy_gate", "final_reward", "per_turn_credit", "toy_policy_gradient",
     "VideoSearch", "calibrate_on_probes", "search_video",
     "SENSOR_PROMPT", "PixelSensor", "SensorReply", "VLMSensor", "parse_sensor_reply",

@@ -76,7 +76,8 @@ def search_video(path: str | Path, question: str, options: Sequence[str], sensor
             ``n_options`` must equal ``len(options)``.
         n_segments: segments (reduced to the frame count for very short videos).
         budget: most looks; frames_per_look: frames per look (>= 1).
-        prior_scores: frozen text–frame similarity over the previews; ``None`` = uniform prior.
+        prior_scores: frozen text–frame similarity over the previews (e.g. :class:`~.prior.ClipPrior`);
+            ``None`` = uniform prior.
         seed: frame sampling and tie-breaking seed.
 
     Raises:
