@@ -7,7 +7,7 @@ import pytest
 
 from neurips26.path_integration import (Arena, classify_cells, connectivity_asymmetry, gridness_scores,
                                         heading_tuning, rate_maps, rate_maps_loop, ring_topology, shuffled_statistics,
-                                        wrap_angle)
+                                        torus_topology, wrap_angle)
 
 
 def test_vectorised_rate_maps_equal_histogram2d_loop():
@@ -90,3 +90,13 @@ def test_connectivity_asymmetry_recovers_planted_offsets():
     assert a.offset_ccw == pytest.approx(0.4, abs=0.05) and a.offset_cw == pytest.approx(-0.4, abs=0.05)
     with pytest.raises(ValueError, match="selects no unit"):
         connectivity_asymmetry(W, pref, np.ones(N, bool), np.zeros(N, bool), ~ccw)
+
+
+def test_torus_topology_two_loops_one_void():
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0, 2 * np.pi, (2, 3000))
+    ring1, ring2 = np.stack([np.cos(a), np.sin(a)], 1), np.stack([np.cos(b), np.sin(b)], 1)
+    torus = torus_topology(np.concatenate([ring1, ring2], 1) + 0.02 * rng.normal(size=(3000, 4)), rng, n_points=200)
+    circle = torus_topology(np.concatenate([ring1, 0.02 * rng.normal(size=(3000, 2))], 1), rng, n_points=200)
+    assert torus.is_torus and (torus.n_long_h1, torus.n_long_h2) == (2, 1)
+    assert not circle.is_torus and circle.n_long_h1 == 1

@@ -58,6 +58,14 @@ def test_trajectories_reject_mismatched_shapes_and_wrong_dt():
         Trajectories(tr.position, tr.heading, tr.angular_velocity * tr.dt, tr.speed, tr.dt, tr.arena)
     with pytest.raises(ValueError, match="n=0"):
         simulate_trajectories(0, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="speed_scale_range"):
+        simulate_trajectories(2, 10, np.random.default_rng(0), speed_scale_range=(0.0, 1.0))
+
+
+def test_speed_scale_range_slows_trajectories():
+    fast = simulate_trajectories(300, 20, np.random.default_rng(0))
+    slow = simulate_trajectories(300, 20, np.random.default_rng(0), speed_scale_range=(0.1, 0.1))
+    assert abs(slow.speed.mean() / fast.speed.mean() - 0.1) < 0.02  # same draws scaled (walls bend a few)
 
 
 def test_shipped_recordings_load_and_replay():

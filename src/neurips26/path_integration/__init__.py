@@ -30,7 +30,7 @@ Example::
 
 from .analysis import (Activity, CellTypes, ConnectivityAsymmetry, RingTopology, classify_cells, collect_activity,
                        connectivity_asymmetry, gridness_scores, heading_tuning, rate_maps, rate_maps_loop, ring_topology,
-                       shuffled_statistics)
+                       shuffled_statistics, TorusTopology, torus_topology)
 from .baselines import SingleModuleRNN, dead_reckoning, stay_at_start
 from .cells import HeadDirectionCells, PlaceCells, circular_mean
 from .hrnn import HRNN, HRNNOutput, PathIntegrationError, TrainingConfig, TrainingLog, evaluate, soft_cross_entropy, train_hrnn
@@ -47,6 +47,6 @@ __all__ = [
     "stay_at_start", "dead_reckoning", "SingleModuleRNN",
     "Activity", "collect_activity", "rate_maps", "rate_maps_loop", "heading_tuning", "shuffled_statistics", "CellTypes",
     "classify_cells", "gridness_scores", "RingTopology", "ring_topology", "ConnectivityAsymmetry",
-    "connectivity_asymmetry",
+    "connectivity_asymmetry", "TorusTopology", "torus_topology",
     "theta_gate", "mutual_inhibition_gain", "SweepStatistics", "sweep_statistics", "theta_sweeps",
 ]

@@ -26,7 +26,7 @@ from neurips26.harness.config import Resources
 from neurips26.harness.context import torch_threads
 
 from .analysis import (classify_cells, collect_activity, connectivity_asymmetry, gridness_scores, rate_maps,
-                       ring_topology, shuffled_statistics)
+                       ring_topology, shuffled_statistics, torus_topology)
 from .baselines import dead_reckoning, stay_at_start
 from .cells import HeadDirectionCells, PlaceCells
 from .hrnn import HRNN, TrainingConfig, evaluate, train_hrnn
@@ -144,6 +144,11 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     r["ring"] = ring_topology(trained_cells["activity"].angular, ctx.child_rng(4000 + seed))
     act_u = control_cells["activity"].angular
     r["ring_untrained"] = ring_topology(act_u, ctx.child_rng(4000 + seed)) if act_u.std(0).max() > 0 else None
+    # torus of the grid units of the positional module (only when enough grid units emerged)
+    grid_units = trained_cells["positional"][1].masks["grid"]
+    r["n_grid_units"] = int(grid_units.sum())
+    r["torus"] = (torus_topology(trained_cells["activity"].positional[:, grid_units], ctx.child_rng(4500 + seed))
+                  if grid_units.sum() >= 20 else None)
     # connectivity asymmetry by preferred heading
     hd = ctA.masks["head_direction"]
     ccw, cw = ctA.masks["ccw"] & hd, ctA.masks["cw"] & hd
@@ -273,6 +278,18 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                       note=f"untrained ratio {r['ring_untrained'].ratio:.2f}" if r["ring_untrained"] else
                       "untrained network silent") for r in res]
     claims.append(C.over_seeds(per, seeds))
+    torus_statement = ("The grid units of the positional module lie on a torus (two long H1 bars, one long H2 bar).")
+    torus_kw = dict(kind="reconstruction", paper_value="attractor dynamics (a torus for grid cells: Gardner et al. 2022)",
+                    source="inferred: the grid-cell attractor the abstract's 'attractor dynamics' implies")
+    if any(r["torus"] is None for r in res):
+        claims.append(C.not_checkable("grid_torus", torus_statement, **torus_kw,
+                                      reason=f"fewer than 20 grid units (got {[r['n_grid_units'] for r in res]})",
+                                      full_scale="the 4096-unit DoG-trained positional module's grid units"))
+    else:
+        claims.append(C.over_seeds([C.check("grid_torus", torus_statement, measured=[r["torus"].n_long_h1,
+                                                                                     r["torus"].n_long_h2],
+                                            holds=r["torus"].is_torus, tolerance="exactly 2 long H1 and 1 long H2 bars",
+                                            reason="the Betti numbers of a torus", **torus_kw) for r in res], seeds))
     per = []
     for r in res:
         a = r["asymmetry"]
@@ -449,7 +466,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         claims = (_ratio_claims(config, res) + _cell_claims(config, res) + _circuit_claims(config, res)
                   + _theta_claims(config, res) + _real_claims(config, res) + _check_claims(config, ctx))
         _figures(ctx, res, config)
-    skip = {"trained_cells", "ring", "ring_untrained", "asymmetry", "theta", "theta_traces", "model"}
+    skip = {"trained_cells", "ring", "ring_untrained", "asymmetry", "theta", "theta_traces", "model", "torus"}
     metrics = {"per_seed": [{k: v for k, v in r.items() if k not in skip} for r in res]}
     for i, r in enumerate(res):
         metrics["per_seed"][i].update(

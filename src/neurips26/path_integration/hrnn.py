@@ -237,6 +237,8 @@ class TrainingConfig:
     Attributes:
         steps: Adam steps. batch: trajectories per step. seq_len: T. lr: learning rate.
         weight_decay: λ on ‖W^A‖² + ‖W^P‖² (Sorscher et al. 2019: 1e-4). clip: gradient-norm clip.
+        speed_scale_range: per-trajectory speed factors of the simulated batches (see
+            :func:`simulate_trajectories`; (1, 1) = lineage default).
 
     Source: Sorscher et al. 2019 (Adam, weight decay on recurrent weights, T = 20); the larger lr,
     cosine annealing and fewer steps of the quick scale are ours (inferred: laptop budget).
@@ -248,6 +250,7 @@ class TrainingConfig:
     lr: float = 3e-3
     weight_decay: float = 1e-4
     clip: float = 1.0
+    speed_scale_range: tuple[float, float] = (1.0, 1.0)
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch", "seq_len"):
@@ -291,7 +294,8 @@ def train_hrnn(model: nn.Module, config: TrainingConfig, rng: np.random.Generato
     t0 = time.perf_counter()
     for step in range(config.steps):
         traj = (batches[step % len(batches)] if batches else
-                simulate_trajectories(config.batch, config.seq_len, rng, arena=arena, dt=model.dt))
+                simulate_trajectories(config.batch, config.seq_len, rng, arena=arena, dt=model.dt,
+                                      speed_scale_range=config.speed_scale_range))
         t = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
         out = model(t(traj.angular_velocity), t(traj.speed), t(traj.heading[:, 0]), t(traj.position[:, 0]))
         loss = (soft_cross_entropy(out.hd_logits, model.hd_cells.targets(t(traj.heading[:, 1:])))

@@ -157,7 +157,8 @@ def _max_step_inside(pos: np.ndarray, direction: np.ndarray, half: float) -> np.
 
 def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena: Arena = Arena(),
                           dt: float = DT, sigma_rotation: float = SIGMA_ROTATION,
-                          rayleigh_speed: float = RAYLEIGH_SPEED, border: float = WALL_BORDER) -> Trajectories:
+                          rayleigh_speed: float = RAYLEIGH_SPEED, border: float = WALL_BORDER,
+                          speed_scale_range: tuple[float, float] = (1.0, 1.0)) -> Trajectories:
     """Simulate ``n`` random-foraging trajectories of ``steps`` steps (vectorised over the batch).
 
     Per step (Sorscher et al. 2019 defaults, see the module docstring)::
@@ -166,12 +167,15 @@ def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena
         θ_t = θ_{t−1} + turn ;  v_t ~ Rayleigh(b) (× 0.25 near a wall)
         x_t = x_{t−1} + min(v_t dt, distance to the wall along θ_t) (cos θ_t, sin θ_t)
 
-    Start positions are uniform in the box, start headings uniform on the circle.
+    Start positions are uniform in the box, start headings uniform on the circle. With
+    ``speed_scale_range = (a, b)`` each trajectory's Rayleigh scale is multiplied by a factor drawn
+    log-uniformly in [a, b] (ours, inferred: real rats move at 0.1–0.2 m/s, far below the lineage's
+    ~1 m/s; (1, 1) is the lineage default).
 
     Args:
         n: trajectories (≥ 1). steps: T (≥ 1). rng: numpy generator.
         arena: the box. dt: step (s). sigma_rotation: rad/s (≥ 0). rayleigh_speed: m/s (> 0).
-        border: wall-avoidance distance (m, ≥ 0).
+        border: wall-avoidance distance (m, ≥ 0). speed_scale_range: (a, b) with 0 < a ≤ b.
 
     Returns:
         :class:`Trajectories` with inputs that regenerate positions and headings exactly.
@@ -189,6 +193,9 @@ def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena
         raise ValueError(f"sigma_rotation={sigma_rotation!r}: must be a finite std in rad/s >= 0")
     if not (math.isfinite(border) and 0 <= 2 * border < arena.side):
         raise ValueError(f"border={border!r}: must be >= 0 and < half the arena side {arena.side / 2:g} m")
+    lo_s, hi_s = (float(v) for v in speed_scale_range)
+    if not (math.isfinite(lo_s) and math.isfinite(hi_s) and 0 < lo_s <= hi_s):
+        raise ValueError(f"speed_scale_range={speed_scale_range!r}: need finite 0 < a <= b")
     n, steps, half = int(n), int(steps), arena.half
     pos = np.empty((n, steps + 1, 2))
     hd = np.empty((n, steps + 1))
@@ -196,6 +203,8 @@ def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena
     hd[:, 0] = rng.uniform(-math.pi, math.pi, n)
     turns = rng.normal(0.0, sigma_rotation, (n, steps)) * dt
     speeds = rng.rayleigh(rayleigh_speed, (n, steps))
+    if (lo_s, hi_s) != (1.0, 1.0):
+        speeds *= np.exp(rng.uniform(math.log(lo_s), math.log(hi_s), (n, 1)))
     walls = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])  # outward normals of the 4 walls
     wall_angle = np.arctan2(walls[:, 1], walls[:, 0])
     step_len = np.empty((n, steps))
