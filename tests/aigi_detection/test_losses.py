@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.aigi_detection.losses import (contribution_balance, dann_ramp, dominant_mask, grad_reverse,
+from neurips26.aigi_detection.losses import (contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask,
+                                             gaussian_kl, grad_reverse,
                                              orthogonality, pairwise_linear_hsic)
 
 
@@ -69,3 +70,22 @@ def test_dominant_mask_picks_the_largest_mean_abs_contribution():
     assert dominant_mask(c, 2).tolist() == [False, True, True]
     with pytest.raises(ValueError, match="n_drop=3"):
         dominant_mask(c, 3)
+
+
+def test_gaussian_kl_matches_torch_distributions():
+    from torch.distributions import Normal, kl_divergence
+
+    g = torch.Generator().manual_seed(0)
+    mu, logvar = torch.randn(6, 4, generator=g), torch.randn(6, 4, generator=g)
+    ref = kl_divergence(Normal(mu, (0.5 * logvar).exp()), Normal(0.0, 1.0)).sum(-1).mean()
+    assert float(gaussian_kl(mu, logvar)) == pytest.approx(float(ref), rel=1e-5)
+    assert float(gaussian_kl(torch.zeros(3, 2), torch.zeros(3, 2))) == 0.0
+
+
+def test_cue_removal_consistency_zero_without_contributions_and_positive_with():
+    logit = torch.tensor([2.0, -1.0])
+    assert float(cue_removal_consistency(logit, torch.zeros(2, 3))) == pytest.approx(0.0, abs=1e-6)
+    c = torch.tensor([[2.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])  # all evidence in cue 0: removing it gives p = 1/2
+    p = torch.sigmoid(logit)
+    kl = p * torch.log(2 * p) + (1 - p) * torch.log(2 * (1 - p))  # KL(Bernoulli(p) || Bernoulli(1/2))
+    assert float(cue_removal_consistency(logit, c)) == pytest.approx(float(kl.sum() / 6), rel=1e-5)

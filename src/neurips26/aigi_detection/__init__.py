@@ -32,8 +32,8 @@ from .diagnostics import (artifact_statistics, contribution_entropy, detection_m
                           fisher_ratios, generator_clustering, linear_probe_accuracy, per_generator_metrics)
 from .encoder import FrozenEncoder, RandomConvEncoder, build_tiny_encoder, load_encoder
 from .heads import CueDetector, LossSwitches, TrainedDetector, train_detector
-from .losses import (contribution_balance, dann_ramp, dominant_mask, grad_reverse, orthogonality,
-                     pairwise_linear_hsic)
+from .losses import (contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask, gaussian_kl,
+                     grad_reverse, orthogonality, pairwise_linear_hsic)
 
 __all__ = [
     "AuditReport", "FolderDataset", "FormatShortcutWarning", "ImageModeWarning", "LoadedImages", "format_audit",
@@ -41,5 +41,6 @@ __all__ = [
     "artifact_statistics", "contribution_entropy", "detection_metrics", "effective_rank", "fisher_ratios",
     "generator_clustering", "linear_probe_accuracy", "per_generator_metrics", "FrozenEncoder", "RandomConvEncoder",
     "build_tiny_encoder", "load_encoder", "CueDetector", "LossSwitches", "TrainedDetector", "train_detector",
-    "contribution_balance", "dann_ramp", "dominant_mask", "grad_reverse", "orthogonality", "pairwise_linear_hsic",
+    "contribution_balance", "cue_removal_consistency", "gaussian_kl", "dann_ramp", "dominant_mask", "grad_reverse",
+    "orthogonality", "pairwise_linear_hsic",
 ]

@@ -64,6 +64,8 @@ class Config(ExperimentConfig):
     self_adversarial: bool = Field(True, description="train on the view with the dominant cue masked")
     p_drop: float = Field(0.5, ge=0, le=1, description="probability of the masked view per step")
     ramp: bool = Field(True, description="progressive DANN ramp of the reversal strength")
+    cib_weight: float = Field(0.0, ge=0, description="λ_cib, DoU's variational cue bottleneck (0 = off; DoU: 1e-3)")
+    removal_consistency_weight: float = Field(0.0, ge=0, description="λ_rc, DoU's cue-removal consistency (0 = off)")
     ablations: bool = Field(True, description="also train adversarial-only, balancing-only and pseudo-label "
                             "SA-AFL heads (metrics only)")
     data_root: str = Field("", description="full scale: folder with train/ and test/, each real/ + fake/<generator>/")
@@ -100,7 +102,8 @@ class Config(ExperimentConfig):
                             ramp=self.ramp, semantic_weight=self.semantic_weight,
                             orthogonal_weight=self.orthogonal_weight, hsic_weight=self.hsic_weight,
                             self_adversarial=self.self_adversarial, p_drop=self.p_drop,
-                            balance_weight=self.balance_weight)
+                            balance_weight=self.balance_weight, cib_weight=self.cib_weight,
+                            removal_consistency_weight=self.removal_consistency_weight)
 
     def resources(self) -> Resources:
         """Quick: 1 CPU. With a user's encoder (CLIP ViT-L/14) and data: 1 GPU."""

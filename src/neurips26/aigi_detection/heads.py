@@ -19,6 +19,8 @@ wording and the earlier papers named in :mod:`.losses`)::
       + λ_orth · ||Ŝᵀ Â||²_F / B²                                     (semantic ⟂ artifact)
       + λ_hsic · mean_{i<j} ||Cov(a_i, a_j)||²_F                    (decorrelate cues, DoU)
       + λ_bal  · KL(ĉ || uniform)                                     (balance cue contributions)
+      + λ_cib  · KL(N(a_k, σ_k²) || N(0, I))                          (DoU's cue bottleneck; off by default)
+      + λ_rc   · mean_k KL(p_full || p_{-k})                          (DoU's cue-removal consistency; off)
 
 The baseline is the same head with every switch off (only BCE).
 """
@@ -33,8 +35,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .losses import (bce, contribution_balance, dann_ramp, dominant_mask, grad_reverse, orthogonality,
-                     pairwise_linear_hsic)
+from .losses import (bce, contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask, gaussian_kl,
+                     grad_reverse, orthogonality, pairwise_linear_hsic)
 
 
 @dataclass
@@ -52,6 +54,8 @@ class LossSwitches:
         p_drop: probability per step of using the masked view (RSC-like 0.5).
         n_drop: number of dominant cues masked.
         balance_weight: λ_bal of KL(ĉ || uniform) (inferred default 0.5).
+        cib_weight: λ_cib of DoU's variational cue bottleneck (0 = deterministic latents; DoU uses 1e-3).
+        removal_consistency_weight: λ_rc of DoU's cue-removal consistency (0 = off).
     """
 
     adversarial: bool = True
@@ -64,6 +68,8 @@ class LossSwitches:
     p_drop: float = 0.5
     n_drop: int = 1
     balance_weight: float = 0.5
+    cib_weight: float = 0.0
+    removal_consistency_weight: float = 0.0
 
     @classmethod
     def baseline(cls) -> "LossSwitches":
@@ -72,7 +78,8 @@ class LossSwitches:
                    self_adversarial=False, balance_weight=0.0)
 
     def __post_init__(self) -> None:
-        for name in ("adversarial_weight", "semantic_weight", "orthogonal_weight", "hsic_weight", "balance_weight"):
+        for name in ("adversarial_weight", "semantic_weight", "orthogonal_weight", "hsic_weight", "balance_weight",
+                     "cib_weight", "removal_consistency_weight"):
             v = getattr(self, name)
             if not math.isfinite(v) or v < 0:
                 raise ValueError(f"LossSwitches.{name}={v}; allowed: a finite number >= 0")
@@ -104,6 +111,9 @@ class CueDetector(nn.Module):
         self.pb = nn.Parameter(torch.zeros(n_cues, latent_dim))
         self.w = nn.Parameter(torch.randn(n_cues, latent_dim) / math.sqrt(n_cues * latent_dim))
         self.b = nn.Parameter(torch.zeros(()))
+        # log-variance head of the optional variational bottleneck (zero init draws no random numbers)
+        self.Q = nn.Parameter(torch.zeros(n_cues, cue_dim, latent_dim))
+        self.qb = nn.Parameter(torch.full((n_cues, latent_dim), -4.0))
         self.n_content = n_content
         if n_content:
             self.semantic = nn.Linear(cue_dim, semantic_dim)
@@ -113,6 +123,10 @@ class CueDetector(nn.Module):
     def latents(self, g: torch.Tensor) -> torch.Tensor:
         """Artifact latents ``a [B, K, m]`` from cues ``g [B, K, D]``: ``a_k = P_k g_k + b_k``."""
         return torch.einsum("bkd,kdm->bkm", g, self.P) + self.pb
+
+    def log_variances(self, g: torch.Tensor) -> torch.Tensor:
+        """Log-variances ``[B, K, m]`` of the variational bottleneck: ``log σ²_k = Q_k g_k + q_k``."""
+        return torch.einsum("bkd,kdm->bkm", g, self.Q) + self.qb
 
     def contributions(self, a: torch.Tensor) -> torch.Tensor:
         """Per-cue contributions ``c [B, K]``, ``c_k = w_kᵀ a_k``."""
@@ -253,9 +267,16 @@ def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, 
             idx = perm[i:i + batch_size]
             g, yb = g_all[idx], y_all[idx]
             a = head.latents(g)
+            terms = {}
+            if switches.cib_weight:  # a_k = μ_k + σ_k ⊙ ε (reparameterised), KL to N(0, I)
+                logvar = head.log_variances(g)
+                terms["cib"] = switches.cib_weight * gaussian_kl(a, logvar)
+                a = a + (0.5 * logvar).exp() * torch.randn(a.shape, generator=gen)
             c = head.contributions(a)
             logit = c.sum(-1) + head.b
-            terms = {"bce": bce(logit, yb)}
+            terms["bce"] = bce(logit, yb)
+            if switches.removal_consistency_weight:
+                terms["removal_consistency"] = switches.removal_consistency_weight * cue_removal_consistency(logit, c)
             if switches.self_adversarial and torch.rand((), generator=gen).item() < switches.p_drop:
                 keep = ~dominant_mask(c, switches.n_drop)
                 terms["masked_bce"] = bce((c * keep).sum(-1) + head.b, yb)

@@ -129,3 +129,32 @@ def dominant_mask(contrib: torch.Tensor, n_drop: int) -> torch.Tensor:
 def bce(logit: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Binary cross-entropy with logits, mean over the batch (y = 1 generated)."""
     return F.binary_cross_entropy_with_logits(logit, y.float())
+
+
+def gaussian_kl(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
+    """``KL(N(μ, σ²) || N(0, I))`` summed over the last dimension, averaged over the rest:
+    ``½ Σ_j (μ_j² + σ_j² − log σ_j² − 1)``.
+
+    Source: the cue information bottleneck of DoU (He et al. 2026; its code weights it 1e-3),
+    the standard VAE closed form (Kingma & Welling 2014).
+    """
+    return 0.5 * (mu.pow(2) + logvar.exp() - logvar - 1.0).sum(-1).mean()
+
+
+def cue_removal_consistency(logit: torch.Tensor, contrib: torch.Tensor) -> torch.Tensor:
+    """Mean over cues ``k`` and the batch of ``KL(p_full || p_{-k})`` between Bernoulli
+    predictions with all cues and with cue ``k`` removed (``logit − c_k``); ``p_full`` is
+    detached, so only the cue-removed predictions move toward the full one.
+
+    Args:
+        logit: ``[B]`` full logits. contrib: ``[B, K]`` per-cue contributions.
+
+    Source: DoU's consistency under removing one cue (He et al. 2026), read in its code; with a
+    linear head removing a cue is subtracting its contribution (inferred equivalence).
+    """
+    p = torch.sigmoid(logit.detach())[:, None]
+    lq = logit[:, None] - contrib                       # logits without cue k: [B, K]
+    log_q1, log_q0 = F.logsigmoid(lq), F.logsigmoid(-lq)
+    eps = 1e-7
+    kl = p * (torch.log(p + eps) - log_q1) + (1 - p) * (torch.log(1 - p + eps) - log_q0)
+    return kl.mean()
