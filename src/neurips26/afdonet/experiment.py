@@ -53,7 +53,7 @@ class Config(ExperimentConfig):
     ns_trajectories: int = Field(16, ge=4, le=100_000, description="NS trajectories (80/20 split by trajectory)")
     ns_steps: int = Field(8, ge=3, le=1000, description="saved NS snapshots per trajectory")
     ns_epochs: int = Field(10, ge=1, le=1000, description="epochs of the reference model (released: 10)")
-    ns_fno_width: int = Field(12, ge=4, le=256, description="FNO width on NS (0 → equal parameters, slow)")
+    ns_fno_width: int = Field(12, ge=0, le=256, description="FNO width on NS (0 → equal parameters, slow)")
     # Burgers
     burgers_train: int = Field(192, ge=16, le=1_000_000, description="Burgers training pairs")
     burgers_test: int = Field(64, ge=8, le=1_000_000, description="Burgers test pairs")
