@@ -168,6 +168,7 @@ def _run_seed(config: Config, seed: int, directory: Path) -> dict:
     found = {(m, b): [] for m in METHODS for b in config.budgets}
     inv = {"sum_err": 0.0, "min_b": 1.0, "min_eig": np.inf, "steps": 0}
     trace: SearchResult | None = None
+    conf: list[tuple[float, bool]] = []  # (final max belief, argmax is the needle) of controller searches
     farm = {"honest": [], "inflated": [], "honest_acc": [], "inflated_acc": [], "yesno_diff": 0.0, "nostop_gain": []}
     for vid, frames in evals:
         reads = sensor.read(frames)
@@ -183,6 +184,7 @@ def _run_seed(config: Config, seed: int, directory: Path) -> dict:
                     "prior_topk": fixed_plan_search("prior_topk", prior_topk_plan(prior, b), prior, model, look, rng=rng),
                     "navigator": navigator_search(prior, model, look, budget=b, rng=rng),
                 }
+                conf.append((float(runs["belief"].posterior.max()), int(np.argmax(runs["belief"].posterior)) == vid.needle))
                 for m, r in runs.items():
                     acc[(m, b)].append(r.answer == truth)
                     looks[(m, b)].append(r.n_looks)
@@ -200,12 +202,21 @@ def _run_seed(config: Config, seed: int, directory: Path) -> dict:
     out = {"sensor_model": model, "acc": {k: float(np.mean(v)) for k, v in acc.items()},
            "looks": {k: float(np.mean(v)) for k, v in looks.items()},
            "found": {k: float(np.mean(v)) for k, v in found.items()}, "n_episodes": len(acc[("belief", config.budgets[0])]),
-           "invariants": inv, "trace": trace,
+           "invariants": inv, "trace": trace, "ece": _ece(conf),
            "farm": {"return_gain": float(np.mean(farm["inflated"]) - np.mean(farm["honest"])),
                     "acc_gain": float(np.mean(farm["inflated_acc"]) - np.mean(farm["honest_acc"])),
-                    "yesno_diff": farm["yesno_diff"], "return_gain_without_stop_rule": float(np.mean(farm["nostop_gain"]))},
-           "needle_first_prior_rank": None}
+                    "yesno_diff": farm["yesno_diff"], "return_gain_without_stop_rule": float(np.mean(farm["nostop_gain"]))}}
     return out
+
+
+def _ece(records: list[tuple[float, bool]], bins: int = 10) -> dict:
+    """Expected calibration error of the final max belief as the probability that its argmax is
+    the needle: ``Σ_bins (n_bin/n)·|mean confidence − hit rate|`` over equal-width bins."""
+    c = np.array([r[0] for r in records])
+    h = np.array([r[1] for r in records], float)
+    idx = np.minimum((c * bins).astype(int), bins - 1)
+    ece = sum(abs(c[idx == k].mean() - h[idx == k].mean()) * np.mean(idx == k) for k in range(bins) if np.any(idx == k))
+    return {"ece": float(ece), "mean_confidence": float(c.mean()), "hit_rate": float(h.mean()), "n": int(len(c))}
 
 
 class _Inflated(PixelSensor):
@@ -271,6 +282,19 @@ def _search_claims(config: Config, per_seed: list[dict], metrics: dict) -> list:
                  "evidence segment, 2 at every other segment), and the evaluation videos per seed went from 6 (× 40 "
                  "searches) to 12 (× 20) because margins varied between runs with the video draw. Thresholds unchanged.",
             kind="reconstruction", source=SRC_SYNTH))
+    eces = [s["ece"]["ece"] for s in per_seed]
+    metrics["belief_calibration"] = [s["ece"] for s in per_seed]
+    mean, iv = C.mean_interval(eces)
+    claims.append(C.at_most(
+        "belief_calibrated", "The controller's final belief is calibrated: expected calibration error (10 bins) of its "
+        "max belief as the probability that its most probable segment holds the evidence, mean over seeds.",
+        measured=mean, interval=iv, bound=0.1,
+        reason="a belief that decides when to stop should be within 10 points of its hit rate (chosen before running)",
+        note="the sensor model treats repeated looks as independent; decoys make errors correlated across revisits, "
+             "which would show here as overconfidence (mean max belief above the hit rate; per seed in "
+             "metrics.belief_calibration)",
+        kind="reconstruction", source="inferred: the abstract's belief is explicit and drives decisions, so its "
+                                      "probabilities should mean what they say"))
     ratios = [float(np.mean([s["looks"][("belief", b)] / b for b in B])) for s in per_seed]
     mean, iv = C.mean_interval(ratios)
     claims.append(C.at_most(
@@ -419,7 +443,7 @@ def _reward_claims(config: Config, per_seed: list[dict], ctx: RunContext, metric
     return claims
 
 
-def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path, model: SensorModel) -> list:
+def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path) -> list:
     """The chat-backend sensor path: offline a scripted backend reads the JPEG frames (with
     malformed replies injected); with ``backend`` set, a real VLM."""
     from neurips26.backends import ScriptedBackend
@@ -601,7 +625,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         claims = _search_claims(config, per_seed, metrics)
         claims += _invariant_claims(config, per_seed, ctx, metrics, directory)
         claims += _reward_claims(config, per_seed, ctx, metrics)
-        claims += _vlm_claims(config, ctx, metrics, directory, per_seed[0]["sensor_model"])
+        claims += _vlm_claims(config, ctx, metrics, directory)
         claims += _not_checkable()
     _figures(config, per_seed, metrics, ctx)
     notes = ("Paper not found; only the abstract was read. The sensor model (yes/no × confidence bins calibrated on "
