@@ -83,3 +83,12 @@ def test_single_module_baseline_trains_with_same_loop():
     assert len(log.loss) == 5 and log.sequences_per_s > 0
     with pytest.raises(TypeError, match="unsupported"):
         m.run(simulate_trajectories(2, 6, np.random.default_rng(0)), pathway=False)
+
+
+def test_state_dict_round_trip_through_a_file(tmp_path):
+    m = _model(seed=3)
+    torch.save(m.state_dict(), tmp_path / "hrnn.pt")
+    m2 = _model(seed=4)
+    m2.load_state_dict(torch.load(tmp_path / "hrnn.pt"))
+    tr = simulate_trajectories(3, 8, np.random.default_rng(0))
+    assert torch.equal(m.run(tr).place_logits, m2.run(tr).place_logits)

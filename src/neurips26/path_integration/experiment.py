@@ -452,8 +452,9 @@ def _figures(ctx: RunContext, res: list[dict], config: Config) -> None:
         ax[1].set_xlim(0, 1.5)
         ax[1].legend(fontsize=8)
         ctx.save_figure("theta_sweeps", fig, caption="Theta-paced mutual inhibition (top: gate, + = CCW dominant) "
-                        "and the decoded heading's offset from the unperturbed network: it swings to alternate sides "
-                        "in successive cycles, on top of a slow drift.")
+                        "and the decoded heading's offset from the unperturbed network. Sweeps should swing to alternate "
+                        "sides in successive cycles; small within-cycle swings can ride on a drift the network never "
+                        "corrects (unequal CW/CCW effects); the alternation claim counts how often they change side.")
 
 
 # --------------------------------------------------------------------------- run
