@@ -44,3 +44,19 @@ def test_config_bounds_and_full():
         apply_overrides(Config.quick(), {"family": "gpt2"}, "bit_mask_tuning")
     full = Config.full()
     assert full.n_seeds >= 5 and full.hidden > Config().hidden and Config.quick() == Config()
+
+
+def test_local_model_part_on_a_saved_checkpoint(tmp_path):
+    from neurips26.bit_mask_tuning.experiment import local_model_claims
+    from neurips26.bit_mask_tuning.task import build_model
+    from neurips26.bit_mask_tuning.trl_adapters import save_toy_model
+
+    path = save_toy_model(build_model("llama", hidden=64, layers=2, ffn=256), tmp_path / "ckpt")
+    metrics = {}
+    claims = local_model_claims(Config(model_path=str(path), size_rho=0.01), metrics)
+    by = {c.id: c for c in claims}
+    assert by["local_model_reapply_bit_exact"].verdict is Verdict.HOLDS
+    assert metrics["local_model"]["ratio"] > 100  # 1 % of weights at ~2 B/index vs 4 B/parameter
+    assert local_model_claims(Config(), {}) == []
+    with pytest.raises(ValueError, match="not a folder"):
+        local_model_claims(Config(model_path=str(tmp_path / "nope")), {})
