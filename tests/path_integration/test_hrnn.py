@@ -8,7 +8,6 @@ import torch
 
 from neurips26.path_integration import (HRNN, Arena, HeadDirectionCells, PlaceCells, SingleModuleRNN, TrainingConfig,
                                         evaluate, simulate_trajectories, stay_at_start, train_hrnn)
-from neurips26.path_integration.trajectories import Trajectories
 
 
 def _model(seed=0, **kw):

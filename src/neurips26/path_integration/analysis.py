@@ -193,7 +193,7 @@ def classify_cells(stats: dict, active: np.ndarray, grid: np.ndarray | None = No
              "cw": av & (stats["r_omega"] < 0),
              "speed": active & (np.abs(stats["r_speed"]) > stats["r_speed_p99"])}
     if grid is not None:
-        g = active & np.nan_to_num(grid, nan=-np.inf).__gt__(grid_threshold)
+        g = active & (np.nan_to_num(grid, nan=-np.inf) > grid_threshold)
         masks["grid"] = g
         masks["conjunctive"] = g & hd
         masks["pure_grid"] = g & ~hd

@@ -82,9 +82,10 @@ class Config(ExperimentConfig):
     @classmethod
     def full(cls) -> "Config":
         """Sorscher scale: N_P = 4096 positional units, 512 DoG place cells, N_A = 512, 512 HD cells,
-        batch 200, 10^5 Adam steps at lr 1e-4 (hours on one GPU per seed)."""
+        batch 200, 10^5 Adam steps at lr 1e-4 (hours on one GPU per seed). Analyses use 1000 × 20
+        samples (the FFT shuffles of 4096 units then need ≈ 1.3 GB)."""
         return cls(n_angular=512, n_positional=4096, n_hd_cells=512, n_place_cells=512, place_cell_profile="dog",
-                   train_steps=100_000, batch=200, lr=1e-4, n_test=2000, n_analysis=5000, rate_map_bins=40,
+                   train_steps=100_000, batch=200, lr=1e-4, n_test=2000, n_analysis=1000, rate_map_bins=40,
                    n_theta=500, max_real_segments=100_000, torch_threads=8)
 
 
