@@ -127,13 +127,14 @@ def capture(model: nn.Module, windows: np.ndarray, modules: list[str] | None = N
     gs = {n: [] for n in names}
     losses = []
     model.eval()
+    dev = next(model.parameters()).device
     for i in range(0, len(windows), batch):
-        w = torch.as_tensor(windows[i:i + batch])
+        w = torch.as_tensor(windows[i:i + batch]).to(dev)
         outs: dict[str, torch.Tensor] = {}
         hooks = []
         for n in names:
             def fwd(mod, inp, out, n=n):
-                xs[n].append(inp[0].detach().reshape(-1, inp[0].shape[-1]))
+                xs[n].append(inp[0].detach().reshape(-1, inp[0].shape[-1]).cpu())
                 out.retain_grad()
                 outs[n] = out
             hooks.append(mods[n].register_forward_hook(fwd))
@@ -146,8 +147,8 @@ def capture(model: nn.Module, windows: np.ndarray, modules: list[str] | None = N
             for h in hooks:
                 h.remove()
         for n in names:
-            gs[n].append(outs[n].grad.detach().reshape(-1, outs[n].shape[-1]))
-        losses.append(tl.detach().numpy())
+            gs[n].append(outs[n].grad.detach().reshape(-1, outs[n].shape[-1]).cpu())
+        losses.append(tl.detach().cpu().numpy())
     model.zero_grad(set_to_none=True)
     x = {n: torch.cat(v) for n, v in xs.items()}
     return ActivationCache(x, {n: torch.cat(v) for n, v in gs.items()}, {n: v.mean(0) for n, v in x.items()},
@@ -181,14 +182,14 @@ def attributions(model: nn.Module, cache: ActivationCache, refs: list[WeightRef]
         by_mod.setdefault(r.module, []).append(k)
     with torch.no_grad():
         for name, ks in by_mod.items():
-            W = _weight_out_in(mods[name])
+            W = _weight_out_in(mods[name]).detach().cpu()
             I = torch.tensor([refs[k].row for k in ks])
             J = torch.tensor([refs[k].col for k in ks])
             x = cache.x[name][:, J]
             if ablation == "mean":
                 x = x - cache.mean_x[name][J]
             a = W[I, J] * x * cache.g[name][:, I]          # A_t = W_ij · x_{t,j} · ∂L/∂y_{t,i}
-            out[:, :, ks] = a.reshape(N, T, len(ks)).numpy()
+            out[:, :, ks] = a.reshape(N, T, len(ks)).float().numpy()
     return out
 
 
@@ -220,7 +221,8 @@ def ablation_effects(model: nn.Module, windows: np.ndarray, ref: WeightRef, abla
     logits_fn = logits_fn or logits_function(model)
     mod = linear_modules(model)[ref.module]
     base_x = 0.0 if ablation == "zero" else float(mean_x[ref.col])
-    W = torch.as_tensor(np.asarray(windows))
+    dev = next(model.parameters()).device
+    W = torch.as_tensor(np.asarray(windows)).to(dev)
     N, T = W.shape[0], W.shape[1] - 1
     clean = _token_losses(logits_fn, W).sum(1)
     state = {}
@@ -234,13 +236,13 @@ def ablation_effects(model: nn.Module, windows: np.ndarray, ref: WeightRef, abla
     h = mod.register_forward_hook(hook)
     try:
         if not per_position:
-            state["mask"] = torch.ones(N, T)
-            return (_token_losses(logits_fn, W).sum(1) - clean).numpy()
+            state["mask"] = torch.ones(N, T, device=dev)
+            return (_token_losses(logits_fn, W).sum(1) - clean).cpu().numpy()
         res = np.empty((N, T), dtype=np.float64)
-        eye = torch.eye(T)
+        eye = torch.eye(T, device=dev)
         for n in range(N):
             state["mask"] = eye                                           # copy t ablates position t
-            res[n] = (_token_losses(logits_fn, W[n].expand(T, -1)).sum(1) - clean[n]).numpy()
+            res[n] = (_token_losses(logits_fn, W[n].expand(T, -1)).sum(1) - clean[n]).cpu().numpy()
         return res
     finally:
         h.remove()
@@ -258,7 +260,7 @@ def sample_nonzero_weights(model: nn.Module, n: int, rng: np.random.Generator,
         raise ValueError(f"n={n}; must be >= 1")
     mods = linear_modules(model)
     names = list(mods) if modules is None else modules
-    nz = {name: torch.nonzero(_weight_out_in(mods[name]).detach()).numpy() for name in names}
+    nz = {name: torch.nonzero(_weight_out_in(mods[name]).detach()).cpu().numpy() for name in names}
     total = sum(len(v) for v in nz.values())
     if total < n:
         raise ValueError(f"asked for {n} weights but the matrices {names} hold {total} nonzeros")

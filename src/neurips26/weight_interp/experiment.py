@@ -129,16 +129,16 @@ def _corpus(config: Config, seed: int):
                                           "score": config.score_windows, "train": -1}, seed, info=info)
 
 
-def _train_pair(config: Config, corpus, seed: int) -> dict:
+def _train_pair(config: Config, corpus, seed: int, device: str = "cpu") -> dict:
     """Sparse model, then the dense twin stopped at the sparse validation loss (same init seed)."""
     mc = _model_config(config, corpus.vocab.size)
     torch.manual_seed(seed)
-    sparse = SparseGPT(mc)
+    sparse = SparseGPT(mc).to(device)
     tc = TrainConfig(steps=config.steps, batch=config.batch, lr=config.lr, target_fraction=config.target_fraction,
                      min_per_neuron=config.min_per_neuron, schedule=config.schedule, eval_every=config.eval_every)
     rs = train_lm(sparse, corpus.split("train"), corpus.split("val"), tc, seed)
     torch.manual_seed(seed)
-    dense = SparseGPT(mc)
+    dense = SparseGPT(mc).to(device)
     td = TrainConfig(steps=int(config.dense_max_steps_factor * config.steps), batch=config.batch, lr=config.lr,
                      target_fraction=1.0, eval_every=config.eval_every, stop_at_loss=rs.val_loss)
     rd = train_lm(dense, corpus.split("train"), corpus.split("val"), td, seed)
@@ -299,6 +299,7 @@ def _attribution_vs_ablation(config: Config, corpus, pairs: dict, reports: dict,
     s0 = next(iter(pairs))
     torch.manual_seed(s0)
     ctrl = SparseGPT(dataclasses.replace(_model_config(config, corpus.vocab.size), activation_topk_fraction=1.0))
+    ctrl = ctrl.to(next(pairs[s0]["sparse"].parameters()).device)
     train_lm(ctrl, corpus.split("train"), corpus.split("val"),
              TrainConfig(steps=config.control_steps, batch=config.batch, lr=config.lr,
                          target_fraction=config.target_fraction, min_per_neuron=config.min_per_neuron,
@@ -487,7 +488,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         metrics["corpus"] = corpus.info
         pairs = {}
         for off in ctx.track(config.seeds, "train sparse/dense twins"):
-            pairs[ctx.seed * 1000 + off] = _train_pair(config, corpus, ctx.seed * 1000 + off)
+            pairs[ctx.seed * 1000 + off] = _train_pair(config, corpus, ctx.seed * 1000 + off, ctx.device)
         claims += _training(config, pairs, metrics)
         claims += _planted(config, corpus, ctx, metrics)
         frac_claims, reports = _fractions(config, corpus, pairs, ctx, metrics)

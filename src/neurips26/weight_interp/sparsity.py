@@ -186,9 +186,10 @@ class TrainResult:
 def validation_loss(model: nn.Module, windows: np.ndarray, batch: int = 256) -> float:
     """Mean next-token cross-entropy (nats/token) of ``model`` on ``windows [n, T+1]``."""
     model.eval()
+    dev = next(model.parameters()).device
     tot, n = 0.0, 0
     for i in range(0, len(windows), batch):
-        w = torch.as_tensor(windows[i:i + batch])
+        w = torch.as_tensor(windows[i:i + batch]).to(dev)
         logits = model(w[:, :-1])
         tot += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1), reduction="sum"))
         n += w[:, 1:].numel()
@@ -225,11 +226,12 @@ def train_lm(model: nn.Module, train: np.ndarray, val: np.ndarray, cfg: TrainCon
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, 1.0 - 0.9 * max(0, s - warm) / max(1, cfg.steps - warm)))
     rng = np.random.default_rng(seed)
+    dev = next(model.parameters()).device          # batches follow the model (CPU or GPU)
     res = TrainResult(0, float("nan"))
     t0 = time.perf_counter()
     for step in range(cfg.steps):
         model.train()
-        w = torch.as_tensor(train[rng.integers(0, len(train), cfg.batch)])
+        w = torch.as_tensor(train[rng.integers(0, len(train), cfg.batch)]).to(dev)
         logits = model(w[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
