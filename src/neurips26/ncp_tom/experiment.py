@@ -313,7 +313,10 @@ def _benchmark_is_well_formed(config: Config, instances: list, rejected: dict, r
                 "Replaying the oracle's stored plans (after JSONL export/import) satisfies the tracker on every "
                 "instance.", measured=summary(per_agent["oracle"])["success"], target=1.0, abs_tol=0.0,
                 paper_value=None, kind="check", source="inferred: the oracle is a breadth-first search over our tracker",
-                reason="deterministic tracker: any failure is a bug, so no tolerance"),
+                reason="deterministic tracker: any failure is a bug, so no tolerance",
+                note="planner and scorer share the goal predicate, so a wrong order-2 predicate (reading the true "
+                     "location instead of the inner believer's belief) leaves this and every other claim unchanged "
+                     "at quick scale (the ToM-free agents' rates barely move); a direct test catches it."),
     ]
 
 
