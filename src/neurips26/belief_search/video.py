@@ -15,6 +15,8 @@ on a keyframe; uniform segments are the simplest choice where the paper's segmen
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -147,7 +149,9 @@ def decode_frames(path: str | Path, indices: Sequence[int], *, info: VideoInfo |
     forward to the exact frame.
 
     Sorted targets are visited once: after a seek, decoding continues forward while the next
-    target is at most ``reseek_gap`` frames ahead; a farther target triggers a new seek.
+    target is at most ``reseek_gap`` frames ahead; a farther target triggers a new seek. A
+    demuxer that lands *after* the target (MPEG-TS seeks by bytes) is re-sought earlier, one
+    second back and doubling, down to the start of the stream.
 
     Args:
         indices: frame indices in ``[0, n_frames)``, any order, repeats allowed.
@@ -186,12 +190,21 @@ def decode_frames(path: str | Path, indices: Sequence[int], *, info: VideoInfo |
         k = 0
         while k < len(targets):
             t = targets[k]
-            pts = start + int(round(t / info.fps / tb))  # pts of the wanted frame
-            container.seek(pts, stream=v, backward=True, any_frame=False)  # lands on a keyframe <= pts
-            seeks += 1
+            back = 0
+            while True:  # seek to a keyframe <= t; some demuxers (MPEG-TS) overshoot: then seek earlier
+                pts = start + int(round((t - back) / info.fps / tb)) if t - back > 0 else min(0, start)
+                container.seek(pts, stream=v, backward=True, any_frame=False)
+                seeks += 1
+                frames = container.decode(v)
+                first = next((f for f in frames if f.pts is not None), None)
+                decoded += first is not None
+                if (first is not None and _index(first, start, tb, info.fps) <= t) or t - back <= 0:
+                    break
+                back = max(2 * back, int(math.ceil(info.fps)))  # overshot (or hit the end): back off, doubling
             progressed = False
-            for frame in container.decode(v):
-                decoded += 1
+            for frame in itertools.chain([first] if first is not None else [], frames):
+                if frame is not first:
+                    decoded += 1
                 if frame.pts is None:
                     continue
                 i = _index(frame, start, tb, info.fps)
@@ -302,6 +315,8 @@ def encode_video(path: str | Path, frames: np.ndarray, fps: int = 8, *, codec: s
     """Encode ``uint8 (T, H, W, 3)`` RGB frames to an MP4 with PyAV (H.264 by default).
 
     ``gop`` is the keyframe interval, so seeking must decode forward up to ``gop − 1`` frames.
+    The container follows the file extension (``.mp4``, ``.mkv``, ``.ts``, ...); ``codec`` is any
+    encoder in PyAV's bundled FFmpeg (``libx264``, ``mpeg4``, ``libvpx-vp9``, ...).
 
     Raises:
         ValueError: frames not ``uint8 (T, H, W, 3)`` with even H and W, or ``T == 0``.
@@ -320,6 +335,8 @@ def encode_video(path: str | Path, frames: np.ndarray, fps: int = 8, *, codec: s
         if codec == "libx264":
             s.options = {"g": str(gop), "keyint_min": str(gop), "crf": str(crf), "preset": "ultrafast",
                          "tune": "zerolatency"}
+        else:
+            s.options = {"g": str(gop)}
         for f in frames:
             for p in s.encode(av.VideoFrame.from_ndarray(f, format="rgb24")):
                 out.mux(p)
