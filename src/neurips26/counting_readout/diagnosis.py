@@ -1,0 +1,181 @@
+"""The whole pipeline on any causal LM: diagnose where counting readout fails, then repair it.
+
+:func:`diagnose_model` captures the residual stream at every layer for counting prompts, fits
+per-layer probes and the Fisher SNR, the count subspace in the readout space, the principal
+angles with the digit rows of W_U, a per-layer logit lens, the readout-vs-overwrite diagnosis and
+the subspace-ablation causal check. :func:`repair_model` trains a Probe-Informed LoRA (or its
+random-init baseline) on the head, on cached readout features.
+
+Source: abstract (dual-metric diagnosis, Probe-Informed LoRA on W_U); inferred: the pipeline's
+order and defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .bottleneck import Diagnosis, diagnose, subspace_ablation_accuracy
+from .capture import capture_residuals, find_final_norm
+from .geometry import orthonormal_basis, readout_alignment
+from .models import TextBatch, counting_accuracy
+from .probes import LayerProbe, count_subspace, probe_layers
+from .tasks import FORMATS, DigitTokens, EncodedPrompts, digit_tokens, encode_prompts, generate_counting_prompts
+from .unembedding import digit_rows, logit_lens
+
+
+@dataclass
+class ModelDiagnosis:
+    """Everything :func:`diagnose_model` measured.
+
+    Attributes:
+        digits: the digit tokens used.
+        probes: per-layer held-out probe results at the answer position (ℓ = 0..L).
+        entity_probes: the same at the entity-mean position.
+        accuracy: the model's ``{"digit_restricted", "full_vocab"}`` accuracy on the test prompts.
+        logit_lens_accuracy: digit-restricted accuracy of norm + W_U applied at each layer.
+        Q_count: count-subspace basis [d, r] fitted in the readout space on the fit prompts.
+        mean_readout: mean readout state [d] of the fit prompts.
+        alignment: :func:`~.geometry.readout_alignment` of Q_count with the digit rows.
+        diagnosis: readout bottleneck / late overwrite / reads out / not computed.
+        ablation: digit-restricted accuracy with the count subspace, or a random one of the same
+            rank, mean-ablated in the readout space (``{"base", "count_subspace", "random_subspace"}``).
+        features: cached readout states and counts: ``fit_H``, ``fit_y``, ``test_H``, ``test_y`` (torch).
+    """
+
+    digits: DigitTokens
+    probes: list[LayerProbe]
+    entity_probes: list[LayerProbe]
+    accuracy: dict
+    logit_lens_accuracy: list
+    Q_count: np.ndarray
+    mean_readout: np.ndarray
+    alignment: dict
+    diagnosis: Diagnosis
+    ablation: dict
+    features: dict = field(default_factory=dict, repr=False)
+
+    def summary(self) -> str:
+        """A short text report (one line per layer, then geometry and the verdict)."""
+        lines = ["layer  probe_acc  control  R2     SNR_dB  lens_acc"]
+        for p, la in zip(self.probes, self.logit_lens_accuracy):
+            lines.append(f"{p.layer:5d}  {p.accuracy:9.3f}  {p.control_accuracy:7.3f}  {p.r2:5.3f}  {p.snr_db:6.1f}  "
+                         f"{la:8.3f}")
+        a = self.alignment
+        lines.append(f"model accuracy: digit-restricted {self.accuracy['digit_restricted']:.3f}, full-vocab "
+                     f"{self.accuracy['full_vocab']:.3f}")
+        lines.append(f"cos θ1(count subspace, digit rows) = {a['cos_theta1']:.3f} (contrast {a['cos_theta1_contrast']:.3f}); "
+                     f"mean |cos| {a['mean_abs_cos']:.3f} vs random {a['random_abs_cos']:.3f}")
+        lines.append(f"ablating the count subspace: {self.ablation['base']:.3f} → {self.ablation['count_subspace']:.3f} "
+                     f"(random subspace: {self.ablation['random_subspace']:.3f})")
+        lines.append(f"diagnosis: {self.diagnosis.kind}")
+        return "\n".join(lines)
+
+
+def readout_features(model, batch: EncodedPrompts, *, chunk: int = 256):
+    """Readout-space states ``norm(h_L)`` at the answer positions, float tensor [n, d]."""
+    return capture_residuals(model, batch, chunk=chunk).final_normed
+
+
+def text_features(model, text: TextBatch, *, chunk: int = 128):
+    """Readout states at every real position of ``text`` that has a next token, and that token:
+    ``(H [m, d], y [m])`` (float32, int64). Exact inputs of the head for the text loss."""
+    import torch
+
+    norm = find_final_norm(model)
+    store: list = []
+    hook = norm.register_forward_hook(lambda m, i, o: store.append(o)) if norm is not None else None
+    Hs, ys = [], []
+    try:
+        with torch.no_grad():
+            for s in range(0, text.input_ids.shape[0], chunk):
+                ids, am = text.input_ids[s:s + chunk], text.attention_mask[s:s + chunk]
+                store.clear()
+                out = model(input_ids=ids, attention_mask=am, output_hidden_states=norm is None)
+                h = store[0] if norm is not None else out.hidden_states[-1]
+                keep = (am[:, 1:] == 1)
+                Hs.append(h[:, :-1][keep].float())
+                ys.append(ids[:, 1:][keep])
+    finally:
+        if hook is not None:
+            hook.remove()
+    return torch.cat(Hs), torch.cat(ys)
+
+
+def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test: EncodedPrompts | None = None,
+                   n_prompts: int = 900, formats: tuple[str, ...] = FORMATS, max_distractors: int = 5,
+                   rank: int | None = None, subspace_method: str = "class_means", first_token: bool = False,
+                   method: str = "hooks", high: float = 0.9, seed: int = 0, digits: DigitTokens | None = None,
+                   chunk: int = 64) -> ModelDiagnosis:
+    """Diagnose counting readout in ``model`` (any transformers causal LM).
+
+    Args:
+        fit, test: tokenised prompts (probe fitting / evaluation); generated (``n_prompts``, split
+            2:1, counts balanced) when omitted.
+        rank: count-subspace rank (default 8 = K−1 for counts 1..9).
+        first_token: score a multi-token digit's first token (see :func:`~.tasks.digit_tokens`).
+        method: residual capture, ``"hooks"`` or ``"hidden_states"``.
+        high: accuracy regarded as "decodable"/"counts" in the diagnosis.
+
+    Raises:
+        MultiTokenDigitError: digits are several tokens and ``first_token`` is off.
+        ValueError: prompts longer than the model's context; too few prompts per count.
+    """
+    import torch
+
+    digits = digits or digit_tokens(tokenizer, first_token=first_token)
+    if fit is None or test is None:
+        rng = np.random.default_rng(seed)
+        n_fit = (2 * n_prompts) // 3
+        ctx = getattr(model.config, "max_position_embeddings", None)
+        fit = encode_prompts(tokenizer, generate_counting_prompts(n_fit, rng, formats=formats,
+                                                                  max_distractors=max_distractors), max_length=ctx)
+        test = encode_prompts(tokenizer, generate_counting_prompts(n_prompts - n_fit, rng, formats=formats,
+                                                                   max_distractors=max_distractors), max_length=ctx)
+    rf = capture_residuals(model, fit, method=method, chunk=chunk)
+    rt = capture_residuals(model, test, method=method, chunk=chunk)
+    yf, yt = fit.counts.numpy(), test.counts.numpy()
+    probes = probe_layers(rf.answer.numpy(), yf, rt.answer.numpy(), yt, rank=rank, seed=seed)
+    ent = probe_layers(rf.entity_mean.numpy(), yf, rt.entity_mean.numpy(), yt, rank=rank, seed=seed)
+    acc = counting_accuracy(model, test, digits, chunk=chunk)
+    ids = list(digits.ids)
+    lens = [float((logit_lens(model, rt.answer[layer])[:, ids].argmax(-1).numpy() + 1 == yt).mean())
+            for layer in range(rt.answer.shape[0])]
+    Hf = rf.final_normed.double().numpy()
+    Q = count_subspace(Hf, yf, rank, method=subspace_method)
+    align = readout_alignment(Q, digit_rows(model, ids))
+    diag = diagnose([p.accuracy for p in probes], acc["digit_restricted"], high=high)
+    mu = Hf.mean(0)
+    Qr = orthonormal_basis(np.random.default_rng(seed + 1).standard_normal(Q.shape), "random")
+    abl = {"base": float(acc["digit_restricted"]),
+           "count_subspace": subspace_ablation_accuracy(model, rt.final_normed, yt, ids, Q, mu),
+           "random_subspace": subspace_ablation_accuracy(model, rt.final_normed, yt, ids, Qr, mu)}
+    feats = {"fit_H": rf.final_normed, "fit_y": fit.counts, "test_H": rt.final_normed, "test_y": test.counts,
+             "fit_pre_norm": rf.answer[-1]}
+    return ModelDiagnosis(digits, probes, ent, {k: acc[k] for k in ("digit_restricted", "full_vocab")}, lens, Q, mu,
+                          align, diag, abl, feats)
+
+
+def repair_model(model, diag: ModelDiagnosis, *, train: EncodedPrompts | None = None, text: TextBatch | None = None,
+                 init: str = "probe", steps: int = 300, lr: float = 0.05, kl_weight: float = 1.0,
+                 digit_rows_only: bool = True, train_A: bool = True, target: float = 0.9, seed: int = 0):
+    """Train a Probe-Informed (``init="probe"``) or random-init LoRA on ``model``'s head.
+
+    Trains on the readout features of ``train`` (default: the diagnosis's fit prompts), tracks
+    full-vocabulary accuracy on the diagnosis's test prompts, and anchors general text with
+    KL(p_base ‖ p_tuned) when ``text`` is given. Returns ``(peft_model, HeadTrainResult)``.
+    """
+    from .lora import probe_informed_lora
+
+    if train is None:
+        H, y = diag.features["fit_H"], diag.features["fit_y"]
+    else:
+        H, y = readout_features(model, train), train.counts
+    Ht = yt = None
+    if text is not None:
+        Ht, yt = text_features(model, text)
+    return probe_informed_lora(model, diag.Q_count, diag.digits.ids, H.float(), y, H_val=diag.features["test_H"].float(),
+                               y_val=diag.features["test_y"], H_text=Ht, y_text=yt, init=init,
+                               digit_rows_only=digit_rows_only, train_A=train_A, steps=steps, lr=lr,
+                               kl_weight=kl_weight, target=target, seed=seed)

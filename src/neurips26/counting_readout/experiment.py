@@ -1,0 +1,514 @@
+"""Reproduction of paper 15 (the Unembedding Bottleneck in LLM counting) at laptop scale.
+
+Only the abstract was readable; the paper's SNR formula and the form of its Probe-Informed LoRA
+are inferred. No LLM weights ship offline, so the quick run builds its own subject:
+
+1. ``_metric_checks`` (check): the SNR, principal-angle and random-baseline code on cases with
+   known answers.
+2. ``_tiny_model`` : a tiny Llama (or Qwen2) with a word-level vocabulary trained in-process on
+   counting prompts in three formats, plus general filler text in which digits also occur.
+3. ``_diagnosis`` (paper / reconstruction / check): residual capture at every layer (hooks and
+   ``output_hidden_states`` agree), per-layer probes and SNR — is the count linearly decodable at
+   the final layer? — the count subspace, its principal angles with the digit rows of W_U, and
+   the subspace-ablation causal check (is the probed subspace the one the model uses?).
+4. ``_planted`` (reconstruction / check): the unembedding bottleneck planted in the trained model
+   (digit rows projected off the count subspace): the model fails, probes still decode, the
+   angles become 90°; a planted late overwrite as the competing account, and the diagnosis that
+   tells the two apart.
+5. ``_repair`` (paper / reconstruction / check): Probe-Informed LoRA on the head vs a random-init
+   LoRA of the same rank vs a head-only fine-tune, over seeds: accuracy restored, parameters,
+   steps to 90 %, held-out text loss, and a guard that the LoRA really trained.
+6. ``_local_model`` (paper, with ``model_path``): the diagnosis and the repair on a user's local
+   checkpoint; otherwise the six-LLM claims are not checkable.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+import warnings
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import claims as C
+from neurips26.harness.config import Resources
+from neurips26.harness.context import torch_threads
+
+from .bottleneck import diagnose, plant_late_overwrite, plant_readout_bottleneck
+from .capture import capture_residuals
+from .diagnosis import diagnose_model, text_features
+from .geometry import (principal_angles_deg, random_abs_cosine, random_principal_cosine, readout_alignment)
+from .lora import head_accuracy, head_only_copy, head_text_loss, probe_informed_lora, train_head
+from .models import (ARCHITECTURES, answer_logits, build_tiny_model, counting_accuracy, make_counting_data,
+                     text_loss, train_counting_model)
+from .probes import count_subspace, fisher_snr, probe_layers
+from .unembedding import digit_rows, find_unembedding, logits_from_readout
+
+ABSTRACT = "abstract"
+CHANCE = 1 / 9  # nine counts 1..9
+
+
+class Config(ExperimentConfig):
+    """Sizes of the reproduction (quick: about a minute of CPU on 2 cores)."""
+
+    arch: str = Field("llama", description="tiny model architecture: llama or qwen2")
+    hidden_size: int = Field(64, ge=16, le=4096, description="tiny model width d")
+    layers: int = Field(2, ge=1, le=48, description="tiny model decoder blocks")
+    heads: int = Field(4, ge=1, le=64, description="attention heads")
+    intermediate_size: int = Field(128, ge=16, le=16384, description="MLP width")
+    train_steps: int = Field(1200, ge=10, le=200_000, description="tiny-model training steps (batch 64)")
+    train_lr: float = Field(3e-3, gt=0, le=1.0, description="tiny-model AdamW learning rate")
+    text_weight: float = Field(0.05, ge=0, le=10, description="weight of the filler-text LM loss in training")
+    max_distractors: int = Field(5, ge=0, le=20, description="distractor words per prompt (0..this)")
+    n_train: int = Field(4000, ge=100, le=1_000_000, description="training prompts")
+    n_probe: int = Field(900, ge=90, le=1_000_000, description="probe/subspace-fitting prompts (>= 10 per count)")
+    n_test: int = Field(450, ge=45, le=1_000_000, description="test prompts")
+    n_text: int = Field(800, ge=50, le=1_000_000, description="filler sentences (training; as many held out)")
+    rank: int = Field(8, ge=1, le=8, description="count-subspace and LoRA rank r (<= 8 = K-1 for counts 1..9)")
+    lora_seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=3, max_length=20,
+                                  description="seeds of the repair comparison (>= 3)")
+    lora_steps: int = Field(300, ge=10, le=100_000, description="max repair steps")
+    lora_lr: float = Field(0.02, gt=0, le=10, description="Adam learning rate of the repairs")
+    kl_weight: float = Field(1.0, ge=0, le=100, description="KL(p_base || p_tuned) weight on text in repairs")
+    eval_every: int = Field(5, ge=1, le=1000, description="repair steps between validation checks")
+    model_path: str = Field("", description="local checkpoint folder to diagnose and repair (empty: none)")
+    local_prompts: int = Field(900, ge=90, le=100_000, description="counting prompts for the local model")
+    first_token: bool = Field(False, description="local model: score a multi-token digit's first token")
+
+    @field_validator("arch")
+    @classmethod
+    def _arch(cls, v: str) -> str:
+        if v not in ARCHITECTURES:
+            raise ValueError(f"must be one of {ARCHITECTURES}")
+        return v
+
+    @field_validator("lora_seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError("seeds must be distinct")
+        return v
+
+    @classmethod
+    def full(cls) -> "Config":
+        """Paper-like setting: a larger tiny model, 5 repair seeds, and a user's local checkpoint
+        (``--set model_path=/path/to/Qwen3-8B``; bf16 on one GPU), 3000 counting prompts."""
+        return cls(hidden_size=128, layers=4, intermediate_size=512, train_steps=6000, n_train=20000, n_probe=3000,
+                   n_test=1500, n_text=4000, lora_seeds=[0, 1, 2, 3, 4], local_prompts=3000)
+
+    def resources(self) -> Resources:
+        """Quick: 1 CPU. With ``model_path`` (an LLM): one GPU, ~40 GB host memory, ~1 h."""
+        if self.model_path:
+            return Resources(num_cpus=4, num_gpus=1, memory_gb=40, hours=1.0)
+        return Resources(num_cpus=1, memory_gb=2, hours=0.05 if self.train_steps <= 2000 else 0.5)
+
+
+# --------------------------------------------------------------------------- claim groups
+
+def _metric_checks(ctx: RunContext, metrics: dict) -> list:
+    """SNR, principal angles and the random baseline on cases with known answers."""
+    from scipy.linalg import subspace_angles
+
+    rng = ctx.child_rng(1)
+    src = "inferred: an analytic or library reference value for the metric code"
+    # Gaussian classes: means m_c on a line in R^8, isotropic noise σ; analytic tr S_B / tr S_W
+    K, d, sigma, n = 9, 8, 1.5, 4000
+    means = np.outer(np.arange(K) - 4.0, rng.standard_normal(d) / math.sqrt(d)) * 2.0
+    y = np.repeat(np.arange(K), n)
+    Z = means[y] + sigma * rng.standard_normal((len(y), d))
+    analytic = float(np.mean(np.sum((means - means.mean(0)) ** 2, 1)) / (d * sigma ** 2))
+    snr = fisher_snr(Z, y)
+    A, B = rng.standard_normal((64, 8)), rng.standard_normal((64, 9))
+    ours = np.sort(np.radians(principal_angles_deg(A, B)))
+    ref = np.sort(subspace_angles(A, B))
+    dd = 1024
+    u = rng.standard_normal((3000, dd))
+    v = rng.standard_normal((3000, dd))
+    emp = float(np.mean(np.abs(np.sum(u * v, 1)) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1))))
+    metrics["metric_checks"] = {"snr_gaussian": snr, "snr_analytic": analytic,
+                                "angles_max_abs_diff_rad": float(np.max(np.abs(ours - ref))),
+                                "random_abs_cos_empirical": emp, "random_abs_cos_formula": random_abs_cosine(dd)}
+    return [
+        C.close("snr_gaussian_analytic", "The Fisher SNR of 9 Gaussian count classes (36k samples) matches the "
+                "analytic ratio of between- to within-class scatter.", measured=snr, target=analytic, rel_tol=0.05,
+                reason="sampling error of the scatter traces at 36k samples is about 1 %; 5 % leaves room",
+                kind="check", source=src),
+        C.at_most("principal_angles_match_scipy", "Our principal angles equal scipy.linalg.subspace_angles on "
+                  "random 8- and 9-dimensional subspaces of R^64 (max abs difference, radians).",
+                  measured=float(np.max(np.abs(ours - ref))), bound=1e-8,
+                  reason="two exact algorithms; only float rounding differs", kind="check", source=src),
+        C.close("random_cosine_baseline", "The mean |cos| of random unit vectors in R^1024 matches √(2/(πd)) "
+                "(exact Gamma-function form).", measured=emp, target=random_abs_cosine(dd), rel_tol=0.2,
+                reason="3000 pairs: the standard error of the mean is about 1.4 %; 20 % as planned",
+                kind="check", source=src),
+    ]
+
+
+def _tiny_model(config: Config, ctx: RunContext, metrics: dict):
+    """Train the tiny counting model; returns (model, data, claims)."""
+    rng = ctx.child_rng(2)
+    data = make_counting_data(rng, n_train=config.n_train, n_probe=config.n_probe, n_test=config.n_test,
+                              n_text=config.n_text, max_distractors=config.max_distractors)
+    model = build_tiny_model(data.tokenizer, arch=config.arch, hidden_size=config.hidden_size, layers=config.layers,
+                             heads=config.heads, intermediate_size=config.intermediate_size, seed=ctx.seed)
+    t0 = time.process_time()
+    losses = train_counting_model(model, data, steps=config.train_steps, lr=config.train_lr,
+                                  text_weight=config.text_weight, seed=ctx.seed)
+    acc = counting_accuracy(model, data.test, data.digits)
+    n_params = sum(p.numel() for p in model.parameters())
+    metrics["tiny_model"] = {"arch": config.arch, "parameters": n_params, "train_cpu_s": time.process_time() - t0,
+                             "final_loss": float(np.mean(losses[-50:])), "test_accuracy_digit": acc["digit_restricted"],
+                             "test_accuracy_full_vocab": acc["full_vocab"],
+                             "heldout_text_loss": float(text_loss(model, data.text_heldout).detach())}
+    k = int(acc["correct_digit"].sum())
+    p, iv = C.proportion_interval(k, len(acc["correct_digit"]))
+    claim = C.at_least("tiny_model_counts", "The tiny model trained in-process counts correctly (digit-restricted "
+                       "next-token accuracy on held-out prompts), a precondition of the diagnosis.", measured=p,
+                       bound=0.9, interval=iv, reason="a model that counts at >= 90 % has computed the count; below "
+                       "that the readout question is moot", kind="check",
+                       source="inferred: precondition of the planted-bottleneck reproduction")
+    return model, data, [claim]
+
+
+def _diagnosis(config: Config, ctx: RunContext, model, data, metrics: dict, figs: dict):
+    """Capture, probes, SNR, subspace, geometry and the causal ablation on the trained model."""
+    import torch
+
+    claims = []
+    r_hooks = capture_residuals(model, data.test, method="hooks")
+    r_hs = capture_residuals(model, data.test, method="hidden_states")
+    diff = max(float((r_hooks.answer - r_hs.answer).abs().max()),
+               float((r_hooks.entity_mean - r_hs.entity_mean).abs().max()))
+    with torch.no_grad():
+        lens_err = float((logits_from_readout(model, r_hooks.final_normed) - answer_logits(model, data.test))
+                         .abs().max())
+    diag = diagnose_model(model, data.tokenizer, fit=data.probe, test=data.test, digits=data.digits, rank=config.rank,
+                          seed=ctx.seed)
+    final = diag.probes[-1]
+    metrics["diagnosis"] = {
+        "probe_accuracy": [p.accuracy for p in diag.probes], "control_accuracy": [p.control_accuracy for p in diag.probes],
+        "selectivity": [p.selectivity for p in diag.probes], "ridge_r2": [p.r2 for p in diag.probes],
+        "snr": [p.snr for p in diag.probes],
+        "snr_db": [p.snr_db if math.isfinite(p.snr_db) else None for p in diag.probes],
+        "entity_mean_probe_accuracy": [p.accuracy for p in diag.entity_probes],
+        "logit_lens_accuracy": diag.logit_lens_accuracy, "model_accuracy": diag.accuracy,
+        "alignment": diag.alignment, "ablation": diag.ablation, "kind": diag.diagnosis.kind,
+        "hooks_vs_hidden_states_max_abs": diff, "logit_lens_vs_model_max_abs": lens_err}
+    figs["diag"] = diag
+    chk = dict(kind="check", source="inferred: two computations of the same quantity must agree")
+    claims.append(C.at_most("capture_methods_agree", "Residual states captured by forward hooks equal those from "
+                            "output_hidden_states (last entry replaced by the pre-norm state), at every layer.",
+                            measured=diff, bound=1e-5, reason="same forward pass; only float32 rounding", **chk))
+    claims.append(C.at_most("final_norm_folded", "W_U applied to the final-normed state reproduces the model's "
+                            "logits (the geometry's readout space is the head's input).", measured=lens_err,
+                            bound=1e-4, reason="identical arithmetic up to float32 rounding", **chk))
+    p, iv = C.proportion_interval(final.n_correct, final.n_test)
+    claims.append(C.at_least(
+        "count_decodable_final_layer", "Counting information persists in a linearly decodable subspace through the "
+        "final layer: a held-out linear probe on the last layer's residual stream at the answer position decodes "
+        "the count.", measured=p, bound=0.9, interval=iv, paper_value="linearly decodable through the final layer",
+        reason="'decodable' fixed before the run as >= 90 % held-out accuracy over 9 counts (chance 11 %); the "
+        "interval is Clopper-Pearson over test prompts", kind="paper", source=ABSTRACT,
+        note=f"tiny {config.arch} model, {config.layers} blocks; selectivity over shuffled-label control "
+             f"{final.selectivity:.2f}; per-layer values in metrics"))
+    claims.append(C.at_least(
+        "count_snr_high_final_layer", "The count signal has a high signal-to-noise ratio at the final layer "
+        "(Fisher ratio tr S_B / tr S_W in the count subspace, fitted and measured on disjoint prompts).",
+        measured=final.snr, bound=1.0, paper_value="high SNR (no number readable)",
+        reason="the abstract gives no number; fixed before the run: between-count scatter exceeds within-count "
+        "scatter (0 dB)", kind="paper", source=ABSTRACT, note="SNR definition inferred (Fisher ratio)"))
+    abl = diag.ablation
+    used = abl["count_subspace"] <= CHANCE + 0.15 and abl["random_subspace"] >= abl["base"] - 0.1
+    claims.append(C.check(
+        "count_subspace_is_causal", "Mean-ablating the probed count subspace in the readout space of the unbroken "
+        "model drops counting to near chance, while ablating a random subspace of the same rank does not (the "
+        "probe directions are the ones the model reads, not only decodable).",
+        measured={k: round(v, 4) for k, v in abl.items()}, holds=bool(used),
+        tolerance=f"count-subspace ablation <= chance + 0.15 = {CHANCE + 0.15:.3f} and random ablation >= base - 0.10",
+        reason="chance is 1/9; 15 points and 10 points are margins fixed before the run for 450 test prompts",
+        kind="reconstruction", source="inferred: a probe can be decodable but unused; ablation tests use"))
+    return diag, claims
+
+
+def _planted(config: Config, ctx: RunContext, model, data, diag, metrics: dict):
+    """Plant the readout bottleneck and a late overwrite; check the diagnosis separates them."""
+    claims = []
+    ids = list(data.digits.ids)
+    before = diag.alignment
+    broken = copy.deepcopy(model)
+    plant_readout_bottleneck(broken, diag.Q_count, ids)
+    after = readout_alignment(diag.Q_count, digit_rows(broken, ids))
+    acc_b = counting_accuracy(broken, data.test, data.digits)
+    rt = capture_residuals(broken, data.test)
+    rp = capture_residuals(broken, data.probe)
+    pb = probe_layers(rp.answer[-1:].numpy(), data.probe.counts.numpy(), rt.answer[-1:].numpy(),
+                      data.test.counts.numpy(), rank=config.rank, seed=ctx.seed)[0]
+    # the competing account: a late block overwrites the count (pre-norm space of the last block)
+    Hpre = diag.features["fit_pre_norm"].double().numpy()
+    Qpre = count_subspace(Hpre, data.probe.counts.numpy(), config.rank)
+    over = copy.deepcopy(model)
+    handle = plant_late_overwrite(over, Qpre, Hpre.mean(0))
+    ro_p, ro_t = capture_residuals(over, data.probe), capture_residuals(over, data.test)
+    po = probe_layers(ro_p.answer.numpy(), data.probe.counts.numpy(), ro_t.answer.numpy(), data.test.counts.numpy(),
+                      rank=config.rank, seed=ctx.seed)
+    acc_o = counting_accuracy(over, data.test, data.digits)
+    handle.remove()
+    d_read = diagnose([p.accuracy for p in diag.probes[:-1]] + [pb.accuracy], acc_b["digit_restricted"])
+    d_over = diagnose([p.accuracy for p in po], acc_o["digit_restricted"])
+    d_base = diag.diagnosis
+    metrics["planted"] = {"alignment_before": before, "alignment_after": after,
+                          "accuracy_after_break": {k: acc_b[k] for k in ("digit_restricted", "full_vocab")},
+                          "probe_accuracy_after_break": pb.accuracy,
+                          "overwrite_probe_accuracy": [p.accuracy for p in po],
+                          "overwrite_model_accuracy": acc_o["digit_restricted"],
+                          "diagnoses": {"unbroken": d_base.kind, "readout_plant": d_read.kind,
+                                        "overwrite_plant": d_over.kind}}
+    k = int(acc_b["correct_digit"].sum())
+    pa, iva = C.proportion_interval(k, len(acc_b["correct_digit"]))
+    claims.append(C.at_most(
+        "planted_bottleneck_breaks_readout", "After projecting the digit rows of W_U off the count subspace (rows "
+        "rescaled to their norms), the model's counting accuracy falls to near chance.", measured=pa,
+        bound=CHANCE + 0.15, interval=iva, reason="chance is 1/9 over nine counts; 15 points above it fixed before "
+        "the run (count information outside the subspace may leak some accuracy)", kind="reconstruction",
+        source="inferred: planted construction standing in for the paper's natural bottleneck",
+        note=f"digit-restricted mode; full-vocabulary accuracy {acc_b['full_vocab']:.3f}"))
+    claims.append(C.close(
+        "probes_unchanged_by_break", "After the break the final-layer probe decodes the count exactly as before (the "
+        "hidden states are untouched: information present but unreadable).", measured=pb.accuracy,
+        target=diag.probes[-1].accuracy, abs_tol=1e-9, reason="the break edits only W_U, so the residual stream and "
+        "the probe fitted on it cannot change", kind="check",
+        source="inferred: the break edits only W_U, so the residual stream cannot change"))
+    claims.append(C.at_least(
+        "digit_rows_aligned_before_break", "In the trained model that counts, the digit rows of W_U are aligned with "
+        "the count subspace (largest principal cosine).", measured=before["cos_theta1"], bound=0.3,
+        reason="fixed before the run: a model that reads the count through nine digit rows needs a clearly "
+        f"non-random angle; random 8-vs-9-dim subspaces in R^{config.hidden_size} give about "
+        f"{random_principal_cosine(config.hidden_size, config.rank, 9):.2f} (95th percentile)",
+        kind="reconstruction", source="inferred: control for the orthogonality measurement"))
+    claims.append(C.at_most(
+        "digit_rows_orthogonal_after_break", "After the break the digit rows are orthogonal to the count subspace "
+        "(largest principal cosine).", measured=after["cos_theta1"], bound=1e-5,
+        reason="exact by construction up to float rounding; checks the geometry code", kind="check",
+        source="inferred: the projection makes the rows orthogonal"))
+    ok = d_base.kind == "reads_out" and d_read.kind == "readout_bottleneck" and d_over.kind == "late_overwrite"
+    claims.append(C.check(
+        "diagnosis_separates_accounts", "The probe-and-accuracy diagnosis tells the planted unembedding bottleneck "
+        "(count decodable at the last layer, not output) from a planted late overwrite (count decodable earlier, "
+        "erased by the last block) and from the unbroken model.",
+        measured=metrics["planted"]["diagnoses"], holds=bool(ok),
+        tolerance="unbroken → reads_out, readout plant → readout_bottleneck, overwrite plant → late_overwrite",
+        reason="the decision rule (90 % accuracy) was fixed before the run", kind="reconstruction",
+        source="inferred: the competing account (a late block overwrites the count) predicts probe loss at the "
+        "last layer, the bottleneck does not"))
+    return broken, claims
+
+
+def _repair(config: Config, ctx: RunContext, broken, data, diag, metrics: dict, figs: dict):
+    """Probe-Informed LoRA vs random-init LoRA vs head-only, over seeds, on cached features."""
+    import torch
+
+    ids = list(data.digits.ids)
+    from .diagnosis import readout_features
+
+    H_tr, y_tr = readout_features(broken, data.train.subset(slice(0, 1500))), data.train.counts[:1500]
+    H_val, y_val = readout_features(broken, data.probe), data.probe.counts
+    H_te, y_te = readout_features(broken, data.test), data.test.counts
+    Ht_tr, yt_tr = text_features(broken, data.text_train)
+    Ht_ho, yt_ho = text_features(broken, data.text_heldout)
+    head0 = find_unembedding(broken).module
+    loss0 = head_text_loss(head0, Ht_ho, yt_ho)
+    with torch.no_grad():
+        logp0 = torch.log_softmax(head0(Ht_tr), -1)
+    V, d = find_unembedding(broken).weight.shape
+    n_model = sum(p.numel() for p in broken.parameters())
+    kw = dict(H_val=H_val, y_val=y_val, H_text=Ht_tr, y_text=yt_tr, steps=config.lora_steps, lr=config.lora_lr,
+              kl_weight=config.kl_weight, eval_every=config.eval_every, target=0.9)
+    rows: dict = {"probe": [], "random": [], "head_only": []}
+    guard, faithful = [], []
+    for seed in ctx.track(config.lora_seeds, "repairs over seeds"):
+        for init in ("probe", "random"):
+            pm, res = probe_informed_lora(broken, diag.Q_count, ids, H_tr, y_tr, init=init, seed=seed, **kw)
+            lm = dict(pm.named_modules())["base_model.model.lm_head"]
+            acc = head_accuracy(lm, H_te, y_te, ids)
+            loss = head_text_loss(lm, Ht_ho, yt_ho)
+            with torch.no_grad():
+                moved = float((lm(H_te) - head0(H_te)).abs().max())
+            guard.append(res.first_grad_norm > 0 and res.param_change > 0 and moved > 1e-6)
+            if seed == config.lora_seeds[0] and init == "probe":
+                full = counting_accuracy(pm, data.test, data.digits)["full_vocab"]
+                faithful.append(abs(full - acc))
+                faithful.append(abs(float(text_loss(pm, data.text_heldout).detach()) - loss))
+            rows[init].append({"seed": seed, "steps_to_90": res.steps_to_target, "test_accuracy": acc,
+                               "test_accuracy_digit": head_accuracy(lm, H_te, y_te, ids, mode="digit_restricted"),
+                               "text_loss_rel_change": (loss - loss0) / loss0, "n_trainable": res.n_trainable,
+                               "curve": res.curve})
+        head, params = head_only_copy(broken)
+        res = train_head(head, params, H_tr, y_tr, ids, H_text=Ht_tr, logp_text_base=logp0, seed=seed, **{
+            k: v for k, v in kw.items() if k not in ("H_text", "y_text")})
+        rows["head_only"].append({"seed": seed, "steps_to_90": res.steps_to_target,
+                                  "test_accuracy": head_accuracy(head, H_te, y_te, ids),
+                                  "text_loss_rel_change": (head_text_loss(head, Ht_ho, yt_ho) - loss0) / loss0,
+                                  "n_trainable": res.n_trainable, "curve": res.curve})
+    metrics["repair"] = {"model_parameters": n_model, "heldout_text_loss_before": loss0, **{
+        k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in rows.items()}}
+    figs["repair"] = rows
+    seeds = config.lora_seeds
+    cap = config.lora_steps + config.eval_every      # "never reached" counts as beyond the budget
+    steps = {k: [r["steps_to_90"] or cap for r in rows[k]] for k in rows}
+    claims = []
+    per = [C.at_least("pi_lora_restores_counting", "Probe-Informed LoRA on W_U restores single-digit counting "
+                      "accuracy (full-vocabulary next token = first greedy token) on the planted bottleneck.",
+                      measured=r["test_accuracy"], bound=0.8, paper_value="restores by up to 80-95 % (six LLMs)",
+                      reason="the lower end of the abstract's 80-95 % range, read as absolute accuracy",
+                      kind="paper", source=ABSTRACT,
+                      note=f"{config.lora_steps} steps at most; digit-restricted accuracy in metrics")
+           for r in rows["probe"]]
+    claims.append(C.over_seeds(per, seeds))
+    per = [C.at_most("general_text_loss_preserved", "The repair preserves general capability: held-out filler-text "
+                     "loss changes by at most 2 % relative.", measured=abs(r["text_loss_rel_change"]), bound=0.02,
+                     paper_value="general capabilities preserved", reason="fixed before the run: 2 % relative "
+                     "loss change is well below the differences between the repairs measured here", kind="paper",
+                     source=ABSTRACT, note="filler text stands in for general capability at toy scale")
+           for r in rows["probe"]]
+    claims.append(C.over_seeds(per, seeds))
+    n_pi = rows["probe"][0]["n_trainable"]
+    claims.append(C.at_most(
+        "pi_lora_few_parameters", "Probe-Informed LoRA trains under 1 % of the model's parameters (r·d for A plus "
+        "r per digit row of B).", measured=100 * n_pi / n_model, bound=1.0,
+        paper_value="~0.001 % of parameters (8B-scale models)", reason="0.001 % of a 10^5-parameter model is one "
+        "parameter; the same construction is ~0.001 % at 8B scale, so the toy bound is 1 %", kind="reconstruction",
+        source="inferred: parameter budget scaled to the toy model", note=f"{n_pi} of {n_model} parameters"))
+    per = [C.check("pi_lora_fewer_steps_than_random", "Probe-Informed LoRA reaches 90 % validation accuracy in "
+                   "fewer steps than a random-init LoRA of the same rank.", measured={"probe": sp, "random": sr},
+                   holds=sp < sr, tolerance="steps(probe) < steps(random); never reached = budget + 1 check",
+                   reason="a strict comparison per seed, judged by majority over seeds",
+                   kind="reconstruction", source="inferred: what 'probe-informed' should buy")
+           for sp, sr in zip(steps["probe"], steps["random"])]
+    claims.append(C.over_seeds(per, seeds, min_held=len(seeds) // 2 + 1))
+    claims.append(C.check(
+        "lora_actually_trains", "The LoRA parameters receive a nonzero gradient, change, and move the logits "
+        "(guard against a silent no-train of a LoRA on lm_head), in every repair run.",
+        measured={"runs": len(guard), "ok": int(sum(guard))}, holds=bool(all(guard)),
+        tolerance="all runs: first-step grad norm > 0, parameter change > 0, logits move > 1e-6",
+        reason="any zero is a wiring bug", kind="check", source="inferred: guard for a known failure of LoRA on lm_head"))
+    claims.append(C.at_most(
+        "cached_features_faithful", "Training the head on cached readout features is exact: the trained peft model "
+        "run end to end gives the same test accuracy and held-out text loss.", measured=max(faithful), bound=1e-4,
+        reason="the head's input does not depend on the head; only float rounding differs", kind="check",
+        source="inferred: correctness of the training shortcut"))
+    return claims
+
+
+def _not_checkable(config: Config) -> list:
+    full = ("set model_path to a local checkpoint (e.g. Qwen3-8B, bf16, one GPU): the same diagnosis and "
+            "Probe-Informed LoRA run on it; repeat per model for the six")
+    return [
+        C.not_checkable("six_models_restored", "Probe-Informed LoRA restores single-digit counting by up to 80-95 % "
+                        "across six models while updating ~0.001 % of parameters.",
+                        paper_value="80-95 %, six models, ~0.001 %", reason="no LLM weights offline; CPU only",
+                        full_scale=full, kind="paper", source=ABSTRACT),
+        C.not_checkable("llm_digit_rows_orthogonal", "In LLMs the digit-token columns of W_U are orthogonal to the "
+                        "residual count subspace.", paper_value="orthogonal", reason="no LLM weights offline",
+                        full_scale=full, kind="paper", source=ABSTRACT),
+    ]
+
+
+def _local_model(config: Config, ctx: RunContext, metrics: dict) -> list:
+    """Diagnose and repair a user's local checkpoint (``model_path``)."""
+    from .diagnosis import repair_model
+    from .models import load_local_model
+
+    model, tok = load_local_model(config.model_path, device=ctx.device)
+    diag = diagnose_model(model, tok, n_prompts=config.local_prompts, rank=config.rank, seed=ctx.seed,
+                          first_token=config.first_token, chunk=16)
+    d = find_unembedding(model).weight.shape[1]
+    chance_cos = random_principal_cosine(d, config.rank, 9, n=100)
+    _, res = repair_model(model, diag, steps=config.lora_steps, lr=config.lora_lr, seed=ctx.seed)
+    metrics["local_model"] = {"path": config.model_path, "summary": diag.summary(), "alignment": diag.alignment,
+                              "random_cos_theta1_95": chance_cos, "accuracy": diag.accuracy,
+                              "repair_final_accuracy": res.final_accuracy, "repair_steps_to_90": res.steps_to_target}
+    final = diag.probes[-1]
+    return [
+        C.at_least("local_count_decodable", "On the local model the count is linearly decodable at the final layer.",
+                   measured=final.accuracy, bound=0.9, reason="same threshold as the tiny model", kind="paper",
+                   source=ABSTRACT, note=config.model_path),
+        C.at_most("local_digit_rows_orthogonal", "On the local model the digit rows of W_U are as orthogonal to the "
+                  "count subspace as random subspaces (cos θ1 at most the 95th percentile of random pairs).",
+                  measured=diag.alignment["cos_theta1"], bound=chance_cos, reason="random-subspace baseline at this d",
+                  kind="paper", source=ABSTRACT, note=config.model_path),
+        C.at_least("local_pi_lora_restores", "Probe-Informed LoRA restores counting on the local model (validation, "
+                   "full vocabulary).", measured=res.final_accuracy, bound=0.8,
+                   reason="lower end of the abstract's 80-95 %", kind="paper", source=ABSTRACT, note=config.model_path),
+    ]
+
+
+def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    diag = figs["diag"]
+    L = np.arange(len(diag.probes))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
+    a1.plot(L, [p.accuracy for p in diag.probes], "o-", label="probe (answer position)")
+    a1.plot(L, [p.accuracy for p in diag.entity_probes], "s--", label="probe (entity mean)")
+    a1.plot(L, [p.control_accuracy for p in diag.probes], "x:", label="control (shuffled labels)")
+    a1.plot(L, diag.logit_lens_accuracy, "^-", label="logit lens (digits)")
+    a1.axhline(CHANCE, color="grey", lw=0.8)
+    a1.set(xlabel="layer ℓ (0 = embedding)", ylabel="held-out accuracy", title="count decodability per layer")
+    a1.legend(fontsize=7)
+    snr = [p.snr_db if math.isfinite(p.snr_db) else np.nan for p in diag.probes]
+    a2.plot(L, snr, "o-")
+    a2.axhline(0, color="grey", lw=0.8)
+    a2.set(xlabel="layer ℓ", ylabel="SNR (dB)", title="Fisher SNR in the count subspace")
+    ctx.save_figure("count_signal_per_layer", fig, caption="Held-out linear-probe accuracy and Fisher SNR of the count "
+                    "at each layer of the tiny counting model. The paper predicts the count stays decodable with high "
+                    "SNR through the final layer.")
+    rows = figs["repair"]
+    fig, ax = plt.subplots(figsize=(6, 3.6), constrained_layout=True)
+    colors = {"probe": "C0", "random": "C1", "head_only": "C2"}
+    for k, runs in rows.items():
+        for i, r in enumerate(runs):
+            s, a = zip(*r["curve"])
+            ax.plot(s, a, color=colors[k], alpha=0.8, label=k.replace("_", "-") + (" LoRA" if k != "head_only" else "")
+                    if i == 0 else None)
+    ax.axhline(0.9, color="grey", lw=0.8, ls="--")
+    ax.set(xlabel="repair step", ylabel="validation accuracy (full vocab)", title="repairing the planted bottleneck")
+    ax.legend(fontsize=8)
+    ctx.save_figure("repair_curves", fig, caption="Accuracy during repair of the planted unembedding bottleneck, one "
+                    "line per seed: Probe-Informed LoRA (A from the count subspace), random-init LoRA of the same "
+                    "rank, and a head-only fine-tune of the whole W_U.")
+
+
+def run(config: Config, ctx: RunContext) -> Outcome:
+    """Run all parts (see the module docstring)."""
+    metrics: dict = {}
+    figs: dict = {}
+    claims = []
+    with warnings.catch_warnings(), torch_threads(1):
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        claims += _metric_checks(ctx, metrics)
+        model, data, c = _tiny_model(config, ctx, metrics)
+        claims += c
+        diag, c = _diagnosis(config, ctx, model, data, metrics, figs)
+        claims += c
+        broken, c = _planted(config, ctx, model, data, diag, metrics)
+        claims += c
+        claims += _repair(config, ctx, broken, data, diag, metrics, figs)
+        claims += _local_model(config, ctx, metrics) if config.model_path else _not_checkable(config)
+    _figures(ctx, figs, config)
+    notes = (
+        "Only the abstract was readable. Inferred: the SNR (Fisher ratio tr S_B / tr S_W in the count subspace, "
+        "fitted and measured on disjoint prompts), the count subspace (span of centred class means of the "
+        "final-normed state), the geometry in the head's input space (final norm folded in), and the "
+        "Probe-Informed LoRA (A = count-subspace directions, B = 0, only B's digit rows trained, CE on the answer "
+        "+ KL to the base on general text). The paper's models fail naturally; here the bottleneck is planted in a "
+        "tiny model trained in-process (digit rows projected off the count subspace), so the quick run checks the "
+        "pipeline and the repair, not that LLMs fail this way. Repairs train on cached head inputs (exact; "
+        "checked end to end). Seeds vary the repair (init, batches), not the tiny model's training.")
+    return Outcome(metrics=metrics, claims=claims, notes=notes)

@@ -1,0 +1,203 @@
+"""Models: a tiny Llama/Qwen2 trained in-process on counting, and loading a user's local
+checkpoint.
+
+The tiny model is what the quick reproduction diagnoses: a word-level tokenizer
+(:func:`~.tasks.build_word_tokenizer`), a 2–4-layer ``LlamaForCausalLM`` or
+``Qwen2ForCausalLM`` with an untied head, trained with cross-entropy on the answer digit of
+counting prompts plus next-token loss on filler text (digits occur there too). Nothing is
+downloaded. Source: inferred (a laptop-scale stand-in for the paper's six LLMs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .tasks import DigitTokens, EncodedPrompts, digit_tokens, encode_prompts, generate_counting_prompts, \
+    generate_filler_text
+
+ARCHITECTURES = ("llama", "qwen2")
+
+
+def build_tiny_model(tokenizer, *, arch: str = "llama", hidden_size: int = 64, layers: int = 2, heads: int = 4,
+                     intermediate_size: int = 128, max_positions: int = 64, tie_embeddings: bool = False,
+                     seed: int = 0):
+    """A randomly initialised tiny causal LM over ``tokenizer``'s vocabulary.
+
+    Raises:
+        ValueError: unknown ``arch`` (allowed: ``llama``, ``qwen2``) or ``hidden_size`` not a
+            multiple of ``heads``.
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"arch={arch!r}; allowed: {ARCHITECTURES}")
+    if hidden_size % heads:
+        raise ValueError(f"hidden_size={hidden_size} must be a multiple of heads={heads}")
+    cfg_cls, model_cls = (LlamaConfig, LlamaForCausalLM) if arch == "llama" else (Qwen2Config, Qwen2ForCausalLM)
+    cfg = cfg_cls(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=intermediate_size,
+                  num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
+                  max_position_embeddings=max_positions, tie_word_embeddings=tie_embeddings,
+                  pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                  eos_token_id=tokenizer.eos_token_id)
+    torch.manual_seed(seed)
+    return model_cls(cfg)
+
+
+@dataclass
+class TextBatch:
+    """Filler text for language-model loss: ids [n, T] (right-padded) and attention mask [n, T]."""
+
+    input_ids: "object"
+    attention_mask: "object"
+
+
+def encode_text(tokenizer, texts: list[str]) -> TextBatch:
+    """Tokenise ``texts`` (with special tokens), right-padded."""
+    enc = tokenizer(texts, return_tensors="pt", padding=True)
+    return TextBatch(enc["input_ids"], enc["attention_mask"])
+
+
+def answer_logits(model, batch: EncodedPrompts):
+    """Full-vocabulary logits at each prompt's answer position, float tensor [n, V]."""
+    import torch
+
+    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+    return out.logits[torch.arange(len(batch)), batch.answer_pos]
+
+
+def text_loss(model, text: TextBatch, reduction: str = "mean"):
+    """Next-token cross-entropy (nats per token) on real tokens of ``text``."""
+    import torch.nn.functional as F
+
+    logits = model(input_ids=text.input_ids, attention_mask=text.attention_mask).logits[:, :-1]
+    tgt = text.input_ids[:, 1:].masked_fill(text.attention_mask[:, 1:] == 0, -100)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100,
+                           reduction=reduction)
+
+
+def counting_accuracy(model, batch: EncodedPrompts, digits: DigitTokens, *, chunk: int = 256) -> dict:
+    """Accuracy at the answer position in two modes.
+
+    Returns ``{"digit_restricted": float, "full_vocab": float, "correct_digit": bool ndarray [n],
+    "correct_full": bool ndarray [n]}``: argmax over the nine digit tokens, and argmax over the
+    whole vocabulary (= the first greedy-generated token).
+    """
+    import torch
+
+    ids = torch.tensor(digits.ids)
+    cd, cf = [], []
+    with torch.no_grad():
+        for s in range(0, len(batch), chunk):
+            b = batch.subset(slice(s, s + chunk))
+            lg = answer_logits(model, b)
+            cd.append((lg[:, ids].argmax(-1) + 1 == b.counts).numpy())
+            cf.append((lg.argmax(-1) == ids[b.counts - 1]).numpy())
+    cd, cf = np.concatenate(cd), np.concatenate(cf)
+    return {"digit_restricted": float(cd.mean()), "full_vocab": float(cf.mean()), "correct_digit": cd,
+            "correct_full": cf}
+
+
+@dataclass
+class CountingData:
+    """Tokenised data of one tiny-model experiment.
+
+    Attributes:
+        tokenizer: the word-level tokenizer.
+        digits: the digit tokens.
+        train, probe, test: counting prompts (model training, probe/subspace fitting, evaluation).
+        text_train, text_heldout: filler text (training, held-out loss).
+    """
+
+    tokenizer: object
+    digits: DigitTokens
+    train: EncodedPrompts
+    probe: EncodedPrompts
+    test: EncodedPrompts
+    text_train: TextBatch
+    text_heldout: TextBatch
+
+
+def make_counting_data(rng: np.random.Generator, *, n_train: int = 4000, n_probe: int = 900, n_test: int = 450,
+                       n_text: int = 800, max_distractors: int = 5, formats=("space", "comma", "newline"),
+                       tokenizer=None) -> CountingData:
+    """Prompts and filler text for a tiny-model experiment (counts balanced over 1..9)."""
+    from .tasks import build_word_tokenizer
+
+    tok = tokenizer if tokenizer is not None else build_word_tokenizer()
+    digits = digit_tokens(tok)
+    gen = lambda n: encode_prompts(tok, generate_counting_prompts(n, rng, formats=tuple(formats),  # noqa: E731
+                                                                  max_distractors=max_distractors))
+    text = generate_filler_text(2 * n_text, rng)
+    return CountingData(tok, digits, gen(n_train), gen(n_probe), gen(n_test), encode_text(tok, text[:n_text]),
+                        encode_text(tok, text[n_text:]))
+
+
+def train_counting_model(model, data: CountingData, *, steps: int = 1500, batch_size: int = 64, lr: float = 3e-3,
+                         text_weight: float = 0.5, seed: int = 0, log_every: int = 0) -> list[float]:
+    """Train ``model`` in place: CE on the answer digit + ``text_weight`` × next-token CE on filler.
+
+    AdamW: 5 % linear warm-up, constant ``lr``, linear decay to 10 % over the last 10 %. Returns the per-step losses.
+    """
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.98))
+    warm, tail = max(1, steps // 20), max(1, steps // 10)
+    # linear warm-up, constant, linear decay to 10 % over the last tenth (a cosine decay that starts early
+    # stalled before the counting phase transition in trial runs)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm, 0.1 + 0.9 * max(0.0, (steps - s) / tail)))
+    ids = torch.tensor(data.digits.ids)
+    model.train()
+    losses = []
+    for step in range(steps):
+        bi = torch.randint(len(data.train), (batch_size,), generator=g)
+        b = data.train.subset(bi)
+        loss = torch.nn.functional.cross_entropy(answer_logits(model, b), ids[b.counts - 1])
+        if text_weight > 0:
+            ti = torch.randint(data.text_train.input_ids.shape[0], (max(1, batch_size // 4),), generator=g)
+            loss = loss + text_weight * text_loss(model, TextBatch(data.text_train.input_ids[ti],
+                                                                   data.text_train.attention_mask[ti]))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+        if log_every and step % log_every == 0:
+            print(step, losses[-1])
+    model.eval()
+    return losses
+
+
+def load_local_model(path: str | Path, *, device: str = "cpu"):
+    """Load a causal LM and its tokenizer from a local folder (``save_pretrained`` output).
+
+    Loads through the project's local chat backend
+    (:class:`neurips26.backends.local.TransformersBackend`: ``local_files_only=True``, nothing is
+    downloaded). Returns ``(model, tokenizer)``, the model in eval mode on ``device``; a tokenizer
+    without a pad token gets its EOS token as pad.
+
+    Raises:
+        ValueError: ``path`` is not a folder with a ``config.json``, transformers cannot load a causal
+            LM from it (message names the folder and the cause), or the tokenizer is not a fast one
+            (entity positions need offsets).
+    """
+    from neurips26.backends.base import BackendError
+    from neurips26.backends.local import TransformersBackend
+
+    try:
+        backend = TransformersBackend(path, device=device)
+    except BackendError as exc:
+        raise ValueError(str(exc)) from exc
+    tok = backend.tokenizer
+    if not getattr(tok, "is_fast", False):
+        raise ValueError(f"the tokenizer in {str(path)!r} is a slow {type(tok).__name__}; a fast tokenizer "
+                         "(tokenizer.json) is needed for entity positions")
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return backend.model, tok

@@ -1,0 +1,26 @@
+"""Shared tiny fixtures: a word-level tokenizer, prompts, and untrained tiny Llama/Qwen2 models."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurips26.counting_readout.models import build_tiny_model, make_counting_data
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="session")
+def small_data():
+    return make_counting_data(np.random.default_rng(0), n_train=300, n_probe=270, n_test=135, n_text=60)
+
+
+@pytest.fixture(scope="session", params=["llama", "qwen2"])
+def tiny(request, small_data):
+    return build_tiny_model(small_data.tokenizer, arch=request.param, hidden_size=32, layers=2, heads=4,
+                            intermediate_size=64, seed=0).eval()

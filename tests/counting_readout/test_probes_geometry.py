@@ -1,0 +1,92 @@
+"""SNR, probes, count subspace and principal angles on cases with known answers."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.linalg import subspace_angles
+
+from neurips26.counting_readout import (count_subspace, fisher_snr, principal_angles_deg, principal_cosines,
+                                        probe_layers, random_abs_cosine, readout_alignment, to_db)
+from neurips26.counting_readout.geometry import random_principal_cosine
+
+
+def _gaussian_counts(rng, n=3000, d=16, sigma=1.0, scale=1.0):
+    u = rng.standard_normal((d, 2))
+    means = scale * np.stack([np.cos(np.arange(9) / 3), np.sin(np.arange(9) / 3)], 1) @ u.T
+    y = np.repeat(np.arange(1, 10), n // 9)
+    return means[y - 1] + sigma * rng.standard_normal((len(y), d)), y, means
+
+
+def test_snr_matches_analytic_fisher_ratio():
+    rng = np.random.default_rng(0)
+    X, y, means = _gaussian_counts(rng, n=27000, d=6, sigma=0.8)
+    analytic = np.mean(np.sum((means - means.mean(0)) ** 2, 1)) / (6 * 0.8 ** 2)
+    assert fisher_snr(X, y) == pytest.approx(analytic, rel=0.05)    # 27k samples: ~1 % sampling error
+    assert to_db(10.0) == pytest.approx(10.0)
+
+
+def test_snr_degenerate_cases():
+    y = np.repeat([1, 2], 10)
+    assert fisher_snr(np.ones((20, 3)), y) == 0.0
+    assert fisher_snr(np.c_[y, y].astype(float), y) == math.inf
+    with pytest.raises(ValueError, match="2 classes"):
+        fisher_snr(np.ones((5, 2)), np.ones(5))
+
+
+def test_count_subspace_recovers_the_planted_plane():
+    rng = np.random.default_rng(1)
+    X, y, means = _gaussian_counts(rng, d=32, sigma=0.3)
+    plane = (means - means.mean(0)).T
+    Q = count_subspace(X, y, 2)
+    assert np.allclose(Q.T @ Q, np.eye(2), atol=1e-10)
+    assert principal_cosines(Q, plane)[-1] > 0.95          # the planted means span a plane; C must match it
+    Qp = count_subspace(X, y, 2, method="probe")            # regularised probe rows: close, not equal
+    assert np.allclose(Qp.T @ Qp, np.eye(2), atol=1e-10) and principal_cosines(Qp, plane)[0] > 0.95
+    with pytest.raises(ValueError, match="5·r"):
+        count_subspace(X[:40], y[:40], 8)
+    with pytest.raises(ValueError, match="allowed"):
+        count_subspace(X, y, 2, method="pca")
+
+
+def test_principal_angles_equal_scipy():
+    rng = np.random.default_rng(2)
+    A, B = rng.standard_normal((50, 4)), rng.standard_normal((50, 7))
+    ours = np.sort(np.radians(principal_angles_deg(A, B)))
+    assert np.allclose(ours, np.sort(subspace_angles(A, B)), atol=1e-8)
+    with pytest.raises(ValueError, match="ambient"):
+        principal_cosines(A, rng.standard_normal((40, 2)))
+
+
+def test_random_cosine_baseline():
+    rng = np.random.default_rng(3)
+    d = 1024
+    u, v = rng.standard_normal((2000, d)), rng.standard_normal((2000, d))
+    emp = np.mean(np.abs(np.sum(u * v, 1)) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)))
+    assert emp == pytest.approx(math.sqrt(2 / (math.pi * d)), rel=0.2)     # ~1.6 % standard error
+    assert random_abs_cosine(d) == pytest.approx(math.sqrt(2 / (math.pi * d)), rel=0.01)
+    assert 0 < random_principal_cosine(64, 8, 9, n=50) < 1
+
+
+def test_readout_alignment_extremes():
+    rng = np.random.default_rng(4)
+    Q = np.linalg.qr(rng.standard_normal((20, 3)))[0]
+    inside = (Q @ rng.standard_normal((3, 9))).T
+    assert readout_alignment(Q, inside)["cos_theta1"] == pytest.approx(1.0)
+    outside = rng.standard_normal((9, 20))
+    outside -= outside @ Q @ Q.T
+    a = readout_alignment(Q, outside)
+    assert a["cos_theta1"] < 1e-10 and a["mean_abs_cos"] < 1e-10
+
+
+def test_probe_layers_finds_signal_only_where_planted():
+    rng = np.random.default_rng(5)
+    X, y, _ = _gaussian_counts(rng, n=1800, d=16, sigma=0.2)
+    noise = rng.standard_normal(X.shape)
+    H = np.stack([noise, X])
+    n = len(y) // 2
+    perm = rng.permutation(len(y))
+    tr, te = perm[:n], perm[n:]
+    res = probe_layers(H[:, tr], y[tr], H[:, te], y[te], rank=2)
+    assert res[0].accuracy < 0.25 and res[1].accuracy > 0.9          # chance is 1/9
+    assert res[1].selectivity > 0.6 and res[1].snr > res[0].snr
