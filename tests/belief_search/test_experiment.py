@@ -67,7 +67,10 @@ def test_real_vlm_path_against_an_openai_compatible_stub(tmp_path):
     pixel = PixelSensor(noise_sd=0.0, misread=0.0)
 
     def reply(body):
-        r = pixel.observe(np.stack(images_in_request(body)), rng=np.random.default_rng(0))
+        ims = images_in_request(body)
+        if not ims:  # the preflight call is text only
+            return "ok"
+        r = pixel.observe(np.stack(ims), rng=np.random.default_rng(0))
         return json.dumps({"relevant": "yes" if r.relevant else "no", "confidence": r.confidence,
                            "answer": None if r.answer is None else pixel.options[r.answer]})
 
@@ -82,3 +85,17 @@ def test_real_vlm_path_against_an_openai_compatible_stub(tmp_path):
     assert m["calls"] > 12 and m["malformed"] == 0 and m["backend_errors"] == 0 and m["tpr"] > m["fpr"]
     # the stub answers every navigator prompt with sensor JSON: malformed moves, each falling back to the storyboard
     assert set(m["accuracy"]) == {"belief", "uniform", "vlm_navigator"} and m["navigator"]["fallbacks"] > 0
+
+
+def test_unreachable_vlm_endpoint_fails_before_any_work(tmp_path):
+    import socket
+    import time
+
+    with socket.socket() as s:  # a free loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = Config(backend="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", vlm_episodes=5)
+    t = time.perf_counter()
+    with pytest.raises(RuntimeError, match="does not answer"):
+        run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    assert time.perf_counter() - t < 30  # no offline part was run (that takes a minute)

@@ -444,7 +444,7 @@ def _reward_claims(config: Config, per_seed: list[dict], ctx: RunContext, metric
     return claims
 
 
-def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path) -> list:
+def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path, backend=None) -> list:
     """The chat-backend sensor path: offline a scripted backend reads the JPEG frames (with
     malformed replies injected); with ``backend`` set, a real VLM."""
     from neurips26.backends import ScriptedBackend
@@ -489,21 +489,41 @@ def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path)
                       note=f"malformed replies injected at rate {config.malformed_rate}; a look whose retry is also "
                            "malformed is non-informative (likelihood 1)", kind="check",
                       source="inferred: the documented malformed-reply rule")]
-    if config.backend != "none" and config.vlm_episodes > 0:
-        claims.append(_real_vlm_claim(config, ctx, metrics, directory))
+    if backend is not None:
+        claims.append(_real_vlm_claim(config, ctx, metrics, directory, backend))
     return claims
 
 
-def _real_vlm_claim(config: Config, ctx: RunContext, metrics: dict, directory: Path):
-    """Controller vs uniform with a real VLM sensor on the synthetic videos (full config)."""
+def _vlm_backend(config: Config, ctx: RunContext):
+    """The configured VLM backend (OpenAI-compatible endpoint or local image-text-to-text folder)."""
     from neurips26.backends import make_backend
     from neurips26.backends.vision import TransformersVisionBackend
 
     if config.backend == "transformers":
-        backend = TransformersVisionBackend(config.model_path, device=ctx.device, cache=None)
-    else:
-        backend = make_backend("openai", model=config.model, base_url=config.base_url,
-                               cache_dir=ctx.out_dir / "vlm_cache")
+        return TransformersVisionBackend(config.model_path, device=ctx.device, cache=None)
+    return make_backend("openai", model=config.model, base_url=config.base_url, cache_dir=ctx.out_dir / "vlm_cache",
+                        max_retries=2)
+
+
+def _preflight(config: Config, ctx: RunContext):
+    """One short call before any work, so an unreachable endpoint fails in seconds, not after the
+    offline part.
+
+    Raises:
+        RuntimeError: the backend cannot answer (one line naming it).
+    """
+    from neurips26.backends import BackendError, ChatParams, Message
+
+    backend = _vlm_backend(config, ctx)
+    try:
+        backend.chat([Message("user", "Reply with the word ok.")], ChatParams(max_tokens=4))
+    except BackendError as exc:
+        raise RuntimeError(f"belief_search: the VLM backend {config.backend!r} does not answer: {exc}") from None
+    return backend
+
+
+def _real_vlm_claim(config: Config, ctx: RunContext, metrics: dict, directory: Path, backend):
+    """Controller vs uniform with a real VLM sensor on the synthetic videos (full config)."""
     vlm = VLMSensor(backend)
     rng = ctx.child_rng(31)
     vids = _videos(config, 999, 2, "vlm", directory)
@@ -620,13 +640,14 @@ def _figures(config: Config, per_seed: list[dict], metrics: dict, ctx: RunContex
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run every claim group; returns metrics, figures and claims."""
     metrics: dict = {}
+    backend = _preflight(config, ctx) if config.backend != "none" and config.vlm_episodes > 0 else None
     with tempfile.TemporaryDirectory(prefix="belief_search_") as tmp:
         directory = Path(tmp)
         per_seed = [_run_seed(config, s, directory) for s in ctx.track(config.seeds, "seeds (videos, searches)")]
         claims = _search_claims(config, per_seed, metrics)
         claims += _invariant_claims(config, per_seed, ctx, metrics, directory)
         claims += _reward_claims(config, per_seed, ctx, metrics)
-        claims += _vlm_claims(config, ctx, metrics, directory)
+        claims += _vlm_claims(config, ctx, metrics, directory, backend)
         claims += _not_checkable()
     _figures(config, per_seed, metrics, ctx)
     notes = ("Paper not found; only the abstract was read. The sensor model (yes/no × confidence bins calibrated on "
