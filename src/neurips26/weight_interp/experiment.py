@@ -101,7 +101,8 @@ class Config(ChatBackendConfig):
     def full(cls) -> "Config":
         """Paper-like: 4-layer d_model 256 twins at ctx 128, 1/64 kept weights, no positions,
         20k steps, 1000 weights per model, an LLM explainer and scorer through an
-        OpenAI-compatible endpoint (e.g. a local vLLM server: set base_url)."""
+        OpenAI-compatible endpoint (e.g. a local vLLM server: set base_url). The LLM arm costs
+        1 explanation + up to 80 yes/no calls per weight: 2 models × 200 weights ≈ 32k calls."""
         return cls(corpus_chars=30_000_000, ctx=128, d_model=256, n_layer=4, n_head=16, d_mlp=1024,
                    positional_embedding=False, steps=20_000, batch=64, lr=0.01, target_fraction=1 / 64,
                    eval_every=200, val_windows=500, explain_windows=2000, score_windows=2000, n_weights=1000,
