@@ -7,9 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from neurips26.belief_search.experiment import Config, run
-from neurips26.harness import RunContext
-from neurips26.harness.claims import Claim, Outcome, Verdict, forbidden_citation
+pytest.importorskip("av")  # the [video] extra (PyAV)
+
+from neurips26.belief_search.experiment import Config, run  # noqa: E402
+from neurips26.harness import RunContext  # noqa: E402
+from neurips26.harness.claims import Claim, Outcome, Verdict, forbidden_citation  # noqa: E402
 
 
 def test_reduced_run_produces_well_formed_claims(tmp_path):

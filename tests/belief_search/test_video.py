@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.belief_search import (VideoError, VideoReader, decode_all, decode_frames, encode_video, probe_video,
-                                     sample_segment_frames, segment_bounds)
+pytest.importorskip("av")  # the [video] extra (PyAV)
+
+from neurips26.belief_search import (  # noqa: E402
+    VideoError, VideoReader, decode_all, decode_frames, encode_video, probe_video, sample_segment_frames, segment_bounds)
 
 
 def test_h264_round_trip_and_probe(tmp_path):
