@@ -12,7 +12,7 @@ from neurips26.harness.config import ConfigError, apply_overrides
 from neurips26.path_integration.experiment import Config, run
 
 TINY = dict(seeds=[0, 1], n_angular=16, n_positional=24, n_hd_cells=16, n_place_cells=64, train_steps=60, batch=16,
-            seq_len=10, n_test=20, n_analysis=40, rate_map_bins=8, theta_steps=40, n_theta=4, max_real_segments=10,
+            seq_len=10, n_test=20, n_analysis=40, rate_map_bins=8, theta_steps=40, n_theta=2, max_real_segments=10,
             place_cell_profile="dog")  # the quick run covers Gaussian place cells
 
 

@@ -451,7 +451,7 @@ def _figures(ctx: RunContext, res: list[dict], config: Config) -> None:
         t = (np.arange(len(tr["gate"])) + 1) * 0.02
         ax[0].plot(t, tr["gate"], "k")
         ax[0].set_ylabel("gate g(t)")
-        for b in range(3):
+        for b in range(min(3, len(tr["offset_deg"]))):
             ax[1].plot(t, tr["offset_deg"][b], label=f"trajectory {b}")
         ax[1].set_ylabel("heading offset (deg)")
         ax[1].set_xlabel("time (s)")
