@@ -119,7 +119,7 @@ def export_mask(bit_mask: BitMask) -> list[MaskEntry]:
     entries = []
     z = bit_mask.deleted()
     for name, w in bit_mask.base_weights().items():
-        idx = torch.nonzero(z[name].flatten()).flatten().numpy().astype(np.int64)  # sorted by construction
+        idx = torch.nonzero(z[name].flatten()).flatten().cpu().numpy().astype(np.int64)  # sorted by construction
         entries.append(MaskEntry(name, tuple(w.shape), str(w.dtype).replace("torch.", ""), tensor_sha256(w), idx))
     return entries
 
@@ -221,7 +221,7 @@ def apply_mask(model: nn.Module, mask: str | Path | bytes | list[MaskEntry], *, 
     todo = [(w, e.indices) for e, w in todo]
     n = 0
     for w, idx in todo:
-        w.view(-1)[torch.from_numpy(idx)] = 0
+        w.view(-1)[torch.from_numpy(idx).to(w.device)] = 0
         n += idx.size
     return n
 

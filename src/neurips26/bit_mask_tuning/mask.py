@@ -228,7 +228,7 @@ class BitMask:
         if self.estimator == "hard_concrete" and self.masks[0].training:
             gen = torch.Generator().manual_seed(self._seed + self._refreshes)
             for m in self.masks:
-                m.noise = torch.rand(m.scores.shape, generator=gen).clamp_(1e-6, 1 - 1e-6)
+                m.noise = torch.rand(m.scores.shape, generator=gen).clamp_(1e-6, 1 - 1e-6).to(m.scores.device)
         self._refreshes += 1
         gates = [m.soft_gate().detach().float().flatten() for m in self.masks]
         flat = torch.cat(gates)
