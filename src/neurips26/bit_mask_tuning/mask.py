@@ -168,6 +168,7 @@ class DeletionMask(nn.Module):
         return torch.clamp(s * (HC_ZETA - HC_GAMMA) + HC_GAMMA, 0.0, 1.0)              # stretch and clip
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
+        """``W ⊙ (1 − Z)`` with the straight-through term when scores need gradients (same shape/dtype)."""
         self._owner.refresh_if_stale()
         z = self.deleted.to(weight.dtype)
         if self.scores.requires_grad and torch.is_grad_enabled():
