@@ -100,6 +100,11 @@ def test_bad_model_inputs():
         m(torch.zeros(2, 1, 8, 8))
     with pytest.raises(ValueError, match="NaN"):
         m(torch.full((1, 1, 16), float("nan")))
+    ramp = torch.linspace(0, 1, 32)[None, None]  # non-periodic: wrap jump 1 vs increments 1/31
+    with pytest.raises(ValueError, match="non-periodic"):
+        m(ramp)
+    shock = torch.where(torch.arange(32) < 16, 1.0, -1.0)[None, None].float()  # periodic square wave passes
+    assert m.eval()(shock)[0].shape == (1, 1, 32)
     fno = FNOBaseline(1, 1, 4, 4, 1)
     with pytest.raises(ValueError, match="dims"):
         fno(torch.zeros(1, 16))

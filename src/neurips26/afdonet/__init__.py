@@ -33,7 +33,7 @@ from .hardy import (AFDResult, adaptive_fourier_decomposition, analytic_signal, 
 from .manifold import (POAFDResult, heat_kernel_from_eigenpairs, icosphere, legendre_series, mesh_eigenpairs,
                        pre_orthogonal_afd, sphere_grid, sphere_heat_kernel, sphere_points, validate_mesh)
 from .models import (AFDONet, AFDOperator, FNOBaseline, FourierDecoder1d, HeatKernelDecoder, ReferenceAFDONet,
-                     SHDecoder, TMDecoder, count_parameters, kl_standard_normal, matched_fno, relative_l2)
+                     SHDecoder, TMDecoder, check_periodic, count_parameters, kl_standard_normal, matched_fno, relative_l2)
 from .solvers import (SphereSpectral, allen_cahn_sphere, burgers_1d, burgers_cole_hopf, ginzburg_landau_energy,
                       kolmogorov_forcing, navier_stokes_2d, periodic_grf, random_sphere_field, random_vorticity,
                       sphere_heat, velocity_from_vorticity)
@@ -47,7 +47,7 @@ __all__ = [
     "POAFDResult", "heat_kernel_from_eigenpairs", "icosphere", "legendre_series", "mesh_eigenpairs",
     "pre_orthogonal_afd", "sphere_grid", "sphere_heat_kernel", "sphere_points", "validate_mesh",
     "AFDONet", "AFDOperator", "FNOBaseline", "FourierDecoder1d", "HeatKernelDecoder", "ReferenceAFDONet",
-    "SHDecoder", "TMDecoder", "count_parameters", "kl_standard_normal", "matched_fno", "relative_l2",
+    "SHDecoder", "TMDecoder", "check_periodic", "count_parameters", "kl_standard_normal", "matched_fno", "relative_l2",
     "SphereSpectral", "allen_cahn_sphere", "burgers_1d", "burgers_cole_hopf", "ginzburg_landau_energy",
     "kolmogorov_forcing", "navier_stokes_2d", "periodic_grf", "random_sphere_field", "random_vorticity",
     "sphere_heat", "velocity_from_vorticity",

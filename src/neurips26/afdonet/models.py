@@ -44,6 +44,27 @@ def _check_field(x: torch.Tensor, ndim: int, name: str = "input") -> None:
         raise ValueError(f"{name} contains NaN or inf values")
 
 
+def check_periodic(x: torch.Tensor, dim: int = -1, factor: float = 3.0) -> None:
+    """Refuse data that are not periodic along ``dim`` (a periodic model would wrap them wrongly).
+
+    Heuristic: the wrap-around jump |x[..., 0] − x[..., N−1]| must not exceed ``factor`` × the
+    largest interior increment of the same sample (a shock inside the domain keeps the interior
+    increment large, so sharp periodic data pass; a ramp or a cut-off signal fails).
+
+    Raises:
+        ValueError: naming the sample and the ratio. Source: inferred (a practical guard).
+    """
+    xt = x.movedim(dim, -1).flatten(0, -2) if x.ndim > 1 else x[None]
+    inner = (xt[:, 1:] - xt[:, :-1]).abs().amax(dim=1)
+    wrap = (xt[:, 0] - xt[:, -1]).abs()
+    bad = wrap > factor * inner + 1e-6 * xt.abs().amax(dim=1).clamp_min(1e-12)
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0])
+        raise ValueError(f"input looks non-periodic along the periodic axis: wrap-around jump {float(wrap[i]):.3g} "
+                         f"> {factor} × largest interior increment {float(inner[i]):.3g} (row {i}); use a periodic "
+                         "extension or pass check_periodic=False to the model")
+
+
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable scalar parameters (a complex weight counts as 2)."""
     return sum(p.numel() * (2 if p.is_complex() else 1) for p in model.parameters() if p.requires_grad)
@@ -393,6 +414,8 @@ class AFDOperator(nn.Module):
         width, modes, n_layers: FNO trunk of the encoder.
         beta: KL weight; loss = relative L² + β·KL.
         margin: δ, poles stay in |a| < 1 − δ.
+        check_periodic: refuse inputs that look non-periodic along the periodic axis
+            (:func:`check_periodic`).
 
     Forward returns (û, μ, log σ²). Discretisation-invariant: any N (circle) or any
     (nlat, nlon) (sphere) at call time.
@@ -404,8 +427,9 @@ class AFDOperator(nn.Module):
     def __init__(self, domain: str = "circle", decoder: str = "afd", n_poles: int = 8, width: int = 24,
                  modes: int = 16, n_layers: int = 3, beta: float = 1e-3, margin: float = 0.02, hidden: int = 128,
                  pool: int = 16, kernel_lmax: int = 32, grid: str = "legendre-gauss", n_origin: int = 0,
-                 smooth_degree: int = -1):
+                 smooth_degree: int = -1, check_periodic: bool = True):
         super().__init__()
+        self.check_periodic = check_periodic
         if domain not in ("circle", "sphere"):
             raise ValueError(f"domain={domain!r}; allowed: 'circle', 'sphere'")
         if decoder not in ("afd", "fourier"):
@@ -429,6 +453,8 @@ class AFDOperator(nn.Module):
         _check_field(x, 3 if self.domain == "circle" else 4)
         if x.shape[1] != 1:
             raise ValueError(f"AFDOperator takes one input channel, got {x.shape[1]}")
+        if self.check_periodic:
+            check_periodic(x, dim=-1)                               # circle, or longitude on the sphere
         mu, logvar = self.encoder(x)
         sample = self.training if sample is None else sample
         z = mu + torch.randn_like(mu) * (0.5 * logvar).exp() if sample else mu
