@@ -19,7 +19,7 @@ import time
 import numpy as np
 import torch
 
-from neurips26.afdonet import (AFDOperator, FNOBaseline, ReferenceAFDONet, boundary_points, count_parameters,
+from neurips26.afdonet import (AFDOperator, ReferenceAFDONet, boundary_points, count_parameters,
                                default_radii, fit, inference_seconds_per_sample, matched_fno, maximal_selection,
                                maximal_selection_loop)
 

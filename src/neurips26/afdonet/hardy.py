@@ -206,7 +206,7 @@ def evaluate_polar_grid(coef: torch.Tensor, radii: torch.Tensor, n_angles: int |
     Args:
         coef: Taylor coefficients, shape (M,).
         radii: shape (R,), values in [0, 1).
-        n_angles: P (default M); must divide nothing in particular, any P ≥ 1.
+        n_angles: P (default M), any P ≥ 1 (powers are folded modulo P).
 
     Returns:
         complex128 tensor of shape (R, P).
@@ -225,10 +225,13 @@ def evaluate_polar_grid(coef: torch.Tensor, radii: torch.Tensor, n_angles: int |
 # --------------------------------------------------------------------------- maximal selection
 
 def default_radii(r_max: float = 0.99, n_radii: int = 64) -> torch.Tensor:
-    """Candidate radii 1 − (1−r)·… clustered towards the circle: r_i = 1 − (1−r_max)^{i/(R−1)}·…
+    """Candidate radii clustered towards the circle: r_i = 1 − (1 − r_max)^{i/(R−1)}, i = 0..R−1.
 
-    Uses r_i = 1 − exp(linspace(0, log(1−r_max), R)), so r_0 = 0 and r_{R−1} = r_max, dense near
-    the boundary where sharp features put their poles (inferred design choice).
+    So r_0 = 0 and r_{R−1} = r_max, dense near the boundary where sharp features put their poles
+    (inferred design choice). Returns float64 (R,).
+
+    Raises:
+        ValueError: r_max outside (0, 1) or n_radii < 2.
     """
     if not 0.0 < r_max < 1.0 or n_radii < 2:
         raise ValueError(f"default_radii(r_max={r_max}, n_radii={n_radii}): need 0 < r_max < 1 and n_radii >= 2")
@@ -239,8 +242,9 @@ def maximal_selection(g: torch.Tensor, radii: torch.Tensor | None = None, n_angl
                       refine_rounds: int = 6, r_max: float = 0.99) -> tuple[complex, float]:
     """Pole a maximising (1−|a|²)|g(a)|² = |⟨g, e_a⟩|² over a polar candidate grid, then refined.
 
-    The grid search is one batched FFT (:func:`evaluate_polar_grid`); refinement zooms a 9×9
-    local (r, φ) grid ``refine_rounds`` times around the best point, clipped to r ≤ r_max.
+    The grid search is one batched FFT (:func:`evaluate_polar_grid`); refinement evaluates a 9×9
+    local (r, φ) grid around the best point (spacing = the local grid spacing, quartered each
+    round) ``refine_rounds`` times, clipped to r ≤ r_max.
 
     Args:
         g: reduced remainder, boundary samples, complex (M,).
