@@ -31,7 +31,7 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
     by = {c.id: c for c in out.claims}
     assert by["inputs_regenerate_path"].verdict is Verdict.HOLDS    # exact at any size
     json.dumps(out.metrics)                                         # JSON-able
-    for name in ("rate_maps", "ring", "theta_sweeps"):
+    for name in ("path_integration_error", "rate_maps", "ring", "theta_sweeps"):
         assert (tmp_path / "figures" / f"{name}.png").exists()
 
 
