@@ -63,8 +63,9 @@ def main() -> None:
 
     # -- pessimistic value of the optimal policy
     kw = dict(delta=0.05, radius="per_pair", support=support, r_range=mdp.r_range)
-    t_dual, low = best_of(lambda: pessimistic_values(N, mdp.R, gamma, pi_star, **kw))
-    t_conv, low_c = best_of(lambda: pessimistic_values(N, mdp.R, gamma, pi_star, method="convex", **kw), repeats=1)
+    t_dual, low = best_of(lambda: pessimistic_values(N, mdp.R, gamma=gamma, pi_eval=pi_star, **kw))
+    t_conv, low_c = best_of(lambda: pessimistic_values(N, mdp.R, gamma=gamma, pi_eval=pi_star, method="convex", **kw),
+                            repeats=1)
     print(f"V_low(start): dual {low.V[0]:.6f} in {t_dual:.3f}s | joint convex {low_c.V[0]:.6f} in {t_conv:.3f}s "
           f"| speed-up (convex / dual) = {t_conv / t_dual:.1f}x; max |difference| = {np.max(np.abs(low.V - low_c.V)):.1e}")
 

@@ -26,11 +26,11 @@ def _nan_at_00(x):
 
 CASES = [
     # counts: NaN / inf / negative / fractional / empty used to crash in int() or be truncated silently
-    ("pv NaN counts", lambda: M.pessimistic_values(_nan_at_00(N), R, 0.9, PI), r"counts\(0, 0, 0\) = .*nan"),
-    ("pv fractional counts", lambda: M.pessimistic_values(N * 0.37, R, 0.9, PI), "non-negative integers"),
-    ("pv empty counts", lambda: M.pessimistic_values(np.zeros((0, 0, 0)), np.zeros((0, 0)), 0.9, None),
+    ("pv NaN counts", lambda: M.pessimistic_values(_nan_at_00(N), R, gamma=0.9, pi_eval=PI), r"counts\(0, 0, 0\) = .*nan"),
+    ("pv fractional counts", lambda: M.pessimistic_values(N * 0.37, R, gamma=0.9, pi_eval=PI), "non-negative integers"),
+    ("pv empty counts", lambda: M.pessimistic_values(np.zeros((0, 0, 0)), np.zeros((0, 0)), gamma=0.9, pi_eval=None),
      r"S, A >= 1; got \(0, 0, 0\)"),
-    ("pv infinite r_range", lambda: M.pessimistic_values(N, R, 0.9, PI, r_range=(0, np.inf)), "finite r_min"),
+    ("pv infinite r_range", lambda: M.pessimistic_values(N, R, gamma=0.9, pi_eval=PI, r_range=(0, np.inf)), "finite r_min"),
     ("set_radii negative counts", lambda: M.set_radii(-N, 0.05), r"= .*-5.*non-negative integers"),
     ("set_radii wrong support", lambda: M.set_radii(N, 0.05, support=np.ones((2, 2), bool)), "support must have shape"),
     ("plug_in NaN", lambda: M.plug_in_kernel(_nan_at_00(N)), "finite and non-negative"),
@@ -60,8 +60,8 @@ CASES = [
     ("conditional_entropy all zero", lambda: M.conditional_entropy(np.zeros((4, 4))), "positive total mass"),
     ("stationary non-square", lambda: M.stationary_distribution(np.ones((2, 3)) / 3), "square"),
     # rewards: NaN gave NaN values, a (S,) vector was broadcast silently
-    ("policy_evaluation NaN r", lambda: M.policy_evaluation(T, _nan_at_00(R), PI, 0.9), r"r\[0, 0\] = .*nan"),
-    ("policy_evaluation r of shape (S,)", lambda: M.policy_evaluation(T, np.ones(2), PI, 0.9), r"got \(2,\)"),
+    ("policy_evaluation NaN r", lambda: M.policy_evaluation(T, _nan_at_00(R), pi=PI, gamma=0.9), r"r\[0, 0\] = .*nan"),
+    ("policy_evaluation r of shape (S,)", lambda: M.policy_evaluation(T, np.ones(2), pi=PI, gamma=0.9), r"got \(2,\)"),
     ("optimal_values bad T", lambda: M.optimal_values(T * 2, R, 0.9), "sums to 2"),
     ("optimal_values NaN r", lambda: M.optimal_values(T, _nan_at_00(R), 0.9), "finite"),
     ("bootstrap gamma 1", lambda: M.bootstrap_lower_bound(N, R, 1.0, PI, 0.05, 20, np.random.default_rng(0)),
@@ -94,7 +94,7 @@ def test_bad_input_is_a_clear_value_error(name, call, match):
 def test_valid_inputs_still_accepted():
     """Integer-valued float counts and pseudo-counts in plug_in_kernel stay legal; a reducible pair
     kernel gives E(R) with a warning (documented answer), not an error."""
-    assert np.isfinite(M.pessimistic_values(N.astype(float), R, 0.9, PI).V).all()
+    assert np.isfinite(M.pessimistic_values(N.astype(float), R, gamma=0.9, pi_eval=PI).V).all()
     T_hat, _ = M.plug_in_kernel(N * 0.5)
     assert np.allclose(T_hat.sum(axis=2), 1)
     with pytest.warns(RuntimeWarning, match="not irreducible"):

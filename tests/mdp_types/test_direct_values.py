@@ -59,7 +59,7 @@ def test_value_rate_survives_near_deterministic_probes_and_refuses_unreachable_l
     pi = 0.5 * rng.dirichlet(np.ones(2), size=2) + 0.25
     r = np.random.default_rng([1, 5]).random((2, 2))
     pi_e = np.random.default_rng([1, 6]).dirichlet(np.ones(2), size=2)
-    V = policy_evaluation(T, r, pi_e, 0.9)[0]
+    V = policy_evaluation(T, r, pi=pi_e, gamma=0.9)[0]
     V_max = np.zeros(2)
     for _ in range(2000):
         V_max = (pi_e * (r + 0.9 * V_max.max())).sum(1)
@@ -109,9 +109,50 @@ def test_pessimistic_values_in_either_kl_direction_lie_below_the_plug_in_value()
     N = np.array([[[30, 10], [5, 25]], [[12, 12], [40, 2]]])
     r = np.array([[0.2, 0.9], [0.5, 0.1]])
     pi = np.full((2, 2), 0.5)
-    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi, 0.9)[0]
+    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi=pi, gamma=0.9)[0]
+    # reverse balls need explicit radii; at eps = 0.05-0.1 the reverse path's golden-section λ (accurate to
+    # ~1e-8) made adversary policy iteration stall ("did not converge in 1000 rounds"): λ now solves
+    # KL(p_λ‖q) = ε by Brent's method and evaluation converges in 3 rounds, like the forward ball
+    eps = np.full((2, 2), 0.05)
     for direction in ("forward", "reverse"):
-        V = pessimistic_values(N, r, 0.9, pi, direction=direction).V
-        assert np.all(V <= V_hat + 1e-9) and np.all(V >= 0)
+        res = pessimistic_values(N, r, gamma=0.9, pi_eval=pi, direction=direction, eps=eps)
+        assert np.all(res.V <= V_hat + 1e-9) and np.all(res.V >= 0) and res.iterations <= 10
     with pytest.raises(ValueError, match="reverse"):
-        pessimistic_values(N, r, 0.9, pi, kind="l1", direction="reverse")
+        pessimistic_values(N, r, gamma=0.9, pi_eval=pi, kind="l1", direction="reverse", eps=eps)
+
+
+def test_radii_take_a_direction_and_refuse_reverse_balls_without_a_rule():
+    """Issue 14, item 5: direction= on the radii. Forward radii are the default and unchanged;
+    reverse KL balls have no radius rule with coverage (the plug-in can miss a reachable successor,
+    making KL(T||T_hat) infinite), so set_radii and pessimistic_values say so and ask for eps."""
+    from neurips26.mdp_types import pessimistic_values, set_radii
+
+    N = np.array([[[30, 10], [5, 25]], [[12, 12], [40, 2]]])
+    r = np.array([[0.2, 0.9], [0.5, 0.1]])
+    np.testing.assert_array_equal(set_radii(N, 0.05, direction="forward"), set_radii(N, 0.05))
+    with pytest.raises(ValueError, match=r"reverse.*infinite.*eps="):
+        set_radii(N, 0.05, direction="reverse")
+    with pytest.raises(ValueError, match=r"needs eps="):
+        pessimistic_values(N, r, gamma=0.9, pi_eval=np.full((2, 2), 0.5), direction="reverse")
+    with pytest.raises(ValueError, match="allowed: forward, reverse"):
+        set_radii(N, 0.05, direction="backward")
+
+
+def test_pi_and_gamma_are_keyword_only_in_both_evaluations():
+    """Issue 14, item 5: pessimistic_values and policy_evaluation took pi and gamma in opposite
+    positional orders; both are keyword-only now, so a swapped call cannot run silently."""
+    from neurips26.mdp_types import pessimistic_values
+
+    N = np.array([[[30, 10], [5, 25]], [[12, 12], [40, 2]]])
+    T = N / N.sum(axis=2, keepdims=True)
+    r = np.array([[0.2, 0.9], [0.5, 0.1]])
+    pi = np.full((2, 2), 0.5)
+    with pytest.raises(TypeError):
+        policy_evaluation(T, r, pi, 0.9)
+    with pytest.raises(TypeError):
+        pessimistic_values(N, r, 0.9, pi)
+    a = policy_evaluation(T, r, gamma=0.9, pi=pi)[0]
+    b = policy_evaluation(T, r, pi=pi, gamma=0.9)[0]
+    np.testing.assert_array_equal(a, b)
+    low = pessimistic_values(N, r, pi_eval=pi, gamma=0.9).V
+    assert np.all(low <= a + 1e-9)

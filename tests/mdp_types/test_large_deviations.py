@@ -76,22 +76,22 @@ def test_tail_rate_increases_with_threshold(toy):
 def test_value_rate_zero_below_and_increasing_above(toy):
     T, pi = toy
     r = np.array([[0.2, 0.8], [0.5, 0.1]])
-    V = policy_evaluation(T, r, pi, 0.8)[0]
+    V = policy_evaluation(T, r, pi=pi, gamma=0.8)[0]
     assert value_rate(V[0] - 0.1, T, pi, r, 0.8, pi, 0)[0] == 0.0
     rates, Ts = zip(*[value_rate(V[0] + d, T, pi, r, 0.8, pi, 0) for d in (0.05, 0.15)])
     assert 0 < rates[0] < rates[1]
     # the minimiser reaches the level, and its rate is the reported one
     for d, Tstar, rate in zip((0.05, 0.15), Ts, rates):
-        assert policy_evaluation(Tstar, r, pi, 0.8)[0][0] >= V[0] + d - 1e-6
+        assert policy_evaluation(Tstar, r, pi=pi, gamma=0.8)[0][0] >= V[0] + d - 1e-6
         assert abs(kernel_rate(Tstar, T, pi) - rate) < 1e-6
 
 
 def test_q_rate_reaches_the_level(toy):
     T, pi = toy
     r = np.array([[0.2, 0.8], [0.5, 0.1]])
-    Q = policy_evaluation(T, r, pi, 0.8)[1]
+    Q = policy_evaluation(T, r, pi=pi, gamma=0.8)[1]
     rate, Tstar = value_rate(Q[0, 1] + 0.1, T, pi, r, 0.8, pi, 0, a0=1)
-    assert rate > 0 and policy_evaluation(Tstar, r, pi, 0.8)[1][0, 1] >= Q[0, 1] + 0.1 - 1e-6
+    assert rate > 0 and policy_evaluation(Tstar, r, pi=pi, gamma=0.8)[1][0, 1] >= Q[0, 1] + 0.1 - 1e-6
 
 
 def test_value_importance_sampling_agrees_with_plain_monte_carlo(toy):
@@ -100,7 +100,7 @@ def test_value_importance_sampling_agrees_with_plain_monte_carlo(toy):
 
     T, pi = toy
     r = np.array([[0.2, 0.8], [0.5, 0.1]])
-    V = policy_evaluation(T, r, pi, 0.8)[0]
+    V = policy_evaluation(T, r, pi=pi, gamma=0.8)[0]
     v, m = V[0] + 0.08, 40
     lp, rel = value_tail_probability_is(v, T, pi, r, 0.8, pi, 0, m, 4000, np.random.default_rng(0))
     paths = sample_pair_chain(pair_kernel(T, pi), m + 1, np.random.default_rng(1), n_chains=40_000)

@@ -61,7 +61,7 @@ def test_reducible_chain_raises_and_warns():
 def test_policy_evaluation_matches_truncated_series(toy):
     T, pi = toy
     r = np.array([[0.1, 0.9], [0.4, 0.3]])
-    V, Q = policy_evaluation(T, r, pi, 0.8)
+    V, Q = policy_evaluation(T, r, pi=pi, gamma=0.8)
     P_pi, r_pi = np.einsum("sa,sat->st", pi, T), (pi * r).sum(axis=1)
     series, term = np.zeros(2), r_pi.copy()
     for _ in range(400):            # 0.8^400 ≈ 1e-39: the truncation error is negligible

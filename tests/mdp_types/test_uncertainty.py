@@ -76,10 +76,10 @@ def test_dual_and_joint_convex_program_agree(toy):
     path = sample_pair_chain(P, 3001, np.random.default_rng(4))[0]
     N = counts_from_pair_counts(pair_counts(path, 4), 2, 2)
     r = np.array([[0.3, 0.9], [0.1, 0.6]])
-    a = pessimistic_values(N, r, 0.9, pi, radius="per_pair")
-    b = pessimistic_values(N, r, 0.9, pi, radius="per_pair", method="convex")
+    a = pessimistic_values(N, r, gamma=0.9, pi_eval=pi, radius="per_pair")
+    b = pessimistic_values(N, r, gamma=0.9, pi_eval=pi, radius="per_pair", method="convex")
     assert np.max(np.abs(a.V - b.V)) < 1e-5                 # two solvers of the same fixed point
-    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi, 0.9)[0]
+    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi=pi, gamma=0.9)[0]
     assert np.all(a.V <= V_hat)
 
 
@@ -87,12 +87,12 @@ def test_pessimism_and_coverage_hold_with_probability_one_minus_delta(toy):
     T, pi = toy
     P = pair_kernel(T, pi)
     r = np.array([[0.3, 0.9], [0.1, 0.6]])
-    V_true = policy_evaluation(T, r, pi, 0.9)[0]
+    V_true = policy_evaluation(T, r, pi=pi, gamma=0.9)[0]
     paths = sample_pair_chain(P, 301, np.random.default_rng(6), n_chains=300)
     Nc = counts_from_pair_counts(pair_counts(paths, 4), 2, 2)
     stat = np.array([np.sum(N.sum(axis=2) / 300 * set_statistic(N, T)) for N in Nc])
     cover = np.mean(stat <= kl_radius(300, 4, 0.05))
-    below = np.mean([pessimistic_values(N, r, 0.9, pi, radius="per_pair").V[0] <= V_true[0] for N in Nc])
+    below = np.mean([pessimistic_values(N, r, gamma=0.9, pi_eval=pi, radius="per_pair").V[0] <= V_true[0] for N in Nc])
     # 300 replicates: if the true level were 0.95, P(empirical < 0.92) < 1%; the guarantee is >= 0.95
     assert cover >= 0.92 and below >= 0.92
 
@@ -103,10 +103,10 @@ def test_pessimistic_control_beats_every_deterministic_policy(toy):
     path = sample_pair_chain(pair_kernel(T, pi), 2001, np.random.default_rng(8))[0]
     N = counts_from_pair_counts(pair_counts(path, 4), 2, 2)
     r = np.array([[0.3, 0.9], [0.1, 0.6]])
-    best = pessimistic_values(N, r, 0.9, None)
+    best = pessimistic_values(N, r, gamma=0.9, pi_eval=None)
     for acts in itertools.product(range(2), repeat=2):
         det = np.eye(2)[list(acts)]
-        assert np.all(pessimistic_values(N, r, 0.9, det).V <= best.V + 1e-7)
+        assert np.all(pessimistic_values(N, r, gamma=0.9, pi_eval=det).V <= best.V + 1e-7)
 
 
 def test_bad_inputs_are_reported():
@@ -114,20 +114,20 @@ def test_bad_inputs_are_reported():
     N[0, 0] = [5, 5]
     r = np.full((2, 2), 0.5)
     with pytest.raises(ValueError, match="0 <= gamma < 1"):
-        pessimistic_values(N, r, 1.0, np.full((2, 2), 0.5))
+        pessimistic_values(N, r, gamma=1.0, pi_eval=np.full((2, 2), 0.5))
     with pytest.raises(ValueError, match="outside the declared range"):
-        pessimistic_values(N, r + 1, 0.9, np.full((2, 2), 0.5))
+        pessimistic_values(N, r + 1, gamma=0.9, pi_eval=np.full((2, 2), 0.5))
     supp = np.ones((2, 2, 2), bool)
     supp[0, 0, 1] = False
     with pytest.raises(ValueError, match="divergence is infinite"):
-        pessimistic_values(N, r, 0.9, np.full((2, 2), 0.5), support=supp)
+        pessimistic_values(N, r, gamma=0.9, pi_eval=np.full((2, 2), 0.5), support=supp)
     with pytest.raises(ValueError, match="delta"):
         kl_radius(10, 4, 1.5)
     # unvisited pairs and a tiny sample: finite answer, flagged vacuous
-    res = pessimistic_values(N, r, 0.9, np.full((2, 2), 0.5))
+    res = pessimistic_values(N, r, gamma=0.9, pi_eval=np.full((2, 2), 0.5))
     assert np.all(np.isfinite(res.V)) and np.all(np.isinf(res.eps[[0, 1, 1], [1, 0, 1]]))
     # reward only in state 1; 10 transitions let the adversary keep the chain in state 0
-    tiny = pessimistic_values(N, np.array([[0.0, 0.0], [0.5, 0.5]]), 0.9, np.full((2, 2), 0.5))
+    tiny = pessimistic_values(N, np.array([[0.0, 0.0], [0.5, 0.5]]), gamma=0.9, pi_eval=np.full((2, 2), 0.5))
     assert tiny.vacuous[0] and not tiny.vacuous[1]
 
 
@@ -149,7 +149,7 @@ def test_bootstrap_is_below_plug_in(toy):
     N = counts_from_pair_counts(pair_counts(path, 4), 2, 2)
     r = np.array([[0.3, 0.9], [0.1, 0.6]])
     lb = bootstrap_lower_bound(N, r, 0.9, pi, 0.05, 400, np.random.default_rng(0))
-    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi, 0.9)[0]
+    V_hat = policy_evaluation(plug_in_kernel(N)[0], r, pi=pi, gamma=0.9)[0]
     assert np.all(lb < V_hat)
 
 

@@ -22,7 +22,7 @@ Example::
     mdp = toy_text_mdp("FrozenLake-v1", map_name="8x8")
     data = log_episodes("FrozenLake-v1", behaviour, 100_000, seed=0, map_name="8x8")
     N = transition_counts(data, 64, 4)
-    low = pessimistic_values(N, mdp.R, 0.99, pi_eval, delta=0.05, radius="per_pair", support=mdp.T > 0)
+    low = pessimistic_values(N, mdp.R, pi_eval=pi_eval, gamma=0.99, delta=0.05, radius="per_pair", support=mdp.T > 0)
     low.V[0]   # a value lower bound holding with probability >= 0.95
 """
 

@@ -274,7 +274,7 @@ def _ldp_one(cfg: Config, ctx: RunContext, toy: _Toy) -> dict:
         lp, se = tail_probability_is(T, pi, s_, a_, s1, x, mm, cfg.ldp_paths, rng, tilted=tail)
         est.append(-lp / mm)
         se_k.append(se)
-    V = policy_evaluation(T, toy.r, toy.pi_e, cfg.gamma)[0]
+    V = policy_evaluation(T, toy.r, pi=toy.pi_e, gamma=cfg.gamma)[0]
     d1 = 0.05 * (toy.r.max() - toy.r.min()) / (1 - cfg.gamma)
     I1 = value_rate(V[0] + d1, T, pi, toy.r, cfg.gamma, toy.pi_e, 0)[0]
     dv = d1 * np.sqrt(cfg.ldp_target_rate / I1)   # quadratic growth of I_V near V: one secant step
@@ -439,12 +439,13 @@ def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy]
     per_seed, baseline = [], {}
     for toy in ctx.track(toys, "pessimism"):
         rng = toy.rng(4)
-        V_true = policy_evaluation(toy.T, toy.r, toy.pi_e, cfg.gamma)[0]
+        V_true = policy_evaluation(toy.T, toy.r, pi=toy.pi_e, gamma=cfg.gamma)[0]
         below, gaps = [], []
         for k, mm in enumerate(cfg.pess_m):
             path = sample_pair_chain(toy.P, mm + 1, rng, n_chains=cfg.pess_reps)
             Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
-            V_low = np.array([pessimistic_values(Ni, toy.r, cfg.gamma, toy.pi_e, cfg.delta).V[s0] for Ni in Nc])
+            V_low = np.array([pessimistic_values(Ni, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e, delta=cfg.delta).V[s0]
+                              for Ni in Nc])
             below.append(int(np.sum(V_low <= V_true[s0] + 1e-12)))
             gaps.append(float(np.mean(V_true[s0] - V_low)))
             if k == 0 and toy is toys[0]:
@@ -611,14 +612,15 @@ def _baselines(Nc, T, r, pi_e, cfg, v_true, s0, rng) -> dict:
     kinds = {"KL pair-types": ("kl", "pair_types"), "KL per-pair": ("kl", "per_pair"),
              "L1 (Weissman)": ("l1", "pair_types"), "Hoeffding": ("hoeffding", "pair_types")}
     V_hat = np.array([policy_evaluation(np.where(plug_in_kernel(Ni)[1][:, :, None], plug_in_kernel(Ni)[0], T),
-                                        r, pi_e, cfg.gamma)[0][s0] for Ni in Nc])
+                                        r, pi=pi_e, gamma=cfg.gamma)[0][s0] for Ni in Nc])
     nominal, equal, cov_nominal, set_cov, mult = {}, {}, {}, {}, {}
     for name, (kind, rad) in kinds.items():
         eps = [set_radii(Ni, cfg.delta, kind, rad) for Ni in Nc]
         need = np.array([np.max(set_statistic(Ni, T, kind) / e) for Ni, e in zip(Nc, eps)])
         c_star = float(np.quantile(need, 1 - cfg.delta))
-        lows = np.array([pessimistic_values(Ni, r, cfg.gamma, pi_e, kind=kind, eps=e).V[s0] for Ni, e in zip(Nc, eps)])
-        lows_eq = np.array([pessimistic_values(Ni, r, cfg.gamma, pi_e, kind=kind, eps=c_star * e).V[s0]
+        lows = np.array([pessimistic_values(Ni, r, gamma=cfg.gamma, pi_eval=pi_e, kind=kind, eps=e).V[s0]
+                         for Ni, e in zip(Nc, eps)])
+        lows_eq = np.array([pessimistic_values(Ni, r, gamma=cfg.gamma, pi_eval=pi_e, kind=kind, eps=c_star * e).V[s0]
                             for Ni, e in zip(Nc, eps)])
         nominal[name] = float(np.mean(V_hat - lows))
         equal[name] = float(np.mean(V_hat - lows_eq))
@@ -639,26 +641,26 @@ def _offline_section(env_id, make_kwargs, n_steps, n_sets, gamma, delta, ctx) ->
     V_star, Q_star = optimal_values(mdp.T, mdp.r, gamma)
     pi_star = greedy_policy(Q_star)
     behaviour = 0.5 * pi_star + 0.5 / A
-    V_true = policy_evaluation(mdp.T, mdp.r, pi_star, gamma)[0]
+    V_true = policy_evaluation(mdp.T, mdp.r, pi=pi_star, gamma=gamma)[0]
     s0 = int(np.argmax(mdp.initial))
     support = mdp.T > 0
     lows, pess_true, plug_true, vac, vac_pp, rate_hat = [], [], [], [], [], []
     for k in ctx.track(range(n_sets), f"{env_id} logs"):
         data = log_episodes(env_id, behaviour, n_steps, seed=int(ctx.child_rng(100 + k).integers(2**31)), **make_kwargs)
         N = transition_counts(data, S, A)
-        res = pessimistic_values(N, mdp.R, gamma, pi_star, delta, radius="per_pair", support=support,
-                                 r_range=mdp.r_range)
+        res = pessimistic_values(N, mdp.R, gamma=gamma, pi_eval=pi_star, delta=delta, radius="per_pair",
+                                 support=support, r_range=mdp.r_range)
         lows.append(float(res.V[s0]))
         vac_pp.append(bool(res.vacuous[s0]))
-        ctl = pessimistic_values(N, mdp.R, gamma, None, delta, radius="per_pair", support=support,
+        ctl = pessimistic_values(N, mdp.R, gamma=gamma, pi_eval=None, delta=delta, radius="per_pair", support=support,
                                  r_range=mdp.r_range)
-        pess_true.append(float(policy_evaluation(mdp.T, mdp.r, ctl.policy, gamma)[0][s0]))
+        pess_true.append(float(policy_evaluation(mdp.T, mdp.r, pi=ctl.policy, gamma=gamma)[0][s0]))
         T_hat, vis = plug_in_kernel(N)
         T_plug = np.where(vis[:, :, None], T_hat, support / support.sum(axis=2, keepdims=True))
         Q_plug = optimal_values(T_plug, (T_plug * mdp.R).sum(axis=2), gamma)[1]
-        plug_true.append(float(policy_evaluation(mdp.T, mdp.r, greedy_policy(Q_plug), gamma)[0][s0]))
-        vac.append(bool(pessimistic_values(N, mdp.R, gamma, pi_star, delta, radius="pair_types", support=support,
-                                           r_range=mdp.r_range).vacuous[s0]))
+        plug_true.append(float(policy_evaluation(mdp.T, mdp.r, pi=greedy_policy(Q_plug), gamma=gamma)[0][s0]))
+        vac.append(bool(pessimistic_values(N, mdp.R, gamma=gamma, pi_eval=pi_star, delta=delta, radius="pair_types",
+                                           support=support, r_range=mdp.r_range).vacuous[s0]))
         if k == 0:
             maps = {"V_true": V_true.tolist(), "V_low": res.V.tolist()}
             # rate of the observed estimate under the truth, with the logging chain made ergodic by resets

@@ -306,7 +306,7 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
     S, A, _ = T.shape
     pi = validate_policy(pi, S, A)
     pi_eval = validate_policy(pi_eval, S, A, "pi_eval")
-    policy_evaluation(T, r, pi_eval, gamma)          # validates r (shape, finite) and gamma
+    policy_evaluation(T, r, pi=pi_eval, gamma=gamma)          # validates r (shape, finite) and gamma
     if not np.isfinite(v):
         raise ValueError(f"v = {v!r}: the level must be a finite number")
     if not 0 <= s0 < S or (a0 is not None and not 0 <= a0 < A):
@@ -314,7 +314,7 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
     sign = 1.0 if upper else -1.0
 
     def target(Tp):
-        V, Q = policy_evaluation(Tp, r, pi_eval, gamma)
+        V, Q = policy_evaluation(Tp, r, pi=pi_eval, gamma=gamma)
         return V[s0] if a0 is None else Q[s0, a0]
 
     if sign * (target(T) - v) >= 0:

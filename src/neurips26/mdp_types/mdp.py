@@ -213,11 +213,12 @@ def stationary_distribution(P: np.ndarray, require_irreducible: bool = True) -> 
     return mu / mu.sum()
 
 
-def policy_evaluation(T: np.ndarray, r: np.ndarray, pi: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+def policy_evaluation(T: np.ndarray, r: np.ndarray, *, pi: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact discounted values: ``V = (I − γ P^π)^{-1} r^π`` and ``Q = r + γ T V`` (standard).
 
     Args:
-        T: ``(S, A, S)``; r: ``(S, A)``; pi: ``(S, A)``; gamma in ``[0, 1)``.
+        T: ``(S, A, S)``; r: ``(S, A)``; pi: ``(S, A)``; gamma in ``[0, 1)``. ``pi`` and
+            ``gamma`` are keyword-only, as in :func:`~neurips26.mdp_types.pessimistic_values`.
 
     Returns:
         ``(V, Q)`` with shapes ``(S,)`` and ``(S, A)``.

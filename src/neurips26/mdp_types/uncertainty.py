@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import rel_entr
 
 from .mdp import check_reward_table, validate_gamma, validate_kernel, validate_policy, validate_rewards
@@ -75,8 +76,15 @@ def kl_radius(m: int, n_pairs: int, delta: float) -> float:
     return (np.log(1 / delta) + n_pairs**2 * np.log(m + 1)) / m
 
 
+REVERSE_RADIUS_MESSAGE = (
+    "no radius rule covers the truth for reverse KL balls KL(T'||T_hat) <= eps: KL(T||T_hat) is infinite "
+    "whenever the plug-in T_hat misses a successor the true kernel reaches (probability (1-p)^N for a successor "
+    "of probability p after N visits, about 0.37 for p = 1/N), so no finite radius has a distribution-free "
+    "guarantee; pass explicit radii eps= (e.g. calibrated on simulated data) or use direction='forward'")
+
+
 def set_radii(counts: np.ndarray, delta: float, kind: str = "kl", radius: str = "pair_types",
-              support: np.ndarray | None = None) -> np.ndarray:
+              support: np.ndarray | None = None, *, direction: str = "forward") -> np.ndarray:
     """Per-pair radii ``ε_z`` ``(S, A)`` of a rectangular confidence set from counts ``(S, A, S)``.
 
     Args:
@@ -85,14 +93,24 @@ def set_radii(counts: np.ndarray, delta: float, kind: str = "kl", radius: str = 
         kind: ``"kl"``, ``"l1"`` (Weissman) or ``"hoeffding"``.
         radius: for ``kind="kl"``: ``"pair_types"`` (``m r_n / N_z``) or ``"per_pair"``.
         support: ``(S, A, S)`` bool, allowed next states (default all); ``k_z`` = its row sums.
+        direction: ``"forward"`` (balls ``KL(T̂‖T')``, the only direction with a coverage proof,
+            module docstring). ``"reverse"`` (``KL(T'‖T̂)``) raises: ``KL(T‖T̂) = ∞`` whenever
+            ``T̂`` misses a reachable successor, which happens with probability ``(1 − p)^N``, so
+            no finite radius covers the truth without assumptions (inferred; pass ``eps=`` to
+            :func:`pessimistic_values` instead). The L1 and Hoeffding sets are symmetric: forward.
 
     Returns:
         float ``(S, A)``; ``inf`` for unvisited pairs (whole simplex).
 
     Raises:
-        ValueError: unknown ``kind``/``radius``, bad ``delta``, counts that are not non-negative
-            integers of shape ``(S, A, S)``, or a ``support`` of another shape.
+        ValueError: unknown ``kind``/``radius``/``direction``, ``direction="reverse"`` (see
+            above), bad ``delta``, counts that are not non-negative integers of shape
+            ``(S, A, S)``, or a ``support`` of another shape.
     """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction = {direction!r}; allowed: {', '.join(DIRECTIONS)}")
+    if direction == "reverse":
+        raise ValueError(f"set_radii(direction='reverse'): {REVERSE_RADIUS_MESSAGE}")
     delta = _check_delta(delta)
     N = validate_counts(counts)
     S, A, _ = N.shape
@@ -170,7 +188,8 @@ def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.nda
     proves coverage for it). ``direction="reverse"`` is ``KL(p‖q) ≤ ε`` (``p`` stays on the
     support of ``q``), solved by its classical dual
     ``σ = max_{λ>0} −λ ε − λ log Σ_i q_i e^{−v_i/λ}`` with worst case ``p_i ∝ q_i e^{−v_i/λ*}``
-    (Hu & Hong 2013; concave in ``λ``: golden-section search on ``log λ``).
+    (Hu & Hong 2013); ``λ*`` solves ``KL(p_λ‖q) = ε`` (Brent's method on ``log λ``, to round-off:
+    the row value ``p_λ·v`` is not stationary in ``λ``, so a coarser ``λ`` would stall policy iteration).
 
     Args:
         q: ``(K, S)`` nominal rows (plug-in ``T̂_z``; an all-zero row = unvisited), or one law ``(S,)``
@@ -250,7 +269,8 @@ def kl_worst_case(q: np.ndarray, v: np.ndarray, eps: np.ndarray, support: np.nda
 
 
 def _kl_reverse_worst_case(q, v, eps, supp, vs, imin, iters: int = 100):
-    """``min { p·v : KL(p‖q) ≤ ε }`` per row by the dual over ``λ > 0`` (see :func:`kl_worst_case`)."""
+    """``min { p·v : KL(p‖q) ≤ ε }`` per row by the dual over ``λ > 0`` (see :func:`kl_worst_case`):
+    the optimal ``λ`` solves ``KL(p_λ‖q) = ε`` for ``p_λ ∝ q e^{−v/λ}`` (Brent's method on log λ)."""
     K, S = q.shape
     out = vs[np.arange(K), imin].copy()          # unvisited rows / ε = inf: whole simplex on the support
     p = _point_mass(K, S, imin)
@@ -275,29 +295,27 @@ def _kl_reverse_worst_case(q, v, eps, supp, vs, imin, iters: int = 100):
             continue
         c = vk - vk.min()
 
-        def dual(log_lam):
+        def kl_gap(log_lam):
+            # p_λ ∝ q e^{−c/λ}: KL(p_λ‖q) = −(p_λ·c)/λ − log Σ q e^{−c/λ}, decreasing in λ; the dual's
+            # optimum is where it meets ε (complementary slackness, ε < log 1/q(argmin) here)
             lam = np.exp(log_lam)
-            return -lam * eps[k] + vk.min() - lam * np.log(np.sum(qk * np.exp(-c / lam)))
+            w = qk * np.exp(-c / lam)
+            z = w.sum()
+            return -(w @ c) / (z * lam) - np.log(z) - eps[k]
 
         a, b = np.log(np.ptp(vk)) - 12.0, np.log(np.ptp(vk)) + 12.0 - np.log(eps[k])
-        g = 0.5 * (np.sqrt(5.0) - 1.0)
-        x1, x2 = b - g * (b - a), a + g * (b - a)
-        f1, f2 = dual(x1), dual(x2)
-        for _ in range(iters):
-            if f1 < f2:
-                a, x1, f1 = x1, x2, f2
-                x2 = a + g * (b - a)
-                f2 = dual(x2)
-            else:
-                b, x2, f2 = x2, x1, f1
-                x1 = b - g * (b - a)
-                f1 = dual(x1)
-        lam = np.exp(0.5 * (a + b))
+        while kl_gap(a) < 0:
+            a -= 12.0
+        while kl_gap(b) > 0:
+            b += 12.0
+        # a root to ~1e-15: the row's value p_λ·v is not stationary in λ (only the dual is), so a
+        # λ found to the dual's flat-maximum resolution (~1e-8) made policy iteration stall
+        lam = np.exp(brentq(kl_gap, a, b, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=iters))
         w = np.zeros(S)
         w[pos[k]] = qk * np.exp(-c / lam)
         p[k] = w / w.sum()
-        # the value of the returned row (equal to the dual optimum up to the search's resolution; the
-        # dual itself loses digits to cancellation at large λ, which would stall policy iteration)
+        # the value of the returned row (equal to the dual optimum; the dual itself loses digits to
+        # cancellation at large λ, which would stall policy iteration)
         out[k] = min(float(p[k] @ v[k]), nominal)
     return out, p
 
@@ -384,7 +402,7 @@ def _reward_table(r, S, A, r_range):
     return validate_rewards(r, S, A, r_range)[:, :, None] * np.ones((1, 1, S))
 
 
-def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval: np.ndarray | None = None,
+def pessimistic_values(counts: np.ndarray, r: np.ndarray, *, pi_eval: np.ndarray | None = None, gamma: float,
                        delta: float = 0.05, kind: str = "kl", radius: str = "pair_types",
                        support: np.ndarray | None = None, r_range: tuple[float, float] = (0.0, 1.0),
                        eps: np.ndarray | None = None, tol: float = 1e-9, max_iter: int = 1000,
@@ -400,8 +418,9 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
     Args:
         counts: ``(S, A, S)`` logged transition counts.
         r: ``(S, A)`` expected rewards or ``(S, A, S)`` rewards ``R(s, a, s')``, in ``r_range``.
+        pi_eval: ``(S, A)`` policy to evaluate; ``None`` = control. Keyword-only, like ``gamma``
+            and everything after it (the same order as :func:`~neurips26.mdp_types.policy_evaluation`).
         gamma: discount in ``[0, 1)``.
-        pi_eval: ``(S, A)`` policy to evaluate; ``None`` = control.
         delta: error probability of the confidence set.
         kind: ``"kl"`` (the method), ``"l1"`` or ``"hoeffding"`` (baselines).
         radius: KL radius rule, see :func:`set_radii`.
@@ -410,8 +429,9 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
         method: ``"dual"`` (per-(s,a) dual + iteration) or ``"convex"`` (one joint cvxpy
             program; evaluation only, ``kind="kl"``).
         direction: for ``kind="kl"``: ``"forward"`` balls ``KL(T̂‖T')`` (default; the radii's
-            coverage guarantee is proved for them) or ``"reverse"`` balls ``KL(T'‖T̂)`` (the same
-            radii carry no proved guarantee; ``method="dual"`` only).
+            coverage guarantee is proved for them) or ``"reverse"`` balls ``KL(T'‖T̂)``, solved by
+            their own 1-D dual (``method="dual"`` only); reverse balls need explicit ``eps``
+            (no radius rule covers the truth for them, see :func:`set_radii`).
 
     Returns:
         :class:`PessimisticResult`.
@@ -438,6 +458,10 @@ def pessimistic_values(counts: np.ndarray, r: np.ndarray, gamma: float, pi_eval:
                          "transition: the divergence is infinite; fix the support or the data")
     T_hat, visited = plug_in_kernel(N)
     T_hat = np.where(visited[:, :, None], T_hat, 0.0)
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction = {direction!r}; allowed: {', '.join(DIRECTIONS)}")
+    if direction == "reverse" and eps is None:
+        raise ValueError(f"pessimistic_values(direction='reverse') needs eps=: {REVERSE_RADIUS_MESSAGE}")
     eps = set_radii(N, delta, kind, radius, supp) if eps is None else np.asarray(eps, float)
     if eps.shape != (S, A):
         raise ValueError(f"eps must have shape {(S, A)}; got {eps.shape}")
