@@ -80,3 +80,29 @@ def test_full_scale_real_data_part_runs_on_user_folders(folder, tmp_path):
     assert [c.id for c in claims] == ["real_data_map_gain"] and claims[0].kind.value == "paper"
     assert set(metrics["real_data"]) == {"baseline", "saafl"}
     assert "upconv_gan" in metrics["real_data"]["saafl"]
+
+
+def test_score_command_bad_outputs_and_paths_with_commas(folder, tmp_path, capsys):
+    # review fixes: a missing output folder or a non-head file used to end in a traceback (after the
+    # work for --head-out); a path with a comma broke the CSV; --epochs 0 saved an untrained head
+    import csv
+
+    enc = str(folder / "encoder")
+    assert main(["train", str(folder), "--encoder", enc, "--head-out", str(tmp_path / "no" / "h.pt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["train", str(folder), "--encoder", enc, "--head-out", str(tmp_path / "h.pt"), "--epochs", "0"]) == 2
+    assert "--epochs 0" in capsys.readouterr().err
+    junk = tmp_path / "junk.pt"
+    junk.write_text("not a torch file")
+    assert main(["score", str(folder / "real"), "--encoder", enc, "--head", str(junk)]) == 2
+    assert "not a detector head" in capsys.readouterr().err
+    head = tmp_path / "h.pt"
+    assert main(["train", str(folder), "--encoder", enc, "--head-out", str(head), "--baseline", "--epochs", "2"]) == 0
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    Image.open(sorted((folder / "real").glob("*.png"))[0]).save(odd / 'a,b "c".png')
+    capsys.readouterr()
+    assert main(["score", str(odd), "--encoder", enc, "--head", str(head), "--out", str(tmp_path / "x" / "s.csv")]) == 2
+    assert main(["score", str(odd), "--encoder", enc, "--head", str(head)]) == 0
+    rows = list(csv.reader(capsys.readouterr().out.splitlines()))
+    assert rows[0] == ["path", "score", "is_generated"] and rows[1][0].endswith('a,b "c".png') and len(rows[1]) == 3

@@ -12,6 +12,8 @@ P(generated); unreadable files get an empty score and are reported on stderr).
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import sys
 from pathlib import Path
 
@@ -39,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     from .heads import LossSwitches
 
     try:
+        dest = args.head_out if args.cmd == "train" else args.out
+        if dest and not Path(dest).expanduser().parent.is_dir():  # fail before encoding, not after
+            raise FileNotFoundError(f"output folder {str(Path(dest).expanduser().parent)!r} does not exist")
+        if args.cmd == "train" and args.epochs < 1:
+            raise ValueError(f"--epochs {args.epochs}; allowed: >= 1")
         enc = load_encoder(args.encoder)
         if args.cmd == "train":
             sw = LossSwitches.baseline() if args.baseline else LossSwitches()
@@ -57,10 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    lines = ["path,score,is_generated"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")  # quotes paths that contain commas or quotes
+    w.writerow(["path", "score", "is_generated"])
     for p, s, g in zip(pred.paths, pred.scores, pred.is_generated):
-        lines.append(f"{p},{'' if s != s else f'{s:.6f}'},{'' if s != s else int(g)}")
-    text = "\n".join(lines) + "\n"
+        w.writerow([p, "" if s != s else f"{s:.6f}", "" if s != s else int(g)])
+    text = buf.getvalue()
     if args.out:
         Path(args.out).write_text(text)
     else:

@@ -65,7 +65,11 @@ class FolderDataset:
 
 
 def _images_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS)
+    """Image files under ``folder`` (recursive, sorted), skipping hidden files and folders
+    (``.ipynb_checkpoints`` copies, macOS ``._name`` resource forks), which would otherwise
+    duplicate images or count as unreadable."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
 def scan_folder(root: str | Path, require_fake: bool = True) -> FolderDataset:
@@ -75,7 +79,7 @@ def scan_folder(root: str | Path, require_fake: bool = True) -> FolderDataset:
         FileNotFoundError: ``root`` or ``root/real`` missing (named).
         ValueError: ``real/`` has no images; ``fake/`` missing or empty when ``require_fake``; a
             generator folder with no images (named); images directly in ``fake/`` (they need a
-            generator folder).
+            generator folder). Hidden files and folders (names starting with ".") are ignored.
     """
     root = Path(root).expanduser()
     if not root.is_dir():
@@ -88,11 +92,12 @@ def scan_folder(root: str | Path, require_fake: bool = True) -> FolderDataset:
     fake: dict[str, list[Path]] = {}
     fdir = root / "fake"
     if fdir.is_dir():
-        loose = [p for p in fdir.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS]
+        loose = [p for p in fdir.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS
+                 and not p.name.startswith(".")]
         if loose:
             raise ValueError(f"{len(loose)} image(s) directly in {str(fdir)!r} (e.g. {loose[0].name!r}); put them in "
                              "fake/<generator>/")
-        for gdir in sorted(p for p in fdir.iterdir() if p.is_dir()):
+        for gdir in sorted(p for p in fdir.iterdir() if p.is_dir() and not p.name.startswith(".")):
             ps = _images_in(gdir)
             if not ps:
                 raise ValueError(f"generator folder {str(gdir)!r} has no images (extensions {IMAGE_EXTENSIONS})")
@@ -129,7 +134,12 @@ def _to_rgb_array(img) -> tuple[np.ndarray, str | None]:
         return np.asarray(img, np.uint8), None
     if mode in ("I;16", "I;16B", "I;16L", "I", "F"):
         a = np.asarray(img, np.float64)
-        hi = 65535.0 if mode.startswith("I;16") or a.max() > 255 else 255.0
+        if not np.isfinite(a).all():
+            raise ValueError(f"mode {mode} image has NaN or infinite pixels")
+        if mode == "F" and a.size and a.min() >= 0 and a.max() <= 1:
+            hi = 1.0  # a float image in [0, 1] (dividing by 255 would turn it black)
+        else:
+            hi = 65535.0 if mode.startswith("I;16") or a.max() > 255 else 255.0
         a = np.clip(a / hi * 255.0, 0, 255).astype(np.uint8)
         return np.repeat(a[..., None], 3, axis=2), mode
     return np.asarray(img.convert("RGB"), np.uint8), mode
@@ -141,14 +151,19 @@ def load_image(path: str | Path, size: int, policy: str = "center_crop") -> tupl
     Returns:
         ``(array, converted_from_mode or None, upscaled)``.
 
+    16-bit and 32-bit integer images are scaled from their range (65535, or 255 when the values
+    fit in 8 bits); float (mode ``F``) images in [0, 1] are taken as is, others as 0..255.
+
     Raises:
-        OSError / ValueError (from Pillow): unreadable or truncated file.
-        ValueError: unknown ``policy`` (allowed :data:`SIZE_POLICIES`).
+        OSError / ValueError (from Pillow): unreadable or truncated file; NaN pixels in a float image.
+        ValueError: unknown ``policy`` (allowed :data:`SIZE_POLICIES`) or ``size`` not an integer >= 1.
     """
     from PIL import Image, ImageOps
 
     if policy not in SIZE_POLICIES:
         raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size={size!r}; allowed: an integer >= 1 (the encoder's input side in pixels)")
     with Image.open(path) as img:
         img.load()  # truncated files raise here
         img = ImageOps.exif_transpose(img)
@@ -172,12 +187,15 @@ def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_cr
 
     Raises:
         ValueError: more than ``max_bad_fraction`` of the files unreadable (names the first five),
-            no readable file at all, ``max_bad_fraction`` outside [0, 1], or an unknown ``policy``.
+            no readable file at all, ``max_bad_fraction`` outside [0, 1], an unknown ``policy``, or
+            ``size`` not an integer >= 1.
     """
     if not 0.0 <= max_bad_fraction <= 1.0:
         raise ValueError(f"max_bad_fraction={max_bad_fraction}; allowed: 0..1")
     if policy not in SIZE_POLICIES:
         raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size={size!r}; allowed: an integer >= 1 (the encoder's input side in pixels)")
     paths = [Path(p) for p in paths]
     arrs, kept, idx, skipped = [], [], [], []
     conv: Counter = Counter()
@@ -200,7 +218,8 @@ def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_cr
     if not arrs:
         raise ValueError(f"no readable image among {len(paths)} path(s)")
     if conv:
-        warnings.warn(f"converted to 8-bit RGB: {dict(conv)} image(s) by original mode (alpha dropped)",
+        alpha = " (alpha dropped)" if any(m in ("RGBA", "RGBa", "LA", "La", "PA") for m in conv) else ""
+        warnings.warn(f"converted to 8-bit RGB: {dict(conv)} image(s) by original mode{alpha}",
                       ImageModeWarning, stacklevel=2)
     if up:
         warnings.warn(f"{up} image(s) smaller than {size} px were upscaled (bicubic): resizing smooths away "

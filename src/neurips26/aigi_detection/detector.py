@@ -135,9 +135,16 @@ class AIGIDetector:
         return per_generator_metrics(pred.scores[ok], np.asarray(groups)[ok], threshold=self.threshold)
 
     def save(self, path: str | Path) -> None:
-        """Save the head (not the encoder) with ``torch.save``; reload with :meth:`load`."""
+        """Save the head (not the encoder) with ``torch.save``; reload with :meth:`load`.
+
+        Raises:
+            FileNotFoundError: the folder of ``path`` does not exist (named).
+        """
         import torch
 
+        path = Path(path).expanduser()
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"folder {str(path.parent)!r} for the head file does not exist")
         torch.save({"detector": self.detector.state(), "layers": self.layers, "policy": self.policy,
                     "threshold": self.threshold, "encoder": getattr(self.encoder, "name", "")}, Path(path))
 
@@ -146,16 +153,20 @@ class AIGIDetector:
         """Load a head saved by :meth:`save` onto ``encoder``.
 
         Raises:
-            FileNotFoundError: ``path`` missing (named). ValueError: the head's cue shape does not
-                match the encoder's.
+            FileNotFoundError: ``path`` missing (named). ValueError: the file is not a saved head, or
+                the head's cue shape does not match the encoder's.
         """
         import torch
 
         p = Path(path).expanduser()
         if not p.is_file():
             raise FileNotFoundError(f"detector head file {str(p)!r} not found")
-        st = torch.load(p, map_location="cpu", weights_only=True)
-        det = TrainedDetector.from_state(st["detector"])
+        try:
+            st = torch.load(p, map_location="cpu", weights_only=True)
+            det = TrainedDetector.from_state(st["detector"])
+        except Exception as exc:  # not a torch file, or a torch file of something else
+            raise ValueError(f"{str(p)!r} is not a detector head saved by AIGIDetector.save "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
         K, D = det.mean.shape
         nk = len(st["layers"]) if st["layers"] else encoder.num_layers
         if (nk, encoder.hidden_size) != (K, D):

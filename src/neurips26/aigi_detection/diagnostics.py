@@ -72,11 +72,16 @@ def contribution_entropy(contrib: np.ndarray) -> float:
     of "balance across artifact dimensions").
 
     Raises:
-        ValueError: fewer than 2 cues.
+        ValueError: fewer than 2 cues, non-finite values, or all contributions 0.
     """
-    c = np.abs(np.asarray(contrib, np.float64)).mean(0)
+    x = np.asarray(contrib, np.float64)
+    if x.ndim != 2 or len(x) < 1 or not np.isfinite(x).all():
+        raise ValueError(f"contributions shape {x.shape}; allowed: a finite [N >= 1, K] array")
+    c = np.abs(x).mean(0)
     if c.size < 2:
         raise ValueError(f"need >= 2 cues, got {c.size}")
+    if c.sum() <= 0:  # no cue contributes: the shares are undefined (not a "collapsed" 0)
+        raise ValueError("every contribution is 0; the cue shares are undefined")
     p = c / c.sum()
     p = p[p > 0]
     return float(-(p * np.log(p)).sum() / np.log(c.size))
@@ -163,12 +168,15 @@ def detection_metrics(y_true: np.ndarray, score: np.ndarray, threshold: float = 
         ``{"acc", "ap", "auroc", "real_acc", "fake_acc"}`` (floats in [0, 1]).
 
     Raises:
-        ValueError: lengths differ, scores not finite, or one class missing.
+        ValueError: lengths differ, scores not finite, one class missing, or ``threshold``
+            outside [0, 1].
     """
     from sklearn.metrics import accuracy_score, average_precision_score, roc_auc_score
 
     y = np.asarray(y_true)
     s = np.asarray(score, np.float64)
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold={threshold}; allowed: 0..1 (a probability of 'generated')")
     if len(y) != len(s) or not np.isfinite(s).all():
         raise ValueError(f"{len(y)} labels and {len(s)} scores (all must be finite); allowed: equal lengths")
     if set(np.unique(y).tolist()) != {0, 1}:
@@ -185,10 +193,12 @@ def per_generator_metrics(score: np.ndarray, generators: list[str] | np.ndarray,
     ACC at ``threshold`` and AP (plus AUROC); ``"mean"`` averages them (mACC, mAP).
 
     Raises:
-        ValueError: no reals or no generator.
+        ValueError: no reals or no generator, or scores and labels of different lengths.
     """
     g = np.asarray(generators)
     s = np.asarray(score, np.float64)
+    if s.ndim != 1 or g.shape != s.shape:
+        raise ValueError(f"{s.shape} scores and {g.shape} generator labels; allowed: one label per score")
     r = g == real
     names = sorted(set(g.tolist()) - {real})
     if not r.any() or not names:

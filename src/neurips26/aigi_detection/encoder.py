@@ -74,15 +74,9 @@ class FrozenEncoder:
         """
         import torch
 
-        x = np.asarray(images)
-        if x.ndim != 4 or x.shape[-1] != 3 or x.shape[1:3] != (self.image_size, self.image_size):
-            raise ValueError(f"images shape {x.shape}; allowed: [N, {self.image_size}, {self.image_size}, 3]")
-        if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1 or not np.isfinite(x).all()):
-            raise ValueError("images must be finite floats in [0, 1]")
+        x = _check_images(images, self.image_size)
         L = self.num_layers
-        sel = list(range(1, L + 1)) if layers is None else [int(v) for v in layers]
-        if not sel or any(not 1 <= v <= L for v in sel):
-            raise ValueError(f"layers={list(layers or [])}; allowed: block indices in 1..{L}")
+        sel = _layer_selection(layers, L)
         mean = torch.tensor(self.mean).view(1, 3, 1, 1)
         std = torch.tensor(self.std).view(1, 3, 1, 1)
         self.model.to(device)
@@ -94,6 +88,28 @@ class FrozenEncoder:
                 hs = self.model(pixel_values=px, output_hidden_states=True).hidden_states  # (emb, block1..L)
                 out[i:i + batch_size] = torch.stack([hs[v][:, 0] for v in sel], 1).float().cpu().numpy()
         return out
+
+
+def _check_images(images, size: int) -> np.ndarray:
+    """``images`` as an array ``[N, size, size, 3]`` of finite real numbers in [0, 1], else ValueError."""
+    x = np.asarray(images)
+    if x.ndim != 4 or x.shape[-1] != 3 or x.shape[1:3] != (size, size):
+        raise ValueError(f"images shape {x.shape}; allowed: [N, {size}, {size}, 3]")
+    if not (np.issubdtype(x.dtype, np.floating) or np.issubdtype(x.dtype, np.integer) or x.dtype == bool):
+        raise ValueError(f"images dtype {x.dtype}; allowed: real floats in [0, 1]")
+    if x.size and (not np.isfinite(x).all() or x.min() < 0 or x.max() > 1):
+        raise ValueError("images must be finite floats in [0, 1] (uint8 images: divide by 255)")
+    return x
+
+
+def _layer_selection(layers: Sequence[int] | None, L: int) -> list[int]:
+    """1-based block indices: all ``1..L`` when ``layers`` is None; else integers in ``1..L``."""
+    if layers is None:
+        return list(range(1, L + 1))
+    sel = list(layers)
+    if not sel or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= L for v in sel):
+        raise ValueError(f"layers={sel}; allowed: a non-empty list of integer block indices in 1..{L}")
+    return [int(v) for v in sel]
 
 
 def build_tiny_encoder(kind: str = "vit", image_size: int = 32, patch_size: int = 4, hidden_size: int = 64,
@@ -147,7 +163,8 @@ def load_encoder(path: str | Path) -> FrozenEncoder:
 
     Raises:
         FileNotFoundError: ``path`` does not exist or has no ``config.json`` (the message names it).
-        ValueError: a ``model_type`` other than clip, clip_vision_model or vit.
+        ValueError: a ``model_type`` other than clip, clip_vision_model or vit, or a config.json
+            that is not valid JSON (named).
     """
     import json
 
@@ -158,7 +175,10 @@ def load_encoder(path: str | Path) -> FrozenEncoder:
         raise FileNotFoundError(f"encoder weights folder {str(p)!r} not found (or it has no config.json); give a "
                                 "local folder written by save_pretrained, e.g. a CLIP ViT-L/14 checkpoint — "
                                 "nothing is downloaded")
-    cfg = json.loads((p / "config.json").read_text())
+    try:
+        cfg = json.loads((p / "config.json").read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"encoder config {str(p / 'config.json')!r} is not valid JSON ({exc})") from exc
     mtype = cfg.get("model_type")
     if mtype in ("clip", "clip_vision_model"):
         model = CLIPVisionModel.from_pretrained(p, local_files_only=True)
@@ -232,15 +252,9 @@ class RandomConvEncoder:
         import torch
         import torch.nn.functional as F
 
-        x = np.asarray(images)
-        if x.ndim != 4 or x.shape[-1] != 3 or x.shape[1:3] != (self.image_size, self.image_size):
-            raise ValueError(f"images shape {x.shape}; allowed: [N, {self.image_size}, {self.image_size}, 3]")
-        if x.size and (not np.isfinite(x).all() or x.min() < 0 or x.max() > 1):
-            raise ValueError("images must be finite floats in [0, 1]")
+        x = _check_images(images, self.image_size)
         L = self.num_layers
-        sel = list(range(1, L + 1)) if layers is None else [int(v) for v in layers]
-        if not sel or any(not 1 <= v <= L for v in sel):
-            raise ValueError(f"layers={list(layers or [])}; allowed: layer indices in 1..{L}")
+        sel = _layer_selection(layers, L)
         out = np.empty((len(x), len(sel), self.width), np.float32)
         with torch.inference_mode():
             for i in range(0, len(x), batch_size):

@@ -77,6 +77,8 @@ class Config(ExperimentConfig):
         bad = [g for g in v if g not in W.GENERATORS]
         if not v or bad:
             raise ValueError(f"{bad or 'empty list'}: allowed generators {sorted(W.GENERATORS)}")
+        if len(set(v)) != len(v):
+            raise ValueError(f"{v} repeats a generator; allowed: each generator once")
         return v
 
     @field_validator("encoder")
@@ -278,11 +280,15 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           measured=dominant, holds=len(set(dominant.values())) >= 4,
                           tolerance=">= 4 distinct argmax dimensions", reason="each generator was built with its own "
                           "prominent dimension; fewer distinct maxima would mean the statistics do not see them",
-                          kind="check", source="inferred: property of the world as built"))
+                          kind="check", source="inferred: property of the world as built",
+                          note="built prominent dimension vs measured argmax: " + ", ".join(
+                              f"{n} {W.ARTIFACTS[int(np.argmax(W.GENERATORS[n]))] if max(W.GENERATORS[n]) > 0.5 else 'none (mixed)'}"
+                              f"->{dominant[n]}" for n in names)))
     probe = [r["generator_probe_acc"] for r in runs]
     m, iv = C.mean_interval(probe)
     claims.append(C.at_least("gamc_generators_separable", "GAMC: generators occupy distinct distributions in the "
-                             "frozen encoder's cue space — a linear probe names the generator of a fake image "
+                             "frozen encoder's cue space (in a synthetic world built with distinct generators) — a "
+                             "linear probe names the generator of a fake image "
                              "(6 generators, chance 1/6) with accuracy >= 0.5.", measured=m, bound=0.5,
                              interval=iv, kind="paper", source="abstract (GAMC hypothesis), tested in a synthetic world",
                              reason="0.5 is three times chance; a weaker separation would not be 'distinct distributions'",
@@ -315,7 +321,9 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "reconstruction", "inferred: the gradient-reversal adversary should remove content from "
                           "the artifact latents",
                           note=f"probe accuracy baseline {[round(b['content_probe'], 3) for b in B]}, SA-AFL "
-                          f"{[round(s['content_probe'], 3) for s in S]} (chance 1/3)"))
+                          f"{[round(s['content_probe'], 3) for s in S]} (chance 1/3). The research brief's plan "
+                          "proposed stricter, unjustified bounds (baseline probe >= 0.8, SA-AFL <= baseline - 0.15); "
+                          "by those this claim would not hold. 0.05 was chosen from the probe's noise instead."))
     # diversity
     claims.append(_paired("saafl_balances_cues", "SA-AFL balances learning across artifact cues: the normalised "
                           "entropy of per-cue contribution shares is higher than the baseline's.", seeds,
@@ -323,7 +331,11 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "sign of the paired difference; the interval carries the seed noise", "paper",
                           "abstract (balance learning across artifact dimensions)",
                           note=f"entropy baseline {[round(b['cue_entropy'], 3) for b in B]}, SA-AFL "
-                          f"{[round(s['cue_entropy'], 3) for s in S]}", paper_value="more balanced"))
+                          f"{[round(s['cue_entropy'], 3) for s in S]}. Caution: SA-AFL's balance term KL(shares || "
+                          "uniform) minimises this very quantity on the training cues where it is measured, so the "
+                          "claim mostly confirms that the term is on and optimised; it is not independent evidence "
+                          "(the effective-rank and cue-removal claims are the less circular tests).",
+                          paper_value="more balanced"))
     claims.append(_paired("saafl_higher_effective_rank", "SA-AFL's evidence is less collapsed: the effective rank "
                           "of its per-unit contributions w_j a_j on test images is higher than the baseline's.",
                           seeds, [s["evidence_erank"] - b["evidence_erank"] for b, s in zip(B, S)], 0.0,
@@ -435,6 +447,13 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     """Run all parts and return the claims (see module docstring)."""
     metrics: dict = {}
     t0 = time.perf_counter()
+    if config.data_root:  # fail before the synthetic part (minutes), not after it
+        from .data import scan_folder
+        from .encoder import load_encoder
+
+        load_encoder(config.encoder_path)
+        for split in ("train", "test"):
+            scan_folder(Path(config.data_root).expanduser() / split)
     with torch_threads(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         claims = _checks(ctx, metrics)

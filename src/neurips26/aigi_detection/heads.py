@@ -83,10 +83,13 @@ class LossSwitches:
             v = getattr(self, name)
             if not math.isfinite(v) or v < 0:
                 raise ValueError(f"LossSwitches.{name}={v}; allowed: a finite number >= 0")
+        for name in ("adversarial", "ramp", "self_adversarial"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):  # a string such as "no" would be truthy
+                raise ValueError(f"LossSwitches.{name}={getattr(self, name)!r}; allowed: True or False")
         if not 0.0 <= self.p_drop <= 1.0:
             raise ValueError(f"LossSwitches.p_drop={self.p_drop}; allowed: 0 <= p_drop <= 1")
-        if self.n_drop < 0:
-            raise ValueError(f"LossSwitches.n_drop={self.n_drop}; allowed: >= 0")
+        if not isinstance(self.n_drop, (int, np.integer)) or isinstance(self.n_drop, bool) or self.n_drop < 0:
+            raise ValueError(f"LossSwitches.n_drop={self.n_drop!r}; allowed: an integer >= 0")
 
     @property
     def needs_content(self) -> bool:
@@ -158,11 +161,24 @@ class TrainedDetector:
         cues = np.asarray(cues, np.float32)
         if cues.ndim != 3 or cues.shape[1:] != self.mean.shape:
             raise ValueError(f"cues shape {cues.shape}; allowed: [N, {self.mean.shape[0]}, {self.mean.shape[1]}]")
+        if not np.isfinite(cues).all():
+            bad = np.flatnonzero(~np.isfinite(cues).all((1, 2)))
+            raise ValueError(f"cues of {len(bad)} image(s) are NaN or infinite (first rows {bad[:5].tolist()}); "
+                             "allowed: finite numbers")
         return torch.from_numpy((cues - self.mean) / self.std)
 
     def logits(self, cues: np.ndarray, drop_cues: list[int] | None = None) -> np.ndarray:
         """Detector logits ``float64 [N]`` for cached cues ``[N, K, D]``; ``drop_cues`` removes
-        the contributions of those cue indices (0-based) — the cue-removal test."""
+        the contributions of those cue indices (0-based) — the cue-removal test.
+
+        Raises:
+            ValueError: wrong cue shape, NaN or infinite cues, or a ``drop_cues`` index outside
+                ``0..K-1`` (a negative index would silently drop a cue from the end).
+        """
+        K = self.mean.shape[0]
+        if drop_cues and any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < K
+                             for k in drop_cues):
+            raise ValueError(f"drop_cues={list(drop_cues)}; allowed: integer cue indices in 0..{K - 1}")
         with torch.no_grad():
             c = self.head.contributions(self.head.latents(self._g(cues)))
             if drop_cues:
@@ -225,13 +241,20 @@ def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, 
         A :class:`TrainedDetector`.
 
     Raises:
-        ValueError: shapes disagree, labels not in {0, 1} or one class missing, content labels
+        ValueError: shapes disagree, cues NaN or infinite, ``epochs`` or ``batch_size`` < 1, labels
+            not in {0, 1} or one class missing, content labels
             missing when needed or not integers >= 0, or ``n_drop >= K`` with self-adversarial masking on.
     """
     x = np.asarray(cues, np.float32)
     y = np.asarray(label)
     if x.ndim != 3 or len(x) != len(y):
         raise ValueError(f"cues shape {x.shape} and label length {len(y)}; allowed: [N, K, D] and N labels")
+    if not np.isfinite(x).all():
+        bad = np.flatnonzero(~np.isfinite(x).all((1, 2)))
+        raise ValueError(f"cues of {len(bad)} image(s) are NaN or infinite (first rows {bad[:5].tolist()}); "
+                         "allowed: finite numbers")
+    if epochs < 1 or batch_size < 1:
+        raise ValueError(f"epochs={epochs}, batch_size={batch_size}; allowed: both >= 1")
     if not set(np.unique(y).tolist()) == {0, 1}:
         raise ValueError(f"label values {sorted(set(np.unique(y).tolist()))}; allowed: both 0 (real) and 1 (generated)")
     N, K, D = x.shape
