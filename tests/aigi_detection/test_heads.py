@@ -88,3 +88,40 @@ def test_dou_options_train_and_leave_inference_deterministic():
     assert {"cib", "removal_consistency"} <= set(det.history)
     assert np.array_equal(det.scores(x), det.scores(x))  # the mean latent at inference, no sampling
     assert ((det.scores(x) > 0.5) == y).mean() > 0.9  # still learns the easy problem (cue 0: 4 sd margin)
+
+
+def _content_shortcut(n, seed, bias):
+    """Weak artifact in every cue (feature 0) and content one-hot in features 1..3 of every cue;
+    with ``bias`` > 0, 80% of fakes are content 0 and of reals content 1-2 (the shortcut)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    c = rng.integers(0, 3, n)
+    if bias:
+        c = np.where(rng.random(n) < bias, np.where(y == 1, 0, rng.integers(1, 3, n)), c)
+    x = rng.normal(size=(n, 3, 6))
+    x[:, :, 0] += (2 * y - 1)[:, None]
+    x[:, :, 1:4] += 1.5 * np.eye(3)[c][:, None, :]
+    return x.astype(np.float32), y, c
+
+
+def test_content_adversary_reduces_the_score_shortcut():
+    # the gradient-reversal adversary must make the score depend less on content: on reals of an
+    # unbiased test set, the AUROC of "content 0" from the score drops (baseline ~0.73, adversary
+    # ~0.68 over seeds 0-2). Review mutation: with the reversal switched off (grad_reverse as identity,
+    # or the DANN ramp stuck at 0) the drop is ~0 and this fails.
+    from sklearn.metrics import roc_auc_score
+
+    x, y, c = _content_shortcut(900, 0, 0.8)
+    xt, yt, ct = _content_shortcut(1500, 9, 0.0)
+    real = yt == 0
+    adv = LossSwitches(adversarial=True, semantic_weight=0, orthogonal_weight=0, hsic_weight=0,
+                       self_adversarial=False, balance_weight=0)
+    drops = []
+    for seed in range(3):
+        b = train_detector(x, y, LossSwitches.baseline(), epochs=60, seed=seed)
+        a = train_detector(x, y, adv, content=c, epochs=60, seed=seed)
+        auc = [roc_auc_score(ct[real] == 0, d.scores(xt)[real]) for d in (b, a)]
+        drops.append(auc[0] - auc[1])
+    # paired on one test set; the AUROC noise of ~500 reals (sd ~0.025) largely cancels in the pair,
+    # so a mean drop of 0.02 is a clear effect, not noise
+    assert np.mean(drops) > 0.02, drops
