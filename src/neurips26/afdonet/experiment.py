@@ -338,7 +338,7 @@ def _reference_ns(config: Config, ctx: RunContext, metrics: dict) -> list:
     for seed in ctx.track(config.seeds, "reference AFDONet on Navier–Stokes"):
         (xtr, ytr), (xte, yte) = _ns_split(vel, seed)
         torch.manual_seed(seed)
-        ref = ReferenceAFDONet()
+        ref = ReferenceAFDONet().to(ctx.device)
         rep = fit(ref, xtr, ytr, epochs=config.ns_epochs, batch_size=16, lr=1e-3, seed=seed, grad_clip=None,
                   scheduler=False)
         e_ref = float(evaluate(ref, xte, yte).mean())
@@ -350,6 +350,7 @@ def _reference_ns(config: Config, ctx: RunContext, metrics: dict) -> list:
                 fno = FNOBaseline(2, 2, config.ns_fno_width, 12, 4)
             else:
                 fno, _ = matched_fno(count_parameters(ref), 2, 2, modes=12, widths=range(8, 129, 2))
+            fno = fno.to(ctx.device)
             fit(fno, xtr, ytr, epochs=config.ns_epochs, batch_size=16, lr=1e-3, seed=seed)
             row.update(fno=float(evaluate(fno, xte, yte).mean()), fno_params=count_parameters(fno))
         rows.append(row)
@@ -412,7 +413,7 @@ def _burgers_data(config: Config, seed: int):
 
 
 def _train_three(config: Config, seed: int, x, y, tr, te, domain: str, kwargs: dict, epochs: int, lr: float,
-                 fno_modes: int, extra_eval: dict | None = None) -> dict:
+                 fno_modes: int, extra_eval: dict | None = None, device: str = "cpu") -> dict:
     out = {}
     models = {}
     for dec in ("afd", "fourier"):
@@ -422,6 +423,7 @@ def _train_three(config: Config, seed: int, x, y, tr, te, domain: str, kwargs: d
     torch.manual_seed(seed)
     models["fno"], width = matched_fno(params, 1 if domain == "circle" else 2, 1, modes=fno_modes, n_layers=4)
     for name, mdl in models.items():
+        mdl.to(device)
         rep = fit(mdl, x[tr], y[tr], epochs=epochs, batch_size=32 if domain == "circle" else 16, lr=lr, seed=seed,
                   grad_clip=None)
         out[name] = {"test_rel_l2": float(evaluate(mdl, x[te], y[te]).mean()), "params": count_parameters(mdl),
@@ -446,8 +448,8 @@ def _burgers(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list
         tr, te = slice(0, ntr), slice(ntr, ntr + config.burgers_test)
         x128, y128 = data[128]
         r = _train_three(config, seed, x, y, tr, te, "circle", kw, config.burgers_epochs, 1e-2, 16,
-                         {"test_rel_l2_128": (x128[te], y128[te])})
-        models = r.pop("_models")
+                         {"test_rel_l2_128": (x128[te], y128[te])}, device=ctx.device)
+        models = {k: v.cpu() for k, v in r.pop("_models").items()}
         r["pole_near_front"] = _pole_front_hits(models["afd"], x[te], y[te], config.n_origin)
         if seed == config.seeds[0]:
             ex = models["afd"].explain(x[te][:1])
@@ -505,7 +507,7 @@ def _sphere(config: Config, ctx: RunContext, metrics: dict) -> list:
         x, y = _sphere_data(config, seed)
         ntr = config.sphere_train
         tr, te = slice(0, ntr), slice(ntr, ntr + config.sphere_test)
-        r = _train_three(config, seed, x, y, tr, te, "sphere", kw, config.sphere_epochs, 3e-3, 8)
+        r = _train_three(config, seed, x, y, tr, te, "sphere", kw, config.sphere_epochs, 3e-3, 8, device=ctx.device)
         r.pop("_models")
         rows.append({"seed": seed, **r})
     metrics["sphere"] = rows

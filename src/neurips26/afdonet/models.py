@@ -104,7 +104,7 @@ class HalfSpectrumConv2d(nn.Module):
         b, _, h, w = x.shape
         m = self.modes
         xf = torch.fft.rfft2(x, norm="ortho")
-        out = torch.zeros(b, self.w1.shape[1], h, w // 2 + 1, dtype=xf.dtype)
+        out = torch.zeros(b, self.w1.shape[1], h, w // 2 + 1, dtype=xf.dtype, device=x.device)
         out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, :m, :m], self.w1)
         if self.w2 is not None:
             out[:, :, -m:, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, -m:, :m], self.w2)
@@ -176,9 +176,9 @@ class ReferenceAFDONet(nn.Module):
         mse = F.mse_loss(pred, target)
         if self.holomorphic == "released":
             # released: ‖∂û/∂û‖² with autograd of a tensor w.r.t. itself = numel(û); a constant
-            holo = (mse + torch.tensor(float(pred.numel()) / self.grid)).detach()
+            holo = (mse + float(pred.numel()) / self.grid).detach()
         else:
-            k = torch.fft.fftfreq(self.grid, 1.0 / self.grid)
+            k = torch.fft.fftfreq(self.grid, 1.0 / self.grid, device=pred.device)
             ph = torch.fft.fft2(pred)
             dx = torch.fft.ifft2(1j * k[:, None] * ph).real
             dy = torch.fft.ifft2(1j * k[None, :] * ph).real
@@ -264,7 +264,7 @@ class TMDecoder(nn.Module):
     def forward(self, z: torch.Tensor, n_points: int) -> torch.Tensor:
         """latent (B, 4n+1) → field (B, 1, N) on θ_m = 2πm/N."""
         c0, a, c = self.split(z)
-        t = 2 * math.pi * torch.arange(n_points, dtype=torch.float32) / n_points
+        t = 2 * math.pi * torch.arange(n_points, dtype=torch.float32, device=z.device) / n_points
         zeta = torch.polar(torch.ones_like(t), t)
         basis = takenaka_malmquist(a, zeta)                                  # (B, n, N)
         return (c0[:, None] + (c[:, :, None] * basis).real.sum(1))[:, None]  # c₀ + Re Σ c_k B_k
@@ -287,7 +287,7 @@ class FourierDecoder1d(nn.Module):
         m = 2 * self.n
         if n_points < 2 * m + 1:
             raise ValueError(f"grid N={n_points} cannot carry {m} Fourier modes (need N >= {2 * m + 1})")
-        spec = torch.zeros(z.shape[0], n_points // 2 + 1, dtype=torch.cfloat)
+        spec = torch.zeros(z.shape[0], n_points // 2 + 1, dtype=torch.cfloat, device=z.device)
         spec[:, 0] = z[:, 0]
         spec[:, 1:m + 1] = torch.complex(z[:, 1:m + 1], z[:, m + 1:]) / 2     # Re(c e^{ikθ}) = (c e^{ikθ} + c̄ e^{−ikθ})/2
         return torch.fft.irfft(spec, n=n_points, norm="forward")[:, None]
@@ -318,7 +318,7 @@ class SphereEncoder(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, 1, nlat, nlon) → μ, log σ² (B, latent)."""
-        h = self._transform(x.shape[-2], x.shape[-1])(self.trunk(x))           # (B, C, L, M)
+        h = self._transform(x.shape[-2], x.shape[-1]).to(x.device)(self.trunk(x))           # (B, C, L, M)
         h = h[..., self._lm[:, 0], self._lm[:, 1]]                              # triangular l ≥ m
         mu, logvar = self.head(torch.view_as_real(h).flatten(1)).chunk(2, dim=1)
         return mu, logvar.clamp(-12, 6)
@@ -359,9 +359,9 @@ class HeatKernelDecoder(nn.Module):
         key = (nlat, nlon)
         if key not in self._pts:
             self._pts[key] = sphere_points(nlat, nlon, self.grid).reshape(-1, 3).float()
-        x = self._pts[key]
+        x = self._pts[key].to(z.device)
         zs, centres, tau, c = self.split(z)
-        l = torch.arange(self.lmax + 1, dtype=z.dtype)
+        l = torch.arange(self.lmax + 1, dtype=z.dtype, device=z.device)
         w = (2 * l + 1) / (4 * math.pi) * torch.exp(-tau[..., None] * l * (l + 1))   # (B, n, L+1)
         t = (centres @ x.T).clamp(-1, 1)                                               # (B, n, P)
         k = legendre_series(t, w[:, :, None, :]) / w.sum(-1, keepdim=True).sqrt()      # K/√K(a,a)
@@ -397,9 +397,9 @@ class SHDecoder(nn.Module):
         im = torch.zeros_like(re)
         im_mask = self._lm[:, 1] > 0
         im[:, im_mask] = z[:, n_lm:]
-        coef = torch.zeros(z.shape[0], self.degree + 1, self.degree + 1, dtype=torch.cfloat)
+        coef = torch.zeros(z.shape[0], self.degree + 1, self.degree + 1, dtype=torch.cfloat, device=z.device)
         coef[:, self._lm[:, 0], self._lm[:, 1]] = torch.complex(re, im)
-        return self._isht[key](coef)[:, None]
+        return self._isht[key].to(z.device)(coef)[:, None]
 
 
 class AFDOperator(nn.Module):

@@ -55,6 +55,7 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, batc
     steps = epochs * ((x.shape[0] + batch_size - 1) // batch_size)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps) if scheduler else None
     rep = FitReport()
+    device = next(model.parameters()).device                 # data move batch by batch to the model's device
     t0 = time.process_time()
     model.train()
     for _ in range(epochs):
@@ -64,8 +65,8 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, batc
             idx = perm[i:i + batch_size]
             if len(idx) < 2 and any(isinstance(m, nn.BatchNorm2d) for m in model.modules()):
                 continue
-            pred, mu, logvar = model(x[idx])
-            loss = model.loss(pred, y[idx], mu, logvar)
+            pred, mu, logvar = model(x[idx].to(device))
+            loss = model.loss(pred, y[idx].to(device), mu, logvar)
             opt.zero_grad()
             loss.backward()
             if grad_clip:
@@ -84,10 +85,11 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, batc
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 64) -> np.ndarray:
     """Per-sample relative L² error of the posterior-mean prediction (eval mode), float64 (S,)."""
     model.eval()
+    device = next(model.parameters()).device
     out = []
     for i in range(0, x.shape[0], batch_size):
-        pred = model(x[i:i + batch_size], sample=False)[0]
-        out.append(relative_l2(pred, y[i:i + batch_size]))
+        pred = model(x[i:i + batch_size].to(device), sample=False)[0]
+        out.append(relative_l2(pred, y[i:i + batch_size].to(device)).cpu())
     return torch.cat(out).double().numpy()
 
 
@@ -95,10 +97,11 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int
 def inference_seconds_per_sample(model: nn.Module, x: torch.Tensor, batch_size: int = 64, repeats: int = 3) -> float:
     """Best-of-``repeats`` CPU seconds per sample for posterior-mean inference over ``x``."""
     model.eval()
+    device = next(model.parameters()).device
     best = float("inf")
     for _ in range(repeats):
         t0 = time.process_time()
         for i in range(0, x.shape[0], batch_size):
-            model(x[i:i + batch_size], sample=False)
+            model(x[i:i + batch_size].to(device), sample=False)
         best = min(best, time.process_time() - t0)
     return best / x.shape[0]
