@@ -17,6 +17,9 @@ def test_prior_is_normalised_and_mixed():
     assert np.allclose(prior_from_scores(np.arange(5.0), beta=0.0), 0.2)
     with pytest.raises(ValueError, match="finite"):
         prior_from_scores(np.array([np.nan, 1.0]))
+    for beta in (np.inf, np.nan, -1.0):  # beta = inf used to return an all-NaN prior
+        with pytest.raises(ValueError, match="beta="):
+            prior_from_scores(np.array([0.0, 1.0]), beta=beta)
 
 
 def test_updates_stay_normalised_non_negative_and_match_bayes():
@@ -88,5 +91,14 @@ def test_outcome_bins():
     assert outcome_index(False, 0.2, (0.5, 0.9)) == 0
     assert outcome_index(True, 0.95, (0.5, 0.9)) == 5
     assert outcome_index(True, 0.6) == 1 and outcome_index(None, 0.6) is None
+    for conf in (np.nan, 1.5, -0.1):  # NaN used to land silently in the top bin
+        with pytest.raises(ValueError, match="confidence="):
+            outcome_index(True, conf, (0.5, 0.9))
+    with pytest.raises(ValueError, match="n_options=2.5"):
+        SensorModel.binary(0.8, 0.1, n_options=2.5)
+    with pytest.raises(ValueError, match="integer outcome"):
+        calibrate_sensor(np.array([1.7, 0.2]), np.array([True, False]))
+    with pytest.raises(ValueError, match="pseudo="):
+        calibrate_sensor(np.array([1, 0]), np.array([True, False]), pseudo=-1)
     with pytest.raises(ValueError, match="summing to 1"):
         SensorModel((0.5, 0.5), (0.9, 0.1), (0.5,))

@@ -52,10 +52,36 @@ def test_stopping_rule_and_budget():
     assert r.stop == "confident" and r.posterior.max() >= 0.9 and r.n_looks < 50
     never = belief_search(np.full(8, 1 / 8), model, _oracle(3), budget=5, tau=1.0, rng=rng)
     assert never.n_looks == 5 and never.stop == "budget"
-    sharp = belief_search(np.eye(8)[2], model, _oracle(3), budget=5, rng=rng)
-    assert sharp.stop == "skip" and sharp.n_looks == 0
+    sharp = belief_search(np.eye(8)[2], model, _oracle(3), budget=5, rng=rng, base=np.array([0.1, 0.7, 0.1, 0.1]))
+    assert sharp.stop == "skip" and sharp.n_looks == 0 and sharp.answer == 1  # answered from the preview guess
     with pytest.raises(ValueError, match="budget=0"):
         belief_search(np.full(8, 1 / 8), model, _oracle(3), budget=0, rng=rng)
+    for bad in (float("nan"), 2.5, True, "3"):  # NaN used to run 0 looks, 2.5 ran 3
+        with pytest.raises(ValueError, match="budget="):
+            belief_search(np.full(8, 1 / 8), model, _oracle(3), budget=bad, rng=rng)
+
+
+def test_a_located_but_unread_segment_is_looked_at_before_stopping():
+    # Review regression: a sharp prior (a one-segment video, or a peaked similarity) used to stop with
+    # 0 looks and answer by a coin flip among the options. Without a preview answer the controller now
+    # reads the answer on the segment it is confident about.
+    rng = np.random.default_rng(0)
+    model = SensorModel.binary(0.9, 0.05)
+    one = belief_search(np.array([1.0]), model, _oracle(0), budget=5, rng=rng)
+    assert one.n_looks == 1 and one.stop == "confident" and one.answer == 2
+    peaked = prior_from_scores(np.array([0.0, 0.0, 9.0, 0.0]), beta=2.0, mix=0.01)
+    assert peaked.max() >= 0.9
+    r = belief_search(peaked, model, _oracle(2), budget=5, rng=rng)
+    assert [lk.segment for lk in r.looks] == [2] and r.answer == 2 and r.stop == "confident"
+    # a "yes" without a reported answer is not enough to stop: the segment is read again (new frames)
+    calls = []
+
+    def shy(seg, seen):
+        calls.append(seg)
+        return [len(seen)], SensorReply(True, 0.9, None if len(calls) == 1 else 3)
+
+    r = belief_search(np.array([1.0]), model, shy, budget=5, rng=rng)
+    assert calls == [0, 0] and r.answer == 3
 
 
 def test_ties_are_broken_by_the_seeded_generator():
@@ -75,6 +101,12 @@ def test_answer_is_posterior_weighted():
     p = aggregate_answer(np.array([0.8, 0.2]), looks, model)
     assert p.argmax() == 1 and p.sum() == pytest.approx(1.0)
     assert p[1] == pytest.approx(0.8 * 0.9 + 0.2 * 0.1 / 3)
+    # a custom sensor's out-of-range answer index is an error, not a silent vote (-1 used to count as option 3)
+    for bad in (-1, 4):
+        with pytest.raises(ValueError, match="reported answer"):
+            aggregate_answer(np.array([1.0, 0.0]), [Look(0, [0], SensorReply(True, 0.9, bad), 0, 0, 0, None)], model)
+    with pytest.raises(ValueError, match="plan segment 9"):
+        fixed_plan_search("u", [9], np.full(4, 0.25), model, _oracle(1), rng=np.random.default_rng(0))
 
 
 def test_baseline_plans_and_navigator():

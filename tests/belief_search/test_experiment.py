@@ -51,6 +51,7 @@ def test_configs_validate():
     ("n_distractors", 40, "n_distractors=40"),
     ("frames_per_look", 8, "frames_per_look=8"),
     ("backend", "openai", "needs model"),
+    ("vlm_episodes", 5, "needs a VLM backend"),  # used to be ignored silently without a backend
 ])
 def test_bad_overrides_are_one_line_config_errors(key, value, match):
     from neurips26.harness.config import ConfigError, apply_overrides
@@ -87,6 +88,8 @@ def test_real_vlm_path_against_an_openai_compatible_stub(tmp_path):
     assert m["calls"] > 12 and m["malformed"] == 0 and m["backend_errors"] == 0 and m["tpr"] > m["fpr"]
     # the stub answers every navigator prompt with sensor JSON: malformed moves, each falling back to the storyboard
     assert set(m["accuracy"]) == {"belief", "uniform", "vlm_navigator"} and m["navigator"]["fallbacks"] > 0
+    # review: the searches are spread over videos and the interval is over videos (was: 6 searches of one video)
+    assert m["videos"] == 6 and len(m["margin_per_video"]) == 6
 
 
 def test_unreachable_vlm_endpoint_fails_before_any_work(tmp_path):

@@ -62,7 +62,50 @@ def test_bad_inputs_fail_before_any_model_call(tmp_path, small_video):
         search_video(vid.path, "  ", OPTS, sensor, model)
     with pytest.raises(ValueError, match="n_options=4 but 2"):
         search_video(vid.path, "q?", ["a", "b"], sensor, model)
+    with pytest.raises(ValueError, match="one string"):  # "ab" used to become the options ["a", "b"]
+        search_video(vid.path, "q?", "ab", sensor, SensorModel.binary(0.8, 0.1, n_options=2))
+    (tmp_path / "notes.mp4").write_text("not a video\n" * 20)
+    with pytest.raises(VideoError, match="unreadable"):
+        search_video(tmp_path / "notes.mp4", "q?", OPTS, sensor, model)
+    for n in (5, 13):  # a prior of the wrong length: 5 used to search 5 of 12 segments silently
+        with pytest.raises(ValueError, match=r"one score per segment, \(12,\)"):
+            search_video(vid.path, "q?", OPTS, sensor, model, n_segments=12, prior_scores=lambda p, q, n=n: np.zeros(n))
+    with pytest.raises(ValueError, match="budget=nan"):
+        search_video(vid.path, "q?", OPTS, sensor, model, budget=float("nan"))
     assert backend.calls == 0
+
+
+def test_bad_probes_name_the_probe(small_video):
+    vid, _ = small_video
+    sensor = VLMSensor(_pixel_vlm())
+    ask = lambda p: (vid.question, OPTS)  # noqa: E731
+    for start, end in ((8, 8), (-4, 4), (90, 200)):  # (8, 8) used to fail deep inside numpy ("need at least one array")
+        with pytest.raises(ValueError, match="need 0 <= start < end <= 96"):
+            calibrate_on_probes([(vid.path, start, end, True), (vid.path, 0, 8, False)], ask, sensor)
+    with pytest.raises(ValueError, match="repeats=0"):
+        calibrate_on_probes([(vid.path, 0, 8, True)], ask, sensor, repeats=0)
+    asked = []
+
+    def mixed(p):
+        asked.append(p)
+        return vid.question, OPTS if len(asked) == 1 else OPTS[:2]
+
+    with pytest.raises(ValueError, match="2 options, earlier probes 4"):
+        calibrate_on_probes([(vid.path, 0, 8, True), (vid.path, 8, 16, False)], mixed, sensor)
+
+
+def test_a_one_frame_video_is_looked_at_not_guessed(tmp_path):
+    # review regression: one segment gives H(b0) = 0, which used to skip the search and answer by a coin flip
+    from neurips26.belief_search import COLOURS, encode_video
+
+    frames = np.full((1, 120, 160, 3), 90, np.uint8)
+    frames[0, 6:30, 130:154] = 245
+    cells = (np.mgrid[0:24, 0:24] // 6).sum(0) % 2 == 0
+    frames[0, 6:30, 130:154][cells] = COLOURS["blue"]
+    path = encode_video(tmp_path / "one.mp4", frames)
+    backend = _pixel_vlm()
+    out = search_video(path, "What colour is the flag?", OPTS, VLMSensor(backend), SensorModel.binary(0.8, 0.1))
+    assert out.result.n_looks == 1 and backend.calls == 1 and out.answer == "blue"
 
 
 def test_the_pixel_sensor_shares_the_sensor_interface(small_video):

@@ -43,10 +43,20 @@ def test_parse_accepts_strict_json(text, expect):
     ('{"relevant": "yes", "confidence": true, "answer": "red"}', "confidence"),
     ('{"relevant": "yes", "confidence": 0.5, "answer": "purple"}', "answer"),
     ('Here: {"relevant": "yes", "confidence": 0.5, "answer": "red"}', "not a JSON object"),
+    ('{"relevant": "yes", "confidence": NaN, "answer": "red"}', "confidence"),
+    ('{"relevant": "yes", "confidence": 0.9, "answer": "red", "relevant": "no"}', "duplicate key"),  # used to read "no"
 ])
 def test_parse_rejects_malformed(text, match):
     with pytest.raises(ValueError, match=match):
         parse_sensor_reply(text, OPTS)
+
+
+def test_an_option_named_none_is_an_answer_not_null():
+    # review regression: "None" was read as null even when it is one of the options
+    opts = ["None of these", "a dog", "None"]
+    assert parse_sensor_reply('{"relevant": "yes", "confidence": 0.9, "answer": "none"}', opts) == (True, 0.9, 2)
+    assert parse_sensor_reply('{"relevant": "yes", "confidence": 0.9, "answer": null}', opts) == (True, 0.9, None)
+    assert parse_sensor_reply('{"relevant": "no", "confidence": 0.9, "answer": "null"}', OPTS) == (False, 0.9, None)
 
 
 def test_malformed_replies_are_counted_and_retried_once(small_video):
@@ -61,8 +71,13 @@ def test_malformed_replies_are_counted_and_retried_once(small_video):
     r3 = s.observe(frames[:2], "q?", OPTS)  # backend failure: non-informative, counted
     assert r3.relevant is None and r3.backend_errors == 1
     assert (s.malformed, s.backend_errors, s.calls) == (3, 1, 4)
-    with pytest.raises(ValueError, match="no answer options"):
+    with pytest.raises(ValueError, match="at least two answer options"):
         s.observe(frames[:2], "q?", [])
+    with pytest.raises(ValueError, match="at least two answer options"):  # one option used to be accepted
+        s.observe(frames[:2], "q?", ["red"])
+    with pytest.raises(ValueError, match="frames is empty"):  # used to send a prompt with no image
+        s.observe(frames[:0], "q?", OPTS)
+    assert s.calls == 4  # caller errors make no model call
 
 
 def test_vlm_sensor_through_an_openai_compatible_server(small_video):

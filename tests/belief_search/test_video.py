@@ -111,3 +111,33 @@ def test_seeking_is_exact_in_other_containers(tmp_path, name, codec):
     for gap in (1, 4, 100):
         idx = rng.integers(0, 48, 15)
         assert np.array_equal(decode_frames(path, idx, info=info, reseek_gap=gap), full[idx])
+
+
+def test_seeking_is_exact_with_b_frames_at_ntsc_rate(tmp_path):
+    # review: a typical user file — x264 defaults with B-frames (pts reordered, an edit-list start offset) at
+    # 30000/1001 fps — encoded directly with PyAV, not through encode_video (which turns B-frames off)
+    import av
+    from fractions import Fraction
+
+    frames = np.random.default_rng(3).integers(0, 255, (60, 48, 64, 3), dtype=np.uint8)
+    frames[:, :4] = np.arange(60, dtype=np.uint8)[:, None, None, None] * 4  # a per-frame band
+    path = tmp_path / "user.mp4"
+    with av.open(str(path), "w") as out:
+        s = out.add_stream("libx264", rate=Fraction(30000, 1001))
+        s.width, s.height, s.pix_fmt, s.options = 64, 48, "yuv420p", {"bf": "3", "g": "24"}
+        for f in frames:
+            for p in s.encode(av.VideoFrame.from_ndarray(f, format="rgb24")):
+                out.mux(p)
+        for p in s.encode():
+            out.mux(p)
+    info = probe_video(path)
+    full = decode_all(path)
+    assert info.n_frames == len(full) == 60 and abs(info.fps - 29.97) < 0.01
+    idx = np.random.default_rng(4).integers(0, 60, 25)
+    assert np.array_equal(decode_frames(path, idx, info=info, reseek_gap=2), full[idx])
+
+
+def test_video_reader_rejects_a_bad_size(small_video):
+    vid, _ = small_video
+    with pytest.raises(ValueError, match="size="):  # (0, 10) used to surface as an FFmpeg "Operation not supported"
+        VideoReader(vid.path, 4, size=(0, 10))

@@ -95,8 +95,8 @@ class SensorModel:
                              "carries no evidence for the segment)")
         if not 0.0 <= self.answer_accuracy <= 1.0:
             raise ValueError(f"SensorModel.answer_accuracy={self.answer_accuracy}; allowed: 0..1")
-        if self.n_options < 2:
-            raise ValueError(f"SensorModel.n_options={self.n_options}; allowed: >= 2")
+        if isinstance(self.n_options, bool) or not isinstance(self.n_options, (int, np.integer)) or self.n_options < 2:
+            raise ValueError(f"SensorModel.n_options={self.n_options!r}; allowed: an integer >= 2")
 
     @classmethod
     def binary(cls, tpr: float, fpr: float, answer_accuracy: float = 0.9, n_options: int = 4) -> "SensorModel":
@@ -143,10 +143,17 @@ class SensorModel:
 
     def answer_likelihood(self, reported: int | None) -> np.ndarray:
         """``P(report | true answer = a)`` over options, as ``float64 (n_options,)``; uniform when
-        nothing was reported."""
+        nothing was reported.
+
+        Raises:
+            ValueError: ``reported`` not ``None`` and not an option index ``0..n_options−1`` (a
+                negative index would otherwise silently count as the last option).
+        """
         m = self.n_options
         if reported is None:
             return np.full(m, 1.0 / m)
+        if isinstance(reported, bool) or not isinstance(reported, (int, np.integer)) or not 0 <= reported < m:
+            raise ValueError(f"reported answer={reported!r}; allowed: an option index 0..{m - 1} or None")
         q = np.full(m, (1.0 - self.answer_accuracy) / (m - 1))
         q[int(reported)] = self.answer_accuracy
         return q
@@ -155,9 +162,16 @@ class SensorModel:
 def outcome_index(relevant: bool | None, confidence: float, confidence_edges: tuple[float, ...] = ()) -> int | None:
     """Outcome of a reply: ``bin + B·1[relevant]`` with ``bin`` the confidence bin among
     ``B = len(edges) + 1`` (``searchsorted(edges, confidence, side="right")``); ``None`` when
-    ``relevant`` is ``None`` (non-informative)."""
+    ``relevant`` is ``None`` (non-informative).
+
+    Raises:
+        ValueError: ``confidence`` not a finite number in [0, 1] (NaN would silently land in the
+            top bin).
+    """
     if relevant is None:
         return None
+    if not 0.0 <= float(confidence) <= 1.0:
+        raise ValueError(f"confidence={confidence!r}; allowed: a number in [0, 1]")
     b = int(np.searchsorted(np.asarray(confidence_edges, float), float(confidence), side="right"))
     return b + (len(confidence_edges) + 1 if relevant else 0)
 
@@ -177,12 +191,18 @@ def calibrate_sensor(outcomes: np.ndarray, is_evidence: np.ndarray, answer_right
         confidence_edges: the bins the outcomes were computed with.
 
     Raises:
-        ValueError: mismatched lengths, an outcome out of range, no evidence or no non-evidence
-            probes, or a fit with ``TPR <= FPR`` (the sensor does not discriminate on these probes).
+        ValueError: non-integer outcomes, ``pseudo < 0``, mismatched lengths, an outcome out of
+            range, no evidence or no non-evidence probes, or a fit with ``TPR <= FPR`` (the sensor
+            does not discriminate on these probes).
 
     Source: inferred (calibration on held-out labelled segments, frozen afterwards).
     """
-    o, e = np.asarray(outcomes, np.int64), np.asarray(is_evidence, bool)
+    raw = np.asarray(outcomes)
+    if raw.size and not np.issubdtype(raw.dtype, np.integer):
+        raise ValueError(f"outcomes must be integer outcome indices, got dtype {raw.dtype}")
+    if not pseudo >= 0:
+        raise ValueError(f"pseudo={pseudo}; allowed: >= 0")
+    o, e = raw.astype(np.int64), np.asarray(is_evidence, bool)
     k = 2 * (len(confidence_edges) + 1)
     if o.shape != e.shape or o.ndim != 1:
         raise ValueError(f"outcomes {o.shape} and is_evidence {e.shape} must be equal-length 1-D arrays")
@@ -215,13 +235,14 @@ def prior_from_scores(scores: np.ndarray, beta: float = 1.5, mix: float = 0.1) -
         ``float64 (N,)`` probabilities, all >= ε/N.
 
     Raises:
-        ValueError: empty or non-finite scores, ``beta < 0`` or ``mix`` outside [0, 1].
+        ValueError: empty or non-finite scores, ``beta`` negative or not finite (β = ∞ gave an
+            all-NaN prior), or ``mix`` outside [0, 1].
     """
     s = np.asarray(scores, float).reshape(-1)
     if s.size == 0 or not np.all(np.isfinite(s)):
         raise ValueError(f"scores must be a non-empty finite vector, got {s[:5]}...")
-    if beta < 0 or not 0.0 <= mix <= 1.0:
-        raise ValueError(f"beta={beta} (allowed >= 0), mix={mix} (allowed 0..1)")
+    if not 0.0 <= beta < np.inf or not 0.0 <= mix <= 1.0:
+        raise ValueError(f"beta={beta} (allowed: finite, >= 0), mix={mix} (allowed 0..1)")
     z = beta * s
     p = np.exp(z - logsumexp(z))
     return (1.0 - mix) * p + mix / s.size

@@ -3,10 +3,14 @@
 One belief drives every decision (:func:`belief_search`):
 
 1. **whether to search** — skip when the prior is already sharp (``H(b₀) < skip_entropy``) and
-   answer from the preview;
+   a preview answer (``base``) is given; without one, a sharp prior still needs a look at its
+   most probable segment to read the answer there;
 2. **which segment next** — ``argmax_i EIG_i(b)`` (:func:`~.belief.expected_information_gain`),
    ties broken by a seeded generator; a revisit samples frames not seen before;
-3. **when to stop** — ``max_i b(i) ≥ τ`` or the look budget is spent;
+3. **when to stop** — ``max_i b(i) ≥ τ`` and an answer was read on that most probable segment
+   (a "relevant" look reporting an option) or a preview answer is given — otherwise that
+   segment is looked at next, since knowing *where* the evidence is does not answer the
+   question — or the look budget is spent;
 4. **the answer** — posterior-weighted: ``P(a) = Σ_i b(i)·q_i(a)``, with ``q_i`` the answer
    distribution given the answers reported on segment ``i`` (:func:`aggregate_answer`).
 
@@ -142,6 +146,12 @@ def _step(belief: Belief, segment: int, look: LookFn, seen: dict[int, list[int]]
     return Look(segment, [int(f) for f in frames], reply, h0, belief.entropy, eig, belief.probs)
 
 
+def _check_budget(budget) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget={budget!r}; allowed: an integer >= 1")
+    return int(budget)
+
+
 def _finish(method: str, prior: np.ndarray, belief: Belief, looks: list[Look], sensor: SensorModel,
             stop: str, rng: np.random.Generator, base: np.ndarray | None) -> SearchResult:
     post = belief.probs
@@ -157,33 +167,45 @@ def belief_search(prior: np.ndarray, sensor: SensorModel, look: LookFn, *, budge
         prior: ``float (N,)`` prior over segments (:func:`~.belief.prior_from_scores`).
         sensor: the calibrated, frozen :class:`SensorModel`.
         look: the sensor call (:data:`LookFn`).
-        budget: most looks (>= 1).
-        tau: stop when ``max b ≥ tau`` (in (0, 1]; 1 never stops early).
-        skip_entropy: skip the search when ``H(b₀)`` (nats) is below it.
+        budget: most looks (an integer >= 1).
+        tau: stop when ``max b ≥ tau`` and that segment's answer was read (in (0, 1]; 1 never
+            stops early).
+        skip_entropy: skip the search when ``H(b₀)`` (nats) is below it and ``base`` is given.
         rng: tie-breaking generator.
         base: answer distribution without evidence (the preview guess), uniform if ``None``.
 
     Raises:
-        ValueError: ``budget < 1`` or ``tau`` outside (0, 1].
+        ValueError: ``budget`` not an integer >= 1 or ``tau`` outside (0, 1].
     """
-    if budget < 1:
-        raise ValueError(f"budget={budget}; allowed: >= 1")
+    budget = _check_budget(budget)
     if not 0.0 < tau <= 1.0:
         raise ValueError(f"tau={tau}; allowed: 0 < tau <= 1")
     belief = Belief(prior)
     looks: list[Look] = []
     seen: dict[int, list[int]] = {}
-    if belief.entropy < skip_entropy:
+    if base is not None and belief.entropy < skip_entropy:
         return _finish("belief", prior, belief, looks, sensor, "skip", rng, base)
+    answered: set[int] = set()  # segments with a "relevant" look that reported an option
+
+    def located() -> int | None:
+        """The most probable segment once ``max b ≥ τ`` (``None`` below τ, or with ``tau = 1``)."""
+        b = belief.probs
+        return _argmax(b, rng) if tau < 1.0 and b.max() >= tau else None
+
     stop = "budget"
     while len(looks) < budget:
-        if tau < 1.0 and belief.probs.max() >= tau:
+        top = located()
+        if top is not None and (base is not None or top in answered):
             stop = "confident"
             break
         gains = expected_information_gain(belief.probs, sensor)
-        i = _argmax(gains, rng)
-        looks.append(_step(belief, i, look, seen, sensor, float(gains[i])))
-    if stop == "budget" and tau < 1.0 and belief.probs.max() >= tau:
+        i = _argmax(gains, rng) if top is None else top  # located but unanswered: read the answer there
+        lk = _step(belief, i, look, seen, sensor, float(gains[i]))
+        looks.append(lk)
+        if lk.reply.relevant and lk.reply.answer is not None:
+            answered.add(i)
+    top = located()
+    if stop == "budget" and top is not None and (base is not None or top in answered):
         stop = "confident"
     return _finish("belief", prior, belief, looks, sensor, stop, rng, base)
 
@@ -195,6 +217,9 @@ def fixed_plan_search(method: str, plan: Sequence[int], prior: np.ndarray, senso
     belief = Belief(prior)
     looks: list[Look] = []
     seen: dict[int, list[int]] = {}
+    bad = [i for i in plan if not 0 <= int(i) < belief.n]
+    if bad:
+        raise ValueError(f"plan segment {bad[0]}; allowed: 0..{belief.n - 1}")
     for i in plan:
         gain = float(expected_information_gain(belief.probs, sensor)[int(i)])
         looks.append(_step(belief, int(i), look, seen, sensor, gain))
@@ -227,8 +252,7 @@ def navigator_search(prior: np.ndarray, sensor: SensorModel, look: LookFn, *, bu
     pass ``choose(looks, storyboard_scores) -> segment or None`` to plug in another navigator.
     The belief is still updated so the answer is posterior-weighted like every method's.
     """
-    if budget < 1:
-        raise ValueError(f"budget={budget}; allowed: >= 1")
+    budget = _check_budget(budget)
     order = list(np.argsort(-np.asarray(prior, float), kind="stable"))
 
     def default(looks: list[Look], _scores: np.ndarray) -> int | None:

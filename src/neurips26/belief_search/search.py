@@ -55,6 +55,8 @@ class VideoSearch:
 
 
 def _check_options(options: Sequence[str]) -> list[str]:
+    if isinstance(options, str):
+        raise ValueError(f"options={options!r} is one string; give a list of answer options")
     opts = [str(o) for o in options] if options is not None else []
     if len(opts) < 2 or len(set(o.strip().lower() for o in opts)) != len(opts) or any(not o.strip() for o in opts):
         raise ValueError(f"options={options!r}: a question needs at least two distinct, non-empty answer options")
@@ -82,7 +84,11 @@ def search_video(path: str | Path, question: str, options: Sequence[str], sensor
 
     Raises:
         VideoError: unreadable/empty video or no video stream (before any model call).
-        ValueError: empty question, bad options, mismatched ``sensor_model.n_options``, or bad sizes.
+        ValueError: empty question, bad options, mismatched ``sensor_model.n_options``, bad sizes,
+            or ``prior_scores`` not returning one finite score per segment.
+
+    With nothing found (no "relevant" look reporting an option) the answer is a tie-broken guess:
+    ``result.answer_probs`` is then uniform over the options — check it before trusting ``answer``.
     """
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question={question!r}: must be non-empty text")
@@ -99,7 +105,11 @@ def search_video(path: str | Path, question: str, options: Sequence[str], sensor
     if prior_scores is None:
         prior = np.full(reader.n_segments, 1.0 / reader.n_segments)
     else:
-        prior = prior_from_scores(np.asarray(prior_scores(reader.preview(), question), float), beta, prior_mix)
+        scores = np.asarray(prior_scores(reader.preview(), question), float)
+        if scores.shape != (reader.n_segments,):
+            raise ValueError(f"prior_scores returned shape {scores.shape}; need one score per segment, "
+                             f"({reader.n_segments},)")
+        prior = prior_from_scores(scores, beta, prior_mix)
 
     def look(segment: int, seen: Sequence[int]):
         idx = sample_segment_frames(reader.bounds, segment, frames_per_look, rng, seen)
@@ -122,15 +132,29 @@ def calibrate_on_probes(probes: Sequence[tuple[str | Path, int, int, bool]], que
         confidence_edges: confidence bins of the fitted model (``()`` = yes/no only).
 
     Raises:
-        ValueError: as :func:`~.belief.calibrate_sensor` (e.g. no positive probes).
+        VideoError: a probe video that cannot be read.
+        ValueError: ``repeats < 1``, a probe range not within ``0 <= start < end <= n_frames``,
+            probes whose questions have different numbers of options, or as
+            :func:`~.belief.calibrate_sensor` (e.g. no positive probes).
+
+    The answer accuracy of the fitted model stays at 0.9 (the probes carry no answer labels).
     """
+    if repeats < 1:
+        raise ValueError(f"repeats={repeats}; allowed: >= 1")
     rng = np.random.default_rng(seed)
     outcomes, labels = [], []
     n_opts = None
     for path, start, end, holds in probes:
         q, opts = question_for(path)
-        n_opts = len(_check_options(opts))
+        k = len(_check_options(opts))
+        if n_opts is not None and k != n_opts:
+            raise ValueError(f"probe {str(path)!r} has {k} options, earlier probes {n_opts}; one sensor model "
+                             "needs one option count")
+        n_opts = k
         reader = VideoReader(path, 1)
+        if not 0 <= int(start) < int(end) <= reader.info.n_frames:
+            raise ValueError(f"probe ({str(path)!r}, {start}, {end}): need 0 <= start < end <= "
+                             f"{reader.info.n_frames} (the video's frame count)")
         bounds = np.array([int(start), int(end)])
         for _ in range(repeats):
             idx = sample_segment_frames(bounds, 0, frames_per_look, rng)

@@ -14,9 +14,10 @@ belief update then uses likelihood 1 everywhere.
   ``{"relevant": "yes"|"no", "confidence": <number in [0, 1]>, "answer": <option>|null}``.
 
 Malformed-reply rule (documented, counted): a reply is malformed if it is not exactly one JSON
-object (optionally inside one ```` ```json ```` fence), or ``relevant`` is not yes/no, or
-``confidence`` is not a number in [0, 1], or ``answer`` is not one of the options or null (case
-and surrounding spaces are ignored; nothing else is repaired). A malformed reply is retried up
+object (optionally inside one ```` ```json ```` fence) with no duplicated key, or ``relevant`` is
+not yes/no, or ``confidence`` is not a number in [0, 1], or ``answer`` is not one of the options
+or null (case and surrounding spaces are ignored; an option wins over the null words "none",
+"null", ""; a missing ``answer`` reads as null; nothing else is repaired). A malformed reply is retried up
 to ``max_parse_retries`` times with the error appended to the conversation; if every attempt is
 malformed — or the backend fails (:class:`~neurips26.backends.BackendError`) — the look is
 non-informative. ``malformed`` and ``backend_errors`` count every such event.
@@ -127,6 +128,15 @@ SENSOR_PROMPT = (
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
+def _no_duplicate_keys(pairs: list) -> dict:
+    """``json`` hook: a key given twice (``{"relevant": "yes", "relevant": "no"}``) is ambiguous."""
+    keys = [k for k, _ in pairs]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise ValueError(f"duplicate key(s) {dup} in the reply")
+    return dict(pairs)
+
+
 def parse_sensor_reply(text: str, options: Sequence[str]) -> tuple[bool, float, int | None]:
     """Parse a strict JSON sensor reply.
 
@@ -134,15 +144,17 @@ def parse_sensor_reply(text: str, options: Sequence[str]) -> tuple[bool, float, 
         ``(relevant, confidence, answer_index_or_None)``.
 
     Raises:
-        ValueError: naming what is wrong (not one JSON object; ``relevant`` not yes/no;
-            ``confidence`` not a number in [0, 1]; ``answer`` not an option or null).
+        ValueError: naming what is wrong (not one JSON object; a duplicated key; ``relevant``
+            not yes/no; ``confidence`` not a number in [0, 1]; ``answer`` not an option or null).
+            An answer matching an option wins over the null words (an option may be "None");
+            a missing ``answer`` key reads as null.
     """
     s = text.strip()
     m = _FENCE.match(s)
     if m:
         s = m.group(1)
     try:
-        obj = json.loads(s)
+        obj = json.loads(s, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not a JSON object ({exc.msg}): {text[:60]!r}") from None
     if not isinstance(obj, dict):
@@ -158,12 +170,12 @@ def parse_sensor_reply(text: str, options: Sequence[str]) -> tuple[bool, float, 
     if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 <= float(conf) <= 1.0:
         raise ValueError(f"confidence={conf!r}; allowed: a number in [0, 1]")
     ans = obj.get("answer")
+    lowered = [o.strip().lower() for o in options]
+    if isinstance(ans, str) and ans.strip().lower() in lowered:  # an option first: "None" may be one
+        return relevant, float(conf), lowered.index(ans.strip().lower())
     if ans is None or (isinstance(ans, str) and ans.strip().lower() in ("", "null", "none")):
         return relevant, float(conf), None
-    lowered = [o.lower() for o in options]
-    if not isinstance(ans, str) or ans.strip().lower() not in lowered:
-        raise ValueError(f"answer={ans!r}; allowed: one of {list(options)} or null")
-    return relevant, float(conf), lowered.index(ans.strip().lower())
+    raise ValueError(f"answer={ans!r}; allowed: one of {list(options)} or null")
 
 
 class VLMSensor:
@@ -191,12 +203,17 @@ class VLMSensor:
 
         Never raises for a bad reply or a failed backend: the look becomes non-informative and
         is counted (see the module docstring for the rule).
+
+        Raises:
+            ValueError: fewer than two options or no frames (caller errors, before any call).
         """
         from neurips26.backends import BackendError, ChatParams, Message
         from neurips26.backends.vision import image_message
 
-        if not options:
-            raise ValueError("question has no answer options; give at least two")
+        if options is None or len(options) < 2:
+            raise ValueError(f"options={options!r}: a question needs at least two answer options")
+        if len(frames) < 1:
+            raise ValueError("frames is empty; a look needs at least one frame")
         prompt = SENSOR_PROMPT.format(k=len(frames), question=question, options=", ".join(options))
         msgs: list = [image_message(prompt, list(frames), max_side=self.max_side)]
         bad = errs = calls = 0

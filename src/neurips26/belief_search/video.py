@@ -281,10 +281,14 @@ class VideoReader:
         decoded: frames decoded so far (cache misses).
 
     Raises:
-        VideoError: as :func:`probe_video`; ValueError: as :func:`segment_bounds`.
+        VideoError: as :func:`probe_video`; ValueError: as :func:`segment_bounds`, or a ``size``
+            that is not two positive integers.
     """
 
     def __init__(self, path: str | Path, n_segments: int, *, size: tuple[int, int] | None = None) -> None:
+        if size is not None and (len(size) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                                      or v < 1 for v in size)):
+            raise ValueError(f"size={size!r}; allowed: (width, height) positive integers, or None")
         self.info = probe_video(path)
         self.bounds = segment_bounds(self.info.n_frames, n_segments)
         self.size = size
