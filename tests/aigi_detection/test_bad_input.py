@@ -133,3 +133,37 @@ def test_config_rejects_repeated_generators_and_missing_real_data_fails_fast(tmp
         warnings.simplefilter("ignore")
         with pytest.raises(FileNotFoundError, match="noclip"):  # before the synthetic part, not minutes later
             run(cfg, RunContext(seed=0, out_dir=tmp_path / "out"))
+
+
+def test_files_are_encoded_in_chunks_with_the_same_result_and_bad_file_rule(tmp_path):
+    # review: fit/predict used to decode a whole folder into memory at once (60 GB for 10^5
+    # images at 224 px); encode_files holds one chunk and must give the same cues and skips
+    from neurips26.aigi_detection.data import encode_files
+
+    rng = np.random.default_rng(0)
+    paths = []
+    for i in range(7):
+        p = tmp_path / f"{i}.png"
+        Image.fromarray(rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(p)
+        paths.append(p)
+    (tmp_path / "bad.png").write_bytes(b"junk")
+    paths.insert(3, tmp_path / "bad.png")
+    paths.insert(4, tmp_path / "bad2.png")  # missing file
+    enc = RandomConvEncoder(16, 2, 4)
+    batches = []
+
+    def encode(im):
+        batches.append(len(im))
+        return enc.layer_cls(im)
+
+    cues, info = encode_files(paths, encode, 16, max_bad_fraction=0.5, chunk_size=2)
+    ref = load_images(paths, 16, max_bad_fraction=0.5)
+    assert max(batches) <= 2 and sum(batches) == 7
+    # batch size changes float32 summation order in the convolutions: equal to a few ulp
+    assert np.allclose(cues, enc.layer_cls(ref.images), rtol=1e-5, atol=1e-6)
+    assert info.index == ref.index == [0, 1, 2, 5, 6, 7, 8]
+    assert [p for p, _ in info.skipped] == [str(tmp_path / "bad.png"), str(tmp_path / "bad2.png")]
+    with pytest.raises(ValueError, match="2 of 9 images unreadable"):  # the rule counts all chunks together
+        encode_files(paths, encode, 16, chunk_size=2)
+    with pytest.raises(ValueError, match="chunk_size=0"):
+        encode_files(paths, encode, 16, chunk_size=0)

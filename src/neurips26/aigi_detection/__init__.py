@@ -25,7 +25,8 @@ text built from named earlier work (DoU, DANN, RSC; see :mod:`.losses`), each be
 Score a folder from a shell: ``python -m neurips26.aigi_detection score FOLDER --encoder DIR --head head.pt``.
 """
 
-from .data import (AuditReport, FolderDataset, FormatShortcutWarning, ImageModeWarning, LoadedImages, format_audit,
+from .data import (AuditReport, FolderDataset, FormatShortcutWarning, ImageModeWarning, LoadedImages, encode_files,
+                   format_audit,
                    load_image, load_images, scan_folder)
 from .detector import AIGIDetector, Predictions, pseudo_content_labels
 from .diagnostics import (artifact_statistics, contribution_entropy, detection_metrics, effective_rank,
@@ -36,7 +37,8 @@ from .losses import (contribution_balance, cue_removal_consistency, dann_ramp, d
                      grad_reverse, orthogonality, pairwise_linear_hsic)
 
 __all__ = [
-    "AuditReport", "FolderDataset", "FormatShortcutWarning", "ImageModeWarning", "LoadedImages", "format_audit",
+    "AuditReport", "FolderDataset", "FormatShortcutWarning", "ImageModeWarning", "LoadedImages", "encode_files",
+    "format_audit",
     "load_image", "load_images", "scan_folder", "AIGIDetector", "Predictions", "pseudo_content_labels",
     "artifact_statistics", "contribution_entropy", "detection_metrics", "effective_rank", "fisher_ratios",
     "generator_clustering", "linear_probe_accuracy", "per_generator_metrics", "FrozenEncoder", "RandomConvEncoder",

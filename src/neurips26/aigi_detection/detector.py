@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .data import format_audit, load_images, scan_folder
+from .data import encode_files, format_audit, scan_folder
 from .diagnostics import per_generator_metrics
 from .heads import LossSwitches, TrainedDetector, train_detector
 
@@ -99,9 +99,9 @@ class AIGIDetector:
         paths, groups = ds.paths_and_groups()
         if audit:
             format_audit(ds.real, [p for ps in ds.fake.values() for p in ps])
-        loaded = load_images(paths, encoder.image_size, policy)
+        cues, loaded = encode_files(paths, lambda im: encoder.layer_cls(im, layers=layers), encoder.image_size,
+                                    policy)
         y = np.array([groups[i] != "real" for i in loaded.index], np.int64)
-        cues = encoder.layer_cls(loaded.images, layers=layers)
         if switches.needs_content and content is None:
             warnings.warn("no content labels given: SA-AFL's semantic terms use k-means pseudo-labels (k=3) of the "
                           "deepest cue", UserWarning, stacklevel=2)
@@ -121,9 +121,10 @@ class AIGIDetector:
         paths = [str(p) for p in paths]
         if not paths:
             raise ValueError("predict() got no paths")
-        loaded = load_images(paths, self.encoder.image_size, self.policy, max_bad_fraction)
+        cues, loaded = encode_files(paths, lambda im: self.encoder.layer_cls(im, layers=self.layers),
+                                    self.encoder.image_size, self.policy, max_bad_fraction)
         scores = np.full(len(paths), np.nan)
-        scores[loaded.index] = self.detector.scores(self.encoder.layer_cls(loaded.images, layers=self.layers))
+        scores[loaded.index] = self.detector.scores(cues)
         return Predictions(paths, scores, np.nan_to_num(scores, nan=-1.0) >= self.threshold, dict(loaded.skipped))
 
     def evaluate(self, root: str | Path) -> dict[str, dict]:
