@@ -167,3 +167,25 @@ def test_files_are_encoded_in_chunks_with_the_same_result_and_bad_file_rule(tmp_
         encode_files(paths, encode, 16, chunk_size=2)
     with pytest.raises(ValueError, match="chunk_size=0"):
         encode_files(paths, encode, 16, chunk_size=0)
+
+
+def test_detector_passes_its_device_to_the_encoder(tmp_path):
+    # review: fit/predict always encoded on the CPU, so the full configuration never used the GPU
+    from neurips26.aigi_detection import world as W
+    from neurips26.aigi_detection.detector import AIGIDetector
+
+    class Recording(RandomConvEncoder):
+        seen: set = set()
+
+        def layer_cls(self, images, batch_size=512, layers=None, device="cpu"):
+            Recording.seen.add(device)
+            return super().layer_cls(images, batch_size, layers)
+
+    rng = np.random.default_rng(0)
+    for sub, s in (("real", W.make_reals(12, rng, 16)), ("fake/g", W.make_fakes("upconv_gan", 12, rng, 16))):
+        (tmp_path / sub).mkdir(parents=True)
+        for i, im in enumerate(s.images):
+            Image.fromarray((im * 255).round().astype(np.uint8)).save(tmp_path / sub / f"{i}.png")
+    det = AIGIDetector.fit(tmp_path, Recording(16, 2, 4), LossSwitches.baseline(), device="gpu-x", epochs=1)
+    det.predict(sorted((tmp_path / "real").glob("*.png")))
+    assert Recording.seen == {"gpu-x"} and det.device == "gpu-x"

@@ -78,6 +78,7 @@ def test_full_scale_real_data_part_runs_on_user_folders(folder, tmp_path):
     with pytest.warns(UserWarning):
         claims = _real_data(cfg, RunContext(seed=0, out_dir=tmp_path), metrics)
     assert [c.id for c in claims] == ["real_data_map_gain"] and claims[0].kind.value == "paper"
+    assert claims[0].interval is not None  # review: was a one-run sign test with no interval
     assert set(metrics["real_data"]) == {"baseline", "saafl"}
     assert "upconv_gan" in metrics["real_data"]["saafl"]
 

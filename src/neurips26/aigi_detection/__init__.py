@@ -30,7 +30,8 @@ from .data import (AuditReport, FolderDataset, FormatShortcutWarning, ImageModeW
                    load_image, load_images, scan_folder)
 from .detector import AIGIDetector, Predictions, pseudo_content_labels
 from .diagnostics import (artifact_statistics, contribution_entropy, detection_metrics, effective_rank,
-                          fisher_ratios, generator_clustering, linear_probe_accuracy, per_generator_metrics)
+                          fisher_ratios, generator_clustering, linear_probe_accuracy, paired_bootstrap_map_difference,
+                          per_generator_metrics)
 from .encoder import FrozenEncoder, RandomConvEncoder, build_tiny_encoder, load_encoder
 from .heads import CueDetector, LossSwitches, TrainedDetector, train_detector
 from .losses import (contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask, gaussian_kl,
@@ -41,7 +42,8 @@ __all__ = [
     "format_audit",
     "load_image", "load_images", "scan_folder", "AIGIDetector", "Predictions", "pseudo_content_labels",
     "artifact_statistics", "contribution_entropy", "detection_metrics", "effective_rank", "fisher_ratios",
-    "generator_clustering", "linear_probe_accuracy", "per_generator_metrics", "FrozenEncoder", "RandomConvEncoder",
+    "generator_clustering", "linear_probe_accuracy", "paired_bootstrap_map_difference",
+    "per_generator_metrics", "FrozenEncoder", "RandomConvEncoder",
     "build_tiny_encoder", "load_encoder", "CueDetector", "LossSwitches", "TrainedDetector", "train_detector",
     "contribution_balance", "cue_removal_consistency", "gaussian_kl", "dann_ramp", "dominant_mask", "grad_reverse",
     "orthogonality", "pairwise_linear_hsic",

@@ -71,6 +71,7 @@ class AIGIDetector:
         encoder: :class:`~.encoder.FrozenEncoder` or :class:`~.encoder.RandomConvEncoder`.
         detector: the trained head. layers: 1-based blocks used as cues (None: all).
         policy: image size policy (``center_crop`` or ``resize``). threshold: on P(generated).
+        device: torch device of the encoder's forward passes (``"cuda"`` on a GPU; the head runs on CPU).
     """
 
     encoder: object
@@ -78,11 +79,12 @@ class AIGIDetector:
     layers: list[int] | None = None
     policy: str = "center_crop"
     threshold: float = 0.5
+    device: str = "cpu"
 
     @classmethod
     def fit(cls, root: str | Path, encoder, switches: LossSwitches | None = None, content: np.ndarray | None = None,
             layers: Sequence[int] | None = None, policy: str = "center_crop", audit: bool = True, seed: int = 0,
-            **train_kw) -> "AIGIDetector":
+            device: str = "cpu", **train_kw) -> "AIGIDetector":
         """Train a head on the ``real/`` + ``fake/<generator>/`` folder ``root``.
 
         ``switches`` default to SA-AFL (:class:`LossSwitches`). ``content``: one int >= 0 per image
@@ -99,8 +101,8 @@ class AIGIDetector:
         paths, groups = ds.paths_and_groups()
         if audit:
             format_audit(ds.real, [p for ps in ds.fake.values() for p in ps])
-        cues, loaded = encode_files(paths, lambda im: encoder.layer_cls(im, layers=layers), encoder.image_size,
-                                    policy)
+        cues, loaded = encode_files(paths, lambda im: encoder.layer_cls(im, layers=layers, device=device),
+                                    encoder.image_size, policy)
         y = np.array([groups[i] != "real" for i in loaded.index], np.int64)
         if switches.needs_content and content is None:
             warnings.warn("no content labels given: SA-AFL's semantic terms use k-means pseudo-labels (k=3) of the "
@@ -109,7 +111,7 @@ class AIGIDetector:
         elif content is not None:
             content = np.asarray(content)[loaded.index]
         det = train_detector(cues, y, switches, content=content, seed=seed, **train_kw)
-        return cls(encoder, det, list(layers) if layers else None, policy)
+        return cls(encoder, det, list(layers) if layers else None, policy, device=device)
 
     def predict(self, paths: Sequence[str | Path], max_bad_fraction: float = 1.0) -> Predictions:
         """Score image files. Unreadable files get NaN and are listed in ``skipped``; with
@@ -121,7 +123,8 @@ class AIGIDetector:
         paths = [str(p) for p in paths]
         if not paths:
             raise ValueError("predict() got no paths")
-        cues, loaded = encode_files(paths, lambda im: self.encoder.layer_cls(im, layers=self.layers),
+        cues, loaded = encode_files(paths,
+                                    lambda im: self.encoder.layer_cls(im, layers=self.layers, device=self.device),
                                     self.encoder.image_size, self.policy, max_bad_fraction)
         scores = np.full(len(paths), np.nan)
         scores[loaded.index] = self.detector.scores(cues)
@@ -150,7 +153,7 @@ class AIGIDetector:
                     "threshold": self.threshold, "encoder": getattr(self.encoder, "name", "")}, Path(path))
 
     @classmethod
-    def load(cls, path: str | Path, encoder) -> "AIGIDetector":
+    def load(cls, path: str | Path, encoder, device: str = "cpu") -> "AIGIDetector":
         """Load a head saved by :meth:`save` onto ``encoder``.
 
         Raises:
@@ -173,4 +176,4 @@ class AIGIDetector:
         if (nk, encoder.hidden_size) != (K, D):
             raise ValueError(f"head {str(p)!r} expects {K} cues of width {D}; encoder {getattr(encoder, 'name', '')!r} "
                              f"gives {nk} of width {encoder.hidden_size}")
-        return cls(encoder, det, st["layers"], st["policy"], st["threshold"])
+        return cls(encoder, det, st["layers"], st["policy"], st["threshold"], device)
