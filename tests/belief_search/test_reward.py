@@ -35,3 +35,10 @@ def test_toy_ungated_collapses_gated_keeps_searching(seed):
     # built into the toy: guessing pays more until search is practised, so only the gate keeps searching
     assert ungated.p_search[-1] < 0.1 and gated.p_search[-1] > 0.9
     assert gated.accuracy[-50:].mean() > ungated.accuracy[-50:].mean() + 0.2
+
+
+def test_the_gate_alone_keeps_searching():
+    # review: the gated toy also adds per-turn credit; without it (the gate alone) the policy still searches,
+    # so the gate, not the credit, blocks the shortcut in the toy
+    r = toy_policy_gradient(True, np.random.default_rng(0), credit=False)
+    assert r.p_search[-1] > 0.9

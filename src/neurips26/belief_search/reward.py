@@ -101,14 +101,15 @@ class ToyResult:
 def toy_policy_gradient(gated: bool, rng: np.random.Generator, *, steps: int = 400, batch: int = 32,
                         lr: float = 2.0, guess_accuracy: float = 0.35, search_accuracy: tuple[float, float] = (0.3, 0.9),
                         learn_rate: float = 0.002, frame_cost: float = 0.05, delta: float = 0.3,
-                        lam: float = 0.1) -> ToyResult:
+                        lam: float = 0.1, credit: bool = True) -> ToyResult:
     """REINFORCE on a two-action policy ``π(search) = σ(θ)``, ``θ₀ = 0``.
 
     * guess: correct w.p. ``guess_accuracy``; no look, so ``ΔH = 0``.
     * search: correct w.p. ``a₀ + (a₁ − a₀)·skill``; ``ΔH ~ clip(0.2 + 0.7·skill + N(0, 0.1), 0, 1)``;
       costs ``frame_cost``; earns per-turn credit ``λ·ΔH``; every search raises ``skill`` by
       ``learn_rate`` (the search policy improves only by searching).
-    * reward: ungated ``1[correct] − cost``; gated ``1[correct]·1[ΔH ≥ δ] + λ·ΔH − cost``.
+    * reward: ungated ``1[correct] − cost``; gated ``1[correct]·1[ΔH ≥ δ] + λ·ΔH − cost``
+      (``credit=False`` drops the per-turn term ``λ·ΔH`` from the gated reward: the gate alone).
     * update: ``θ ← θ + lr · mean((R − mean R)(a − σ(θ)))`` (``∂ log π(a)/∂θ = a − σ(θ)``).
 
     Raises:
@@ -126,7 +127,7 @@ def toy_policy_gradient(gated: bool, rng: np.random.Generator, *, steps: int = 4
         correct = rng.random(batch) < acc
         dh = np.where(a, np.clip(0.2 + 0.7 * skill + 0.1 * rng.standard_normal(batch), 0, 1), 0.0)
         if gated:
-            reward = correct * entropy_gate(dh, delta) + lam * dh - frame_cost * a
+            reward = correct * entropy_gate(dh, delta) + (lam * dh if credit else 0.0) - frame_cost * a
         else:
             reward = correct - frame_cost * a
         adv = reward - reward.mean()                                                 # baseline: batch mean
