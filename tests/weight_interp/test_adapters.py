@@ -35,9 +35,10 @@ def _write(folder, cfg, prefix="_orig_mod.", seed=0):
 
 
 def test_round_trip_and_explain_a_weight(tmp_path):
-    ref = _write(tmp_path / "m", CFG)
+    cfg = {**CFG, "vocab_size": 98}               # our character vocabulary (a mismatch is an error, see below)
+    ref = _write(tmp_path / "m", cfg)
     model = load_circuit_sparsity(tmp_path / "m")
-    x = torch.randint(0, 100, (3, 16))
+    x = torch.randint(0, 98, (3, 16))
     assert torch.allclose(model(x), ref(x))
     text = "".join(np.random.default_rng(0).choice(list("abc():=\n "), 20_000))
     c = make_corpus(text, 15, {"explain": 30, "score": 30, "train": -1}, seed=0)
@@ -45,6 +46,10 @@ def test_round_trip_and_explain_a_weight(tmp_path):
     reps = explain_weights(model, refs, c.split("explain"), c.split("score"), SymbolicExplainer(), SymbolicScorer(),
                            c.vocab)
     assert [r.weight for r in reps] == [str(r) for r in refs]
+    other = _write(tmp_path / "v100", CFG)            # vocab 100: character ids would run but mean nothing
+    with pytest.raises(ValueError, match="character vocabulary of 98 tokens but the model's vocab_size is 100"):
+        explain_weights(other, refs, c.split("explain"), c.split("score"), SymbolicExplainer(), SymbolicScorer(),
+                        c.vocab)
 
 
 def test_attention_matches_sdpa_and_a_closed_sink_changes_nothing():

@@ -35,11 +35,25 @@ class ZeroWeightError(ValueError):
 @dataclass(frozen=True, order=True)
 class WeightRef:
     """One weight: ``module`` (a name from ``model.named_modules()``), ``row`` i (output unit) and
-    ``col`` j (input unit) in torch's ``[out, in]`` layout (for a GPT-2 ``Conv1D`` too)."""
+    ``col`` j (input unit) in torch's ``[out, in]`` layout (for a GPT-2 ``Conv1D`` too).
+
+    Raises:
+        TypeError: a non-integer row or column (numpy integers are accepted and converted)."""
 
     module: str
     row: int
     col: int
+
+    def __post_init__(self) -> None:
+        import numbers
+
+        if not isinstance(self.module, str):
+            raise TypeError(f"WeightRef.module={self.module!r}; must be a module name (str)")
+        for name in ("row", "col"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"WeightRef.{name}={v!r}; must be an integer index")
+            object.__setattr__(self, name, int(v))              # numpy ints become plain ints
 
     def __str__(self) -> str:
         return f"{self.module}[{self.row},{self.col}]"
@@ -254,12 +268,18 @@ def sample_nonzero_weights(model: nn.Module, n: int, rng: np.random.Generator,
     spread uniformly), in a reproducible order.
 
     Raises:
-        ValueError: ``n < 1`` or fewer nonzero weights than ``n``.
+        ValueError: ``n < 1``, ``modules=[]`` or fewer nonzero weights than ``n``.
+        KeyError: a name in ``modules`` that is not a weight matrix (lists the allowed ones).
     """
     if n < 1:
         raise ValueError(f"n={n}; must be >= 1")
     mods = linear_modules(model)
-    names = list(mods) if modules is None else modules
+    names = list(mods) if modules is None else list(modules)
+    unknown = [m for m in names if m not in mods]
+    if unknown:
+        raise KeyError(f"modules {unknown} are not weight matrices; allowed: {sorted(mods)}")
+    if not names:
+        raise ValueError("modules=[]: name at least one weight matrix (or None for all)")
     nz = {name: torch.nonzero(_weight_out_in(mods[name]).detach()).cpu().numpy() for name in names}
     total = sum(len(v) for v in nz.values())
     if total < n:

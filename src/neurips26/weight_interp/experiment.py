@@ -36,7 +36,7 @@ from .attribution import ablation_effects, attributions, capture, sample_nonzero
 from .corpus import make_corpus, stdlib_source_text
 from .explainers import LLMExplainer, LLMScorer, SymbolicExplainer, SymbolicScorer
 from .model import SparseGPT, SparseGPTConfig
-from .pipeline import SelectionSettings, explain_weights, interpretable_fraction
+from .pipeline import FAILED, SelectionSettings, explain_weights, interpretable_fraction
 from .planted import PlantedModel
 from .sparsity import TrainConfig, kept_fraction, train_lm
 
@@ -195,7 +195,7 @@ def _training(config: Config, pairs: dict, metrics: dict) -> list:
                   reason="float32 rounding of a sum over ~10^5 squares", paper_value="1", **chk),
     ]
     claims.append(C.over_seeds([C.at_most("dense_twin_matched_loss", "The dense twin is stopped at the sparse "
-                                          "model's validation loss (dense − sparse, nats/token).",
+                                          "model's validation loss (|dense − sparse|, nats/token).",
                                           measured=abs(gaps[s]), bound=0.05, kind="check",
                                           source="inferred: the abstract calls the control the equivalent "
                                                  "dense model; we match validation loss",
@@ -237,7 +237,11 @@ def _planted(config: Config, corpus, ctx: RunContext, metrics: dict) -> list:
                    f"verified on held-out contexts: '{p['explanation']}'.", measured=p["score"], bound=0.95,
                    kind="check", source=src, reason="the weight's role is a single token conjunction; a "
                    "working pipeline recovers it almost perfectly, 0.95 leaves room for threshold effects",
-                   paper_value=None),
+                   paper_value=None,
+                   note="the account may be coarser than the planted rule (e.g. any ':' rather than ':' after "
+                        "')'): held-out negatives are random tokens where the weight does not matter, and few of "
+                        "them are a ':' elsewhere, so detection scoring cannot tell the two apart (a limit of "
+                        "balanced yes/no verification, noted in review)"),
         C.at_most("shuffled_control_not_explained", "The same weight with its importance shuffled over tokens "
                   f"is not verified: '{s['explanation']}'.", measured=s["score"], bound=0.6, kind="check",
                   source=src, reason="chance is 0.5; with 2×40 held-out items the balanced accuracy of a "
@@ -355,19 +359,33 @@ def _fractions(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: di
 
     diffs = [reports[s]["sparse"]["summary"].fraction - reports[s]["dense"]["summary"].fraction for s in reports]
     mean, iv = C.mean_interval(diffs)
+    # report-only (added in review): the fraction among weights that reached scoring (status ok),
+    # i.e. without dead and rare weights, which the dense twin has more of
+    scored = {str(s): {k: _scored_fraction(reports[s][k]["summary"]) for k in ("sparse", "dense")} for s in reports}
+    metrics["interpretable_fraction_among_scored"] = scored
+    diffs_scored = [v["sparse"] - v["dense"] for v in scored.values()]
     fs = [reports[s]["sparse"]["summary"].fraction for s in reports]
     fd = [reports[s]["dense"]["summary"].fraction for s in reports]
     shuf = [reports[s]["shuffled"].fraction for s in reports]
     claims = [
-        C.at_least("sparse_more_interpretable", "A larger fraction of nonzero weights is interpretable in the "
-                   "weight-sparse model than in its dense twin at matched loss (mean over seeds of sparse − dense "
-                   f"fraction; sparse {np.mean(fs):.1%}, dense {np.mean(fd):.1%}).", measured=mean, bound=0.0,
-                   interval=iv, kind="paper", source="abstract (17-35 % of nonzero weights on sparse "
-                   "transformers vs 5-9 % on the equivalent dense model)",
-                   reason=f"Student-t 95 % interval over {len(diffs)} seeds must lie above 0 (the sign only: "
-                          "tiny models, symbolic explainer); inconclusive when it straddles 0",
-                   paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
-                   note=f"τ = {config.tau} fixed before looking; per-seed differences {[round(d, 3) for d in diffs]}"),
+        C.check("sparse_more_interpretable", "A larger fraction of nonzero weights is interpretable in the "
+                "weight-sparse model than in its dense twin at matched loss (same architecture with AbsTopK "
+                "activations, no weight sparsity; mean over seeds of sparse − dense fraction; sparse "
+                f"{np.mean(fs):.1%}, dense {np.mean(fd):.1%}).", measured=mean, interval=iv,
+                holds=True if iv[0] > 0 else False if iv[1] <= 0 else None,
+                tolerance="Student-t 95 % interval of the mean difference entirely above 0 (holds), entirely at "
+                          "or below 0 (does not hold), else inconclusive",
+                kind="paper", source="abstract (17-35 % of nonzero weights on sparse "
+                "transformers vs 5-9 % on the equivalent dense model)",
+                reason=f"the sign only, over {len(diffs)} seeds (tiny models, symbolic explainer); a difference "
+                       "of exactly 0 is not 'larger'",
+                paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
+                note=f"τ = {config.tau} fixed before looking; per-seed differences {[round(d, 3) for d in diffs]}. "
+                     "Dead and rare weights count as not interpretable (the denominator is every sampled nonzero "
+                     "weight); among weights that reached scoring only, the per-seed differences are "
+                     f"{[round(d, 3) for d in diffs_scored]} (report-only, added in review). Review change: the "
+                     "rule was 'interval ≥ 0', under which identical fractions (e.g. both 0 from a broken "
+                     "scorer) held; now strictly above 0"),
         C.not_checkable("paper_fractions", "17–35 % of nonzero weights of the two sparse models are interpretable "
                         "vs 5–9 % for the dense twin and Pythia-70m.", paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
                         kind="paper", source="abstract",
@@ -386,9 +404,15 @@ def _fractions(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: di
     return claims, reports
 
 
+def _scored_fraction(summary) -> float:
+    """Interpretable share of the weights that reached scoring (status ``ok``); NaN if none did."""
+    ok = summary.by_status.get("ok", 0)
+    return summary.interpretable / ok if ok else float("nan")
+
+
 def _llm_arm(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: dict) -> list:
-    statement = ("With an LLM explainer and scorer, the sparse model has at least as large an interpretable "
-                 "fraction as its dense twin (first seed, difference of fractions).")
+    statement = ("With an LLM explainer and scorer, the sparse model has a larger interpretable fraction than "
+                 "its dense twin (first seed, difference of fractions).")
     kw = dict(kind="reconstruction", source="inferred: the abstract's LLM pipeline at our model scale")
     if config.backend == "none":
         return [C.not_checkable("llm_sparse_vs_dense", statement, paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
@@ -413,14 +437,21 @@ def _llm_arm(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: dict
         except ValueError:
             frac = float("nan")
         res[kind] = {"fraction": frac, "explainer_failures": ex.failures.counts,
+                     "by_status": {st: sum(r.status == st for r in reps) for st in sorted({r.status for r in reps})},
                      "scorer_failures": sc.failures.counts,
                      "statuses": [r.status for r in reps], "explanations": [r.explanation for r in reps][:5]}
     metrics["llm_arm"] = {"backend": backend.name, **res}
-    return [C.at_least("llm_sparse_vs_dense", statement, measured=res["sparse"]["fraction"] - res["dense"]["fraction"],
-                       bound=0.0, reason=f"sign only, {config.llm_weights} weights per model (no interval: one "
-                       "seed; failures are counted apart)", paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
-                       note=f"failures: sparse {res['sparse']['explainer_failures']}, dense "
-                            f"{res['dense']['explainer_failures']}", **kw)]
+    diff = res["sparse"]["fraction"] - res["dense"]["fraction"]
+    return [C.check("llm_sparse_vs_dense", statement, measured=diff, holds=bool(diff > 0) if np.isfinite(diff) else None,
+                    tolerance="difference > 0 (strictly: equal fractions, e.g. both 0, do not hold); inconclusive "
+                              "when a model had no weight reach a verdict",
+                    reason=f"sign only, {config.llm_weights} weights per model (no interval: one seed; explanation "
+                           "and scoring failures are counted apart, out of the denominator)",
+                    paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
+                    note=f"statuses: sparse {res['sparse']['by_status']}, dense {res['dense']['by_status']}; "
+                         f"explainer failures: sparse {res['sparse']['explainer_failures']}, dense "
+                         f"{res['dense']['explainer_failures']}. Review change: was 'difference ≥ 0', which held "
+                         "for a scorer that always says no (0 vs 0)", **kw)]
 
 
 def _figures(config: Config, pairs: dict, reports: dict, ctx: RunContext) -> None:
@@ -440,7 +471,7 @@ def _figures(config: Config, pairs: dict, reports: dict, ctx: RunContext) -> Non
         axes[0].bar(x + (k - 0.5) * 0.35, f, 0.35, color=col, label=kind,
                     yerr=[np.subtract(f, lo), np.subtract(hi, f)], capsize=3)
         curves = [[np.mean([r.status == "ok" and np.isfinite(r.score) and r.score >= t
-                            for r in reports[s][kind]["reports"] if r.status != "explanation_failed"])
+                            for r in reports[s][kind]["reports"] if r.status not in FAILED])
                    for t in taus] for s in seeds]
         m = np.mean(curves, axis=0)
         axes[1].plot(taus, m, color=col, label=kind)

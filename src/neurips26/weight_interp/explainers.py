@@ -265,16 +265,24 @@ def render_item(window: np.ndarray, t: int, vocab, left: int = 24) -> str:
 def parse_explanation(text: str) -> str:
     """The sentence after ``MATTERS WHEN:``.
 
+    Markdown bold (``**MATTERS WHEN:**``) and quotes around the sentence are removed.
+
     Raises:
         ExplanationFailed: ``empty`` (blank reply), ``refusal`` (a refusal phrase and no
-            explanation), ``malformed`` (no ``MATTERS WHEN:`` line or nothing after it).
+            explanation, or a refusal phrase as the explanation), ``malformed`` (no
+            ``MATTERS WHEN:`` line or nothing after it).
     """
     if not text or not text.strip():
         raise ExplanationFailed("empty")
-    m = _MATTERS.search(text)
-    if m is None or not m.group(1).strip():
+    m = _MATTERS.search(text.replace("**", ""))     # markdown bold around the label (underscores are code)
+    body = (m.group(1).strip().splitlines() or [""])[0].strip(" *") if m is not None else ""
+    if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":   # a quoted sentence
+        body = body[1:-1].strip()
+    if not body:
         raise ExplanationFailed("refusal" if _REFUSAL.search(text) else "malformed", text)
-    return "matters when " + m.group(1).strip().splitlines()[0].strip()
+    if _REFUSAL.search(body):                     # "MATTERS WHEN: I'm sorry, I cannot tell" is no account
+        raise ExplanationFailed("refusal", text)
+    return "matters when " + body
 
 
 def parse_yes_no(text: str) -> int:
@@ -285,26 +293,42 @@ def parse_yes_no(text: str) -> int:
     return -1
 
 
-_EXPLAIN_SYSTEM = ("You interpret one weight of a character-level language model trained on Python source. You see "
+_EXPLAIN_SYSTEM = ("You interpret one weight of a {level} language model. You see "
                    "token positions where the weight strongly affects the loss (MATTERS) and positions where it "
-                   "does not (DOES NOT MATTER). The token at the position is in [[ ]]; the character the model "
+                   "does not (DOES NOT MATTER). The token at the position is in [[ ]]; the {unit} the model "
                    "predicts there follows the arrow. Reply with exactly one line: 'MATTERS WHEN: <short "
                    "description of when the weight matters>'.")
-_SCORE_SYSTEM = ("You predict where one weight of a character-level language model matters, from a description. "
-                 "The token at the position is in [[ ]]; the character predicted there follows the arrow. Answer "
+_SCORE_SYSTEM = ("You predict where one weight of a {level} language model matters, from a description. "
+                 "The token at the position is in [[ ]]; the {unit} predicted there follows the arrow. Answer "
                  "with one word: yes or no.")
+
+
+def _system(template: str, vocab) -> str:
+    """The system prompt for ``vocab``: character tokens (our corpus) or a tokenizer's tokens."""
+    char = isinstance(vocab, CharVocabulary)
+    return template.format(level="character-level" if char else "token-level",
+                           unit="character" if char else "token")
 
 
 @dataclass
 class LLMExplainer:
     """Explanation by a chat model: ``n_show`` positives and negatives in one prompt; up to
-    ``retries`` extra calls after an unusable reply (each failure counted in ``failures``)."""
+    ``retries`` extra calls after an unusable reply (each failure counted in ``failures``).
+
+    Raises:
+        ValueError: ``n_show < 1``, ``retries < 0`` or ``max_tokens < 1`` (names it)."""
 
     backend: object
     n_show: int = 20
     retries: int = 1
     max_tokens: int = 120
     failures: ReplyFailures = field(default_factory=ReplyFailures)
+
+    def __post_init__(self) -> None:
+        for name, low in (("n_show", 1), ("retries", 0), ("max_tokens", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"LLMExplainer.{name}={v!r}; must be an integer >= {low}")
 
     @property
     def name(self) -> str:
@@ -325,7 +349,7 @@ class LLMExplainer:
         """Ask the model; raises :class:`ExplanationFailed` with the last failure kind."""
         from neurips26.backends import BackendError, ChatParams, Message
 
-        msgs = [Message("system", _EXPLAIN_SYSTEM), Message("user", self.prompt(examples, vocab))]
+        msgs = [Message("system", _system(_EXPLAIN_SYSTEM, vocab)), Message("user", self.prompt(examples, vocab))]
         last = ExplanationFailed("malformed")
         for _ in range(1 + self.retries):
             try:
@@ -342,11 +366,18 @@ class LLMExplainer:
 @dataclass
 class LLMScorer:
     """Detection scorer: one chat call per item (no batching, so items cannot leak into each
-    other); an unusable reply gives -1 and is counted in ``failures``."""
+    other); an unusable reply gives -1 and is counted in ``failures``.
+
+    Raises:
+        ValueError: ``max_tokens < 1``."""
 
     backend: object
     max_tokens: int = 4
     failures: ReplyFailures = field(default_factory=ReplyFailures)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ValueError(f"LLMScorer.max_tokens={self.max_tokens!r}; must be an integer >= 1")
 
     @property
     def name(self) -> str:
@@ -363,7 +394,7 @@ class LLMScorer:
                     f"Position: {render_item(items.windows[k], int(items.positions[k]), vocab)}\n"
                     "Does the weight matter at this position?")
             try:
-                text = self.backend.chat([Message("system", _SCORE_SYSTEM), Message("user", user)],
+                text = self.backend.chat([Message("system", _system(_SCORE_SYSTEM, vocab)), Message("user", user)],
                                          ChatParams(temperature=0.0, max_tokens=self.max_tokens)).text
             except BackendError:
                 self.failures.add("backend_error")

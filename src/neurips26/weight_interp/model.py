@@ -207,16 +207,22 @@ def load_checkpoint(folder: str | Path) -> tuple[SparseGPT, dict]:
 
     Raises:
         FileNotFoundError: ``config.json`` or ``model.pt`` missing.
-        CheckpointMismatchError: unknown format tag, unknown config keys, or a tensor missing,
+        CheckpointMismatchError: invalid JSON, unknown format tag, no or unknown config keys, or a tensor missing,
             unexpected or of another shape than the config implies (names it and both shapes).
     """
     folder = Path(folder)
     for name in ("config.json", "model.pt"):
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{folder / name} not found (a checkpoint folder holds config.json and model.pt)")
-    meta = json.loads((folder / "config.json").read_text())
-    if meta.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointMismatchError(f"{folder}: format {meta.get('format')!r}; expected {CHECKPOINT_FORMAT!r}")
+    try:
+        meta = json.loads((folder / "config.json").read_text())
+    except json.JSONDecodeError as e:
+        raise CheckpointMismatchError(f"{folder}/config.json is not valid JSON: {e}") from None
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+        fmt = meta.get("format") if isinstance(meta, dict) else None
+        raise CheckpointMismatchError(f"{folder}: format {fmt!r}; expected {CHECKPOINT_FORMAT!r}")
+    if not isinstance(meta.get("config"), dict):
+        raise CheckpointMismatchError(f"{folder}/config.json has no 'config' object (the SparseGPTConfig fields)")
     allowed = {f.name for f in fields(SparseGPTConfig)}
     unknown = set(meta["config"]) - allowed
     if unknown:

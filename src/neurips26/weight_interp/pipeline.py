@@ -20,6 +20,7 @@ nonzero weights interpretable); thresholds, sizes and the coverage measure are i
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -31,7 +32,16 @@ from .explainers import (ExampleSet, Explainer, ExplanationFailed, Scorer, balan
 
 __all__ = ["SelectionSettings", "WeightReport", "LeakageError", "select_examples", "importance_threshold",
            "explain_weights", "explain_from_importance", "interpretable_fraction", "check_disjoint",
-           "check_vocabulary"]
+           "check_vocabulary", "check_windows", "MIN_ANSWERED", "FAILED"]
+
+
+#: a held-out set is judged only when at least this share of its positives and of its negatives
+#: got a usable yes/no answer (inferred: a balanced accuracy over a handful of answered items
+#: would be noise; below it the weight is ``scoring_failed``, counted apart, never scored)
+MIN_ANSWERED = 0.5
+
+#: statuses that mean the pipeline, not the weight, failed: left out of the denominator
+FAILED = ("explanation_failed", "scoring_failed")
 
 
 class LeakageError(ValueError):
@@ -80,7 +90,8 @@ class WeightReport:
 
     Attributes:
         weight: ``str(WeightRef)``; value: ``W_ij``; status: ``ok`` | ``dead`` | ``rare`` |
-        ``explanation_failed``; explanation: the account (``""`` if none); explain_score /
+        ``explanation_failed`` | ``scoring_failed`` (fewer than :data:`MIN_ANSWERED` of the
+        held-out positives or negatives got a usable answer); explanation: the account (``""`` if none); explain_score /
         score: balanced accuracy on the explain set / the held-out set; scored: held-out items
         with an answer; unanswered: held-out items without one; faithfulness: attribution
         coverage on the score windows; interpretable: ``status == ok and score >= τ``.
@@ -122,6 +133,36 @@ def check_vocabulary(model: nn.Module, vocab, *windows: np.ndarray) -> None:
     if vocab.size > n or top >= n:
         raise ValueError(f"vocabulary of {vocab.size} tokens (largest id in the windows {top}) does not fit the "
                          f"model's vocab_size {n}: use the model's own tokenizer (TokenizerVocabulary)")
+    if isinstance(vocab, CharVocabulary) and vocab.size != n:
+        # character ids fed to a model with another vocabulary (e.g. a BPE model) run without an
+        # error but mean nothing; a tokenizer's vocabulary may be padded, a character one is not
+        raise ValueError(f"character vocabulary of {vocab.size} tokens but the model's vocab_size is {n}: this "
+                         "model was not trained on our character tokens; use its own tokenizer "
+                         "(TokenizerVocabulary)")
+
+
+def _context_length(model: nn.Module) -> int | None:
+    cfg = getattr(model, "config", None)
+    for key in ("ctx", "n_positions", "max_position_embeddings", "block_size"):
+        v = getattr(cfg, key, None)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return None
+
+
+def check_windows(model: nn.Module, **windows: np.ndarray) -> None:
+    """Raise ``ValueError`` unless each window set is a non-empty integer array ``[N, T + 1]``
+    with ``T >= 1`` and ``T`` within the model's context (``config.ctx``, ``n_positions``,
+    ``max_position_embeddings`` or ``block_size``, where the model has one); names the set."""
+    top = _context_length(model)
+    for name, w in windows.items():
+        a = np.asarray(w)
+        if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 2 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"{name} windows: shape {a.shape}, dtype {a.dtype}; expected a non-empty integer array "
+                             "[N >= 1, T + 1 >= 2] (e.g. Corpus.split(...))")
+        if top is not None and a.shape[1] - 1 > top:
+            raise ValueError(f"{name} windows hold {a.shape[1] - 1} input tokens but the model's context is {top}; "
+                             f"cut the corpus with make_corpus(ctx <= {top})")
 
 
 def importance_threshold(imp: np.ndarray, s: SelectionSettings) -> float:
@@ -179,6 +220,14 @@ def explain_from_importance(weight: str, value: float, imp_explain: np.ndarray, 
             expl.predicate(token_features(ex.windows, ex.positions, vocab.size)).astype(np.int8), ex.labels)
     pred = scorer.predict(expl, held, vocab)
     rep.scored, rep.unanswered = int((pred >= 0).sum()), int((pred < 0).sum())
+    answered = [int((pred[held.labels == y] >= 0).sum()) for y in (True, False)]
+    need = [math.ceil(MIN_ANSWERED * int((held.labels == y).sum())) for y in (True, False)]
+    if answered[0] < need[0] or answered[1] < need[1]:
+        # too few usable answers to judge: counted apart (like a failed explanation), never scored
+        rep.status, rep.failure = "scoring_failed", (f"usable answers: {answered[0]} of {int(held.labels.sum())} "
+                                                     f"positives, {answered[1]} of {int((~held.labels).sum())} "
+                                                     "negatives")
+        return rep
     rep.score = balanced_accuracy(pred, held.labels)
     # faithfulness: share of Σ|A| on the score windows where the account says "matters"
     if expl.predicate is not None:
@@ -208,9 +257,11 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
 
     Raises:
         LeakageError: the two window sets share a window.
-        ValueError: the vocabulary or the token ids do not fit the model (:func:`check_vocabulary`).
+        ValueError: empty, non-integer or too long windows (:func:`check_windows`); the vocabulary or
+            the token ids do not fit the model (:func:`check_vocabulary`).
         ZeroWeightError, KeyError, IndexError: a bad reference (see :func:`~.attribution.attributions`).
     """
+    check_windows(model, explain=explain_windows, score=score_windows)
     check_disjoint(explain_windows, score_windows)
     check_vocabulary(model, vocab, explain_windows, score_windows)
     mods = sorted({r.module for r in refs})
@@ -237,8 +288,8 @@ class FractionSummary:
     """Interpretable fraction over sampled weights.
 
     Attributes:
-        interpretable / denominator / fraction: counts and their ratio (explanation failures are
-        left out of the denominator and counted apart); interval: Clopper–Pearson 95 %; by_status:
+        interpretable / denominator / fraction: counts and their ratio (explanation and scoring
+        failures are left out of the denominator and counted apart in ``by_status``); interval: Clopper–Pearson 95 %; by_status:
         counts per status; mean_faithfulness: over interpretable weights.
     """
 
@@ -254,16 +305,18 @@ def interpretable_fraction(reports: list[WeightReport]) -> FractionSummary:
     """Fraction of weights judged interpretable (dead and rare count as not interpretable).
 
     Raises:
-        ValueError: no report with a status other than ``explanation_failed``.
+        ValueError: no reports, or none with a status outside :data:`FAILED`.
     """
     from neurips26.harness.claims import proportion_interval
 
     by = {}
     for r in reports:
         by[r.status] = by.get(r.status, 0) + 1
-    denom = sum(v for k, v in by.items() if k != "explanation_failed")
+    if not reports:
+        raise ValueError("no weight reports: explain at least one weight")
+    denom = sum(v for k, v in by.items() if k not in FAILED)
     if denom == 0:
-        raise ValueError("no weight reached scoring (all explanations failed); nothing to count")
+        raise ValueError(f"no weight reached a verdict (every explanation or scoring failed: {by}); nothing to count")
     k = sum(r.interpretable for r in reports)
     frac, iv = proportion_interval(k, denom)
     faith = [r.faithfulness for r in reports if r.interpretable and np.isfinite(r.faithfulness)]

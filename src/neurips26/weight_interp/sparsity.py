@@ -139,6 +139,10 @@ class TrainConfig:
         min_per_neuron: floor j; schedule: ``linear`` | ``exp``; adam_eps, betas, weight_decay:
         Adam settings; eval_every: steps between validation losses; stop_at_loss: stop once the
         validation loss is <= this (the dense twin's matched-loss stop), ``None`` to run all steps.
+
+    Raises:
+        ValueError: a non-positive steps/batch/lr/eval_every, ``min_per_neuron < 0``, or a schedule
+            :func:`kept_fraction` rejects.
     """
 
     steps: int = 600
@@ -159,6 +163,8 @@ class TrainConfig:
         if self.steps < 1 or self.batch < 1 or not self.lr > 0 or self.eval_every < 1:
             raise ValueError(f"steps={self.steps}, batch={self.batch}, lr={self.lr}, eval_every={self.eval_every}: "
                              "all must be positive")
+        if isinstance(self.min_per_neuron, bool) or not isinstance(self.min_per_neuron, int) or self.min_per_neuron < 0:
+            raise ValueError(f"min_per_neuron={self.min_per_neuron!r}; must be an integer >= 0")
         kept_fraction(0, self.steps, self.target_fraction, self.anneal_start, self.anneal_end, self.schedule)
 
 
