@@ -141,3 +141,35 @@ def test_video_reader_rejects_a_bad_size(small_video):
     vid, _ = small_video
     with pytest.raises(ValueError, match="size="):  # (0, 10) used to surface as an FFmpeg "Operation not supported"
         VideoReader(vid.path, 4, size=(0, 10))
+
+
+def test_variable_frame_rate_files_are_read_sequentially_with_the_same_frames(tmp_path, small_video):
+    # review: phone videos are often VFR; seeking by pts-derived index skips/repeats frames there (it used to
+    # raise mid-search, after VLM calls). The reader detects the irregular grid and decodes sequentially instead.
+    import av
+    from fractions import Fraction
+
+    from neurips26.belief_search import has_constant_frame_grid
+
+    path = tmp_path / "vfr.mp4"
+    gaps = np.random.default_rng(0).choice([20, 33, 80], 40)
+    with av.open(str(path), "w") as out:
+        s = out.add_stream("libx264", rate=30)
+        s.width, s.height, s.pix_fmt, s.options = 64, 48, "yuv420p", {"g": "10"}
+        s.codec_context.time_base = Fraction(1, 1000)
+        for i, t in enumerate(np.concatenate([[0], np.cumsum(gaps[:-1])])):
+            fr = av.VideoFrame.from_ndarray(np.full((48, 64, 3), i * 6, np.uint8), format="rgb24")
+            fr.pts, fr.time_base = int(t), Fraction(1, 1000)
+            for p in s.encode(fr):
+                out.mux(p)
+        for p in s.encode():
+            out.mux(p)
+    full = decode_all(path)
+    assert not has_constant_frame_grid(path) and has_constant_frame_grid(small_video[0].path)
+    with pytest.raises(VideoError, match="variable-frame-rate"):  # the raw seeking path still refuses
+        decode_frames(path, np.arange(0, 40, 3))
+    reader = VideoReader(path, 4)
+    idx = [39, 3, 17, 3, 0]
+    assert not reader.seekable and np.array_equal(reader.frames(idx), full[idx])
+    with pytest.raises(ValueError, match="frame index 40 outside"):
+        reader.frames([40])

@@ -46,8 +46,8 @@ from .reward import ToyResult, entropy_gate, final_reward, per_turn_credit, toy_
 from .search import VideoSearch, calibrate_on_probes, search_video
 from .sensors import SENSOR_PROMPT, PixelSensor, SensorReply, VLMSensor, parse_sensor_reply
 from .synthetic import COLOURS, SCENES, SyntheticVideo, draw_video, flag_scores, make_video, read_colour, scene_prior_scores
-from .video import (VideoError, VideoInfo, VideoReader, decode_all, decode_frames, encode_video, probe_video,
-                    sample_segment_frames, segment_bounds)
+from .video import (VideoError, VideoInfo, VideoReader, decode_all, decode_frames, encode_video, has_constant_frame_grid,
+                    probe_video, sample_segment_frames, segment_bounds)
 
 __all__ = [
     "LIKELIHOOD_FLOOR", "Belief", "SensorModel", "binary_entropy", "calibrate_sensor", "entropy",
@@ -59,6 +59,6 @@ __all__ = [
     "VideoSearch", "calibrate_on_probes", "search_video",
     "SENSOR_PROMPT", "PixelSensor", "SensorReply", "VLMSensor", "parse_sensor_reply",
     "COLOURS", "SCENES", "SyntheticVideo", "draw_video", "flag_scores", "make_video", "read_colour", "scene_prior_scores",
-    "VideoError", "VideoInfo", "VideoReader", "decode_all", "decode_frames", "encode_video", "probe_video",
-    "sample_segment_frames", "segment_bounds",
+    "VideoError", "VideoInfo", "VideoReader", "decode_all", "decode_frames", "encode_video", "has_constant_frame_grid",
+    "probe_video", "sample_segment_frames", "segment_bounds",
 ]

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["VideoError", "VideoInfo", "probe_video", "decode_all", "decode_frames", "segment_bounds",
-           "sample_segment_frames", "VideoReader", "encode_video"]
+           "sample_segment_frames", "VideoReader", "encode_video", "has_constant_frame_grid"]
 
 
 class VideoError(ValueError):
@@ -268,8 +268,40 @@ def sample_segment_frames(bounds: np.ndarray, segment: int, k: int, rng: np.rand
     return np.sort(rng.choice(pool, size=min(k, pool.size), replace=False))
 
 
+def has_constant_frame_grid(path: str | Path, info: VideoInfo | None = None) -> bool:
+    """Whether the packets' presentation times fall on the constant-rate grid that
+    :func:`decode_frames` indexes by: ``round((pts − start)·time_base·fps)`` over all packets is
+    exactly ``0..n_frames−1``. One demuxing pass, no decoding.
+
+    A variable-frame-rate file (typical of phone recordings) fails this: its pts-derived indices
+    skip and repeat, so seeking by index would not return the frames a sequential decode numbers
+    that way.
+
+    Raises:
+        VideoError: as :func:`probe_video`.
+    """
+    import av
+
+    info = info or probe_video(path)
+    container = _open(path)
+    try:
+        v = container.streams.video[0]
+        tb, start = v.time_base, v.start_time or 0
+        pts = [p.pts for p in container.demux(v) if p.size > 0 and p.pts is not None]
+    except av.error.FFmpegError as exc:
+        raise VideoError(f"video {str(path)!r} cannot be demuxed: {exc}") from None
+    finally:
+        container.close()
+    idx = sorted(int(round(float((q - start) * tb) * info.fps)) for q in pts)
+    return idx == list(range(info.n_frames))
+
+
 class VideoReader:
     """Frames of one video, decoded on demand by exact seeking and cached by frame index.
+
+    Frame ``i`` is the ``i``-th frame of a sequential decode. When the file is not on a constant
+    frame grid (:func:`has_constant_frame_grid`, e.g. variable frame rate) seeking by index is
+    not exact, so frames are read by a sequential pass instead (slower, same frames).
 
     Args:
         path: a local video file.
@@ -292,6 +324,7 @@ class VideoReader:
         self.info = probe_video(path)
         self.bounds = segment_bounds(self.info.n_frames, n_segments)
         self.size = size
+        self.seekable = has_constant_frame_grid(path, self.info)
         self._cache: dict[int, np.ndarray] = {}
         self.decoded = 0
 
@@ -303,11 +336,39 @@ class VideoReader:
     def frames(self, indices: Sequence[int]) -> np.ndarray:
         """Frames at ``indices`` (``uint8 (k, H, W, 3)``), decoding only those not cached."""
         need = sorted({int(i) for i in indices} - set(self._cache))
+        bad = [i for i in need if not 0 <= i < self.info.n_frames]
+        if bad:
+            raise ValueError(f"frame index {bad[0]} outside [0, {self.info.n_frames}) of {str(self.info.path)!r}")
         if need:
-            for i, f in zip(need, decode_frames(self.info.path, need, info=self.info, size=self.size)):
+            got = (decode_frames(self.info.path, need, info=self.info, size=self.size) if self.seekable
+                   else self._sequential(need))
+            for i, f in zip(need, got):
                 self._cache[i] = f
             self.decoded += len(need)
         return np.stack([self._cache[int(i)] for i in indices])
+
+    def _sequential(self, need: list[int]) -> list[np.ndarray]:
+        """Frames at sorted positions ``need`` by one decoding pass from the start (positions as in
+        :func:`decode_all`), stopping after the last one."""
+        import av
+
+        want, out = set(need), {}
+        kw = {} if self.size is None else {"width": self.size[0], "height": self.size[1]}
+        container = _open(self.info.path)
+        try:
+            for pos, frame in enumerate(container.decode(video=0)):
+                if pos in want:
+                    out[pos] = frame.to_ndarray(format="rgb24", **kw)
+                if pos >= need[-1]:
+                    break
+        except av.error.FFmpegError as exc:
+            raise VideoError(f"video {str(self.info.path)!r}: decode failed: {exc}") from None
+        finally:
+            container.close()
+        missing = [i for i in need if i not in out]
+        if missing:
+            raise VideoError(f"video {str(self.info.path)!r}: frames {missing[:5]} not decoded (the stream ended early)")
+        return [out[i] for i in need]
 
     def preview(self) -> np.ndarray:
         """The first frame of every segment, ``uint8 (n_segments, H, W, 3)``."""
