@@ -144,6 +144,7 @@ def calibrate_on_probes(probes: Sequence[tuple[str | Path, int, int, bool]], que
     rng = np.random.default_rng(seed)
     outcomes, labels = [], []
     n_opts = None
+    readers: dict[str, VideoReader] = {}  # one probe/demux pass and one frame cache per video
     for path, start, end, holds in probes:
         q, opts = question_for(path)
         k = len(_check_options(opts))
@@ -151,7 +152,7 @@ def calibrate_on_probes(probes: Sequence[tuple[str | Path, int, int, bool]], que
             raise ValueError(f"probe {str(path)!r} has {k} options, earlier probes {n_opts}; one sensor model "
                              "needs one option count")
         n_opts = k
-        reader = VideoReader(path, 1)
+        reader = readers.get(str(path)) or readers.setdefault(str(path), VideoReader(path, 1))
         if not 0 <= int(start) < int(end) <= reader.info.n_frames:
             raise ValueError(f"probe ({str(path)!r}, {start}, {end}): need 0 <= start < end <= "
                              f"{reader.info.n_frames} (the video's frame count)")
