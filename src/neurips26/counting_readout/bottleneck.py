@@ -5,8 +5,8 @@
   norm. The hidden states are untouched, so probes still decode the count while the digit logits
   no longer depend on it (inferred construction; the paper's models fail this way naturally).
 * :func:`plant_late_overwrite` — the competing account (arXiv 2605.09239: a late block overwrites
-  the count): a forward hook on the last block mean-ablates the count subspace,
-  ``h ← h − Q Qᵀ (h − μ)``, so the count is gone from the final residual stream.
+  the count): an appended decoder block mean-ablates the count subspace,
+  ``h ← h − Q Qᵀ (h − μ)``, so the count is decodable at layer L and gone at L+1.
 * :func:`diagnose` — which of the two (or neither) a model shows, from per-layer probe accuracy
   and the model's accuracy: count decodable at the final layer but not output → readout
   bottleneck; decodable earlier but lost in the last blocks → late overwrite.
@@ -57,11 +57,48 @@ def plant_readout_bottleneck(model, Q_count, digit_ids, *, untie: bool = False) 
     return old.numpy()
 
 
-def plant_late_overwrite(model, Q_count, mean, *, layer: int = -1):
-    """Hook decoder block ``layer`` so its output has the count subspace mean-ablated:
-    ``h ← h − Q Qᵀ (h − μ)`` at every position. Returns the hook handle (``.remove()`` undoes it).
+def _overwrite_block(Q, mu):
+    import torch
 
-    ``Q_count`` [d, r] and ``mean`` [d] are in the *pre-norm* residual space of that block's output.
+    class _Block(torch.nn.Module):
+        """A planted decoder block: ``h ← h − Q Qᵀ (h − μ)`` (mean-ablates the count subspace)."""
+
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("Q", Q)
+            self.register_buffer("mu", mu)
+
+        def forward(self, hidden_states, *args, **kwargs):
+            h = hidden_states
+            return h - (((h.float() - self.mu) @ self.Q) @ self.Q.T).to(h.dtype)
+
+    return _Block()
+
+
+class OverwriteHandle:
+    """Undo handle of :func:`plant_late_overwrite` (``.remove()`` takes the planted block out)."""
+
+    def __init__(self, model, layers, n_old: int, layer_types):
+        self.model, self.layers, self.n_old, self.layer_types = model, layers, n_old, layer_types
+
+    def remove(self) -> None:
+        """Remove the planted block and restore the config."""
+        if len(self.layers) > self.n_old:
+            del self.layers[self.n_old]
+            self.model.config.num_hidden_layers = self.n_old
+            if self.layer_types is not None:
+                self.model.config.layer_types = self.layer_types
+
+
+def plant_late_overwrite(model, Q_count, mean) -> OverwriteHandle:
+    """Append a decoder block that mean-ablates the count subspace, ``h ← h − Q Qᵀ (h − μ)``, at
+    every position: the competing account in which a late block overwrites a correctly computed
+    count. Returns a handle whose ``.remove()`` undoes it.
+
+    ``Q_count`` [d, r] and ``mean`` [d] live in the pre-norm residual space of the last block's
+    output. The block is appended to the decoder ``ModuleList`` and ``config.num_hidden_layers``
+    (and ``config.layer_types`` where present) grow by one, so hooks see it as layer L+1. Tested
+    on Llama and Qwen2 (decoder blocks that return a tensor); capture it with ``method="hooks"``.
     """
     import torch
 
@@ -69,13 +106,14 @@ def plant_late_overwrite(model, Q_count, mean, *, layer: int = -1):
 
     Q = torch.from_numpy(orthonormal_basis(Q_count, "Q_count")).float()
     mu = torch.as_tensor(np.asarray(mean), dtype=torch.float32)
-
-    def hook(module, inputs, output):
-        h = output[0] if isinstance(output, tuple) else output
-        h2 = h - ((h.float() - mu) @ Q @ Q.T).to(h.dtype)
-        return (h2,) + tuple(output[1:]) if isinstance(output, tuple) else h2
-
-    return find_layers(model)[layer].register_forward_hook(hook)
+    layers = find_layers(model)
+    n_old = len(layers)
+    types = getattr(model.config, "layer_types", None)
+    layers.append(_overwrite_block(Q, mu))
+    model.config.num_hidden_layers = n_old + 1
+    if types:
+        model.config.layer_types = list(types) + [types[-1]]
+    return OverwriteHandle(model, layers, n_old, list(types) if types else None)
 
 
 @dataclass

@@ -84,6 +84,11 @@ class Residuals:
         return int(self.answer.shape[0]) - 1
 
 
+def model_device(model):
+    """The device of the model's first parameter (where inputs must go)."""
+    return next(model.parameters()).device
+
+
 def _embedding(model):
     emb = model.get_input_embeddings()
     if emb is None:
@@ -131,7 +136,8 @@ def capture_residuals(model, batch: EncodedPrompts, *, method: str = "hooks", ch
                 b = batch.subset(slice(s, s + chunk))
                 store.clear()
                 pre_norm.clear()
-                out = model(input_ids=b.input_ids, attention_mask=b.attention_mask,
+                dev = model_device(model)
+                out = model(input_ids=b.input_ids.to(dev), attention_mask=b.attention_mask.to(dev),
                             output_hidden_states=method == "hidden_states")
                 if method == "hooks":
                     hs = list(store)
@@ -141,13 +147,13 @@ def capture_residuals(model, batch: EncodedPrompts, *, method: str = "hooks", ch
                         hs[-1] = pre_norm[0]  # transformers' last hidden state is norm(h_L); keep h_L
                 if len(hs) != len(layers) + 1:
                     raise ValueError(f"captured {len(hs)} states for {len(layers)} blocks (expected {len(layers) + 1})")
-                H = torch.stack([h.float() for h in hs])                      # [L+1, b, T, d]
+                H = torch.stack([h.float().cpu() for h in hs])                # [L+1, b, T, d], on CPU
                 idx = torch.arange(len(b))
                 ans.append(H[:, idx, b.answer_pos])                           # [L+1, b, d]
                 m = b.entity_mask.float()
                 ent.append(torch.einsum("lbtd,bt->lbd", H, m) / m.sum(1).clamp(min=1)[None, :, None])
                 h_last = H[-1, idx, b.answer_pos]
-                fin.append(norm(h_last.to(hs[-1].dtype)).float() if norm is not None else h_last)
+                fin.append(norm(h_last.to(dev, hs[-1].dtype)).float().cpu() if norm is not None else h_last)
     finally:
         for h in hooks:
             h.remove()

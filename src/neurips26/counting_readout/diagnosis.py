@@ -92,8 +92,9 @@ def text_features(model, text: TextBatch, *, chunk: int = 128):
             for s in range(0, text.input_ids.shape[0], chunk):
                 ids, am = text.input_ids[s:s + chunk], text.attention_mask[s:s + chunk]
                 store.clear()
-                out = model(input_ids=ids, attention_mask=am, output_hidden_states=norm is None)
-                h = store[0] if norm is not None else out.hidden_states[-1]
+                dev = next(model.parameters()).device
+                out = model(input_ids=ids.to(dev), attention_mask=am.to(dev), output_hidden_states=norm is None)
+                h = (store[0] if norm is not None else out.hidden_states[-1]).float().cpu()
                 keep = (am[:, 1:] == 1)
                 Hs.append(h[:, :-1][keep].float())
                 ys.append(ids[:, 1:][keep])
@@ -159,12 +160,14 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
 
 def repair_model(model, diag: ModelDiagnosis, *, train: EncodedPrompts | None = None, text: TextBatch | None = None,
                  init: str = "probe", steps: int = 300, lr: float = 0.05, kl_weight: float = 1.0,
-                 digit_rows_only: bool = True, train_A: bool = True, target: float = 0.9, seed: int = 0):
+                 digit_rows_only: bool = True, train_A: bool = True, target: float = 0.9, seed: int = 0,
+                 copy_model: bool = True):
     """Train a Probe-Informed (``init="probe"``) or random-init LoRA on ``model``'s head.
 
     Trains on the readout features of ``train`` (default: the diagnosis's fit prompts), tracks
     full-vocabulary accuracy on the diagnosis's test prompts, and anchors general text with
-    KL(p_base ‖ p_tuned) when ``text`` is given. Returns ``(peft_model, HeadTrainResult)``.
+    KL(p_base ‖ p_tuned) when ``text`` is given. ``copy_model=False`` wraps ``model`` itself (no
+    second copy of a large model in memory). Returns ``(peft_model, HeadTrainResult)``.
     """
     from .lora import probe_informed_lora
 
@@ -178,4 +181,4 @@ def repair_model(model, diag: ModelDiagnosis, *, train: EncodedPrompts | None = 
     return probe_informed_lora(model, diag.Q_count, diag.digits.ids, H.float(), y, H_val=diag.features["test_H"].float(),
                                y_val=diag.features["test_y"], H_text=Ht, y_text=yt, init=init,
                                digit_rows_only=digit_rows_only, train_A=train_A, steps=steps, lr=lr,
-                               kl_weight=kl_weight, target=target, seed=seed)
+                               kl_weight=kl_weight, target=target, seed=seed, copy_model=copy_model)

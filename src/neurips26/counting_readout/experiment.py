@@ -30,7 +30,7 @@ import time
 import warnings
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
@@ -59,7 +59,7 @@ class Config(ExperimentConfig):
     layers: int = Field(2, ge=1, le=48, description="tiny model decoder blocks")
     heads: int = Field(4, ge=1, le=64, description="attention heads")
     intermediate_size: int = Field(128, ge=16, le=16384, description="MLP width")
-    train_steps: int = Field(1200, ge=10, le=200_000, description="tiny-model training steps (batch 64)")
+    train_steps: int = Field(2000, ge=10, le=200_000, description="tiny-model training steps (batch 64)")
     train_lr: float = Field(3e-3, gt=0, le=1.0, description="tiny-model AdamW learning rate")
     text_weight: float = Field(0.05, ge=0, le=10, description="weight of the filler-text LM loss in training")
     max_distractors: int = Field(5, ge=0, le=20, description="distractor words per prompt (0..this)")
@@ -73,7 +73,8 @@ class Config(ExperimentConfig):
     lora_steps: int = Field(300, ge=10, le=100_000, description="max repair steps")
     lora_lr: float = Field(0.02, gt=0, le=10, description="Adam learning rate of the repairs")
     kl_weight: float = Field(1.0, ge=0, le=100, description="KL(p_base || p_tuned) weight on text in repairs")
-    eval_every: int = Field(5, ge=1, le=1000, description="repair steps between validation checks")
+    eval_every: int = Field(1, ge=1, le=1000, description="repair steps between validation checks")
+    recovery: float = Field(0.9, gt=0, le=1, description="repair target: this fraction of the unbroken accuracy")
     model_path: str = Field("", description="local checkpoint folder to diagnose and repair (empty: none)")
     local_prompts: int = Field(900, ge=90, le=100_000, description="counting prompts for the local model")
     first_token: bool = Field(False, description="local model: score a multi-token digit's first token")
@@ -91,6 +92,13 @@ class Config(ExperimentConfig):
         if len(set(v)) != len(v):
             raise ValueError("seeds must be distinct")
         return v
+
+    @model_validator(mode="after")
+    def _enough_probe_prompts(self) -> "Config":
+        if self.n_probe < 45 * self.rank:
+            raise ValueError(f"n_probe={self.n_probe} gives {self.n_probe // 9} prompts per count; a rank-{self.rank} "
+                             f"subspace needs >= 5·r = {5 * self.rank} per count (n_probe >= {45 * self.rank})")
+        return self
 
     @classmethod
     def full(cls) -> "Config":
@@ -250,7 +258,7 @@ def _planted(config: Config, ctx: RunContext, model, data, diag, metrics: dict):
     Hpre = diag.features["fit_pre_norm"].double().numpy()
     Qpre = count_subspace(Hpre, data.probe.counts.numpy(), config.rank)
     over = copy.deepcopy(model)
-    handle = plant_late_overwrite(over, Qpre, Hpre.mean(0))
+    handle = plant_late_overwrite(over, Qpre, Hpre.mean(0))   # an extra block L+1 erases the count
     ro_p, ro_t = capture_residuals(over, data.probe), capture_residuals(over, data.test)
     po = probe_layers(ro_p.answer.numpy(), data.probe.counts.numpy(), ro_t.answer.numpy(), data.test.counts.numpy(),
                       rank=config.rank, seed=ctx.seed)
@@ -306,8 +314,12 @@ def _planted(config: Config, ctx: RunContext, model, data, diag, metrics: dict):
     return broken, claims
 
 
-def _repair(config: Config, ctx: RunContext, broken, data, diag, metrics: dict, figs: dict):
-    """Probe-Informed LoRA vs random-init LoRA vs head-only, over seeds, on cached features."""
+def _repair(config: Config, ctx: RunContext, model, broken, data, diag, metrics: dict, figs: dict):
+    """Probe-Informed LoRA vs random-init LoRA vs head-only, over seeds, on cached features.
+
+    "Recovered" means validation accuracy (full vocabulary) at least ``recovery`` × the unbroken
+    model's validation accuracy (the hidden states are the same, so that accuracy is the ceiling
+    a head repair can restore)."""
     import torch
 
     ids = list(data.digits.ids)
@@ -322,10 +334,11 @@ def _repair(config: Config, ctx: RunContext, broken, data, diag, metrics: dict, 
     loss0 = head_text_loss(head0, Ht_ho, yt_ho)
     with torch.no_grad():
         logp0 = torch.log_softmax(head0(Ht_tr), -1)
-    V, d = find_unembedding(broken).weight.shape
     n_model = sum(p.numel() for p in broken.parameters())
+    ceiling = head_accuracy(find_unembedding(model).module, H_val, y_val, ids)
+    target = config.recovery * ceiling
     kw = dict(H_val=H_val, y_val=y_val, H_text=Ht_tr, y_text=yt_tr, steps=config.lora_steps, lr=config.lora_lr,
-              kl_weight=config.kl_weight, eval_every=config.eval_every, target=0.9)
+              kl_weight=config.kl_weight, eval_every=config.eval_every, target=target)
     rows: dict = {"probe": [], "random": [], "head_only": []}
     guard, faithful = [], []
     for seed in ctx.track(config.lora_seeds, "repairs over seeds"):
@@ -352,9 +365,11 @@ def _repair(config: Config, ctx: RunContext, broken, data, diag, metrics: dict, 
                                   "test_accuracy": head_accuracy(head, H_te, y_te, ids),
                                   "text_loss_rel_change": (head_text_loss(head, Ht_ho, yt_ho) - loss0) / loss0,
                                   "n_trainable": res.n_trainable, "curve": res.curve})
-    metrics["repair"] = {"model_parameters": n_model, "heldout_text_loss_before": loss0, **{
+    metrics["repair"] = {"model_parameters": n_model, "heldout_text_loss_before": loss0,
+                         "unbroken_validation_accuracy": ceiling, "recovery_target": target, **{
         k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in rows.items()}}
     figs["repair"] = rows
+    figs["repair_target"] = target
     seeds = config.lora_seeds
     cap = config.lora_steps + config.eval_every      # "never reached" counts as beyond the budget
     steps = {k: [r["steps_to_90"] or cap for r in rows[k]] for k in rows}
@@ -381,8 +396,8 @@ def _repair(config: Config, ctx: RunContext, broken, data, diag, metrics: dict, 
         paper_value="~0.001 % of parameters (8B-scale models)", reason="0.001 % of a 10^5-parameter model is one "
         "parameter; the same construction is ~0.001 % at 8B scale, so the toy bound is 1 %", kind="reconstruction",
         source="inferred: parameter budget scaled to the toy model", note=f"{n_pi} of {n_model} parameters"))
-    per = [C.check("pi_lora_fewer_steps_than_random", "Probe-Informed LoRA reaches 90 % validation accuracy in "
-                   "fewer steps than a random-init LoRA of the same rank.", measured={"probe": sp, "random": sr},
+    per = [C.check("pi_lora_fewer_steps_than_random", f"Probe-Informed LoRA recovers {config.recovery:.0%} of the "
+                   "unbroken model's validation accuracy in fewer steps than a random-init LoRA of the same rank.", measured={"probe": sp, "random": sr},
                    holds=sp < sr, tolerance="steps(probe) < steps(random); never reached = budget + 1 check",
                    reason="a strict comparison per seed, judged by majority over seeds",
                    kind="reconstruction", source="inferred: what 'probe-informed' should buy")
@@ -476,7 +491,7 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
             s, a = zip(*r["curve"])
             ax.plot(s, a, color=colors[k], alpha=0.8, label=k.replace("_", "-") + (" LoRA" if k != "head_only" else "")
                     if i == 0 else None)
-    ax.axhline(0.9, color="grey", lw=0.8, ls="--")
+    ax.axhline(figs["repair_target"], color="grey", lw=0.8, ls="--")
     ax.set(xlabel="repair step", ylabel="validation accuracy (full vocab)", title="repairing the planted bottleneck")
     ax.legend(fontsize=8)
     ctx.save_figure("repair_curves", fig, caption="Accuracy during repair of the planted unembedding bottleneck, one "
@@ -499,7 +514,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         claims += c
         broken, c = _planted(config, ctx, model, data, diag, metrics)
         claims += c
-        claims += _repair(config, ctx, broken, data, diag, metrics, figs)
+        claims += _repair(config, ctx, model, broken, data, diag, metrics, figs)
         claims += _local_model(config, ctx, metrics) if config.model_path else _not_checkable(config)
     _figures(ctx, figs, config)
     notes = (

@@ -92,7 +92,7 @@ def attach_lora(model, rank: int, *, init: str = "probe", Q_count=None, digit_id
         lm.lora_B["default"].weight.zero_()                                                             # B = 0
     lm.lora_A["default"].weight.requires_grad_(train_A)
     if digit_rows_only:
-        mask = torch.zeros(V, 1, dtype=lm.lora_B["default"].weight.dtype)
+        mask = torch.zeros(V, 1, dtype=lm.lora_B["default"].weight.dtype, device=lm.lora_B["default"].weight.device)
         mask[list(digit_ids)] = 1.0
         lm.lora_B["default"].weight.register_hook(lambda grad: grad * mask)
     return pm, lm
@@ -130,7 +130,7 @@ def head_accuracy(head, H, counts, digit_ids, *, mode: str = "full_vocab") -> fl
 
     if mode not in ("full_vocab", "digit_restricted"):
         raise ValueError(f"mode={mode!r}; allowed: full_vocab, digit_restricted")
-    ids = torch.tensor(list(digit_ids))
+    ids = torch.tensor(list(digit_ids), device=counts.device)
     with torch.no_grad():
         z = head(H)
         if mode == "digit_restricted":
@@ -167,7 +167,7 @@ def train_head(head, params, H_train, y_train, digit_ids, *, H_val, y_val, H_tex
     import torch
 
     g = torch.Generator().manual_seed(seed)
-    ids = torch.tensor(list(digit_ids))
+    ids = torch.tensor(list(digit_ids), device=y_train.device)
     opt = torch.optim.Adam(params, lr=lr)
     init = [p.detach().clone() for p in params]
     res = HeadTrainResult(None, n_trainable=int(trainable_count if trainable_count is not None
@@ -218,6 +218,10 @@ def probe_informed_lora(model, Q_count, digit_ids, H_train, y_train, *, H_val, y
 
     m = copy.deepcopy(model) if copy_model else model
     r = np.asarray(Q_count).shape[1]
+    w = find_unembedding(m).weight                      # features go to the head's device and dtype
+    H_train, H_val = H_train.to(w.device, w.dtype), H_val.to(w.device, w.dtype)
+    y_train, y_val = y_train.to(w.device), y_val.to(w.device)
+    H_text = None if H_text is None else H_text.to(w.device, w.dtype)
     pm, lm = attach_lora(m, r, init=init, Q_count=Q_count, digit_ids=digit_ids, digit_rows_only=digit_rows_only,
                          train_A=train_A, seed=train_kw.get("seed", 0))
     logp = None

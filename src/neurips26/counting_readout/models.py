@@ -65,16 +65,18 @@ def answer_logits(model, batch: EncodedPrompts):
     """Full-vocabulary logits at each prompt's answer position, float tensor [n, V]."""
     import torch
 
-    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
-    return out.logits[torch.arange(len(batch)), batch.answer_pos]
+    dev = next(model.parameters()).device
+    out = model(input_ids=batch.input_ids.to(dev), attention_mask=batch.attention_mask.to(dev))
+    return out.logits[torch.arange(len(batch)), batch.answer_pos.to(dev)].float().cpu()
 
 
 def text_loss(model, text: TextBatch, reduction: str = "mean"):
     """Next-token cross-entropy (nats per token) on real tokens of ``text``."""
     import torch.nn.functional as F
 
-    logits = model(input_ids=text.input_ids, attention_mask=text.attention_mask).logits[:, :-1]
-    tgt = text.input_ids[:, 1:].masked_fill(text.attention_mask[:, 1:] == 0, -100)
+    dev = next(model.parameters()).device
+    logits = model(input_ids=text.input_ids.to(dev), attention_mask=text.attention_mask.to(dev)).logits[:, :-1]
+    tgt = text.input_ids[:, 1:].masked_fill(text.attention_mask[:, 1:] == 0, -100).to(dev)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1), ignore_index=-100,
                            reduction=reduction)
 
@@ -180,7 +182,10 @@ def load_local_model(path: str | Path, *, device: str = "cpu"):
     Loads through the project's local chat backend
     (:class:`neurips26.backends.local.TransformersBackend`: ``local_files_only=True``, nothing is
     downloaded). Returns ``(model, tokenizer)``, the model in eval mode on ``device``; a tokenizer
-    without a pad token gets its EOS token as pad.
+    without a pad token gets its EOS token as pad. If the folder's ``tokenizer.json`` encodes a probe
+    text differently from the class ``AutoTokenizer`` picked (transformers 5 picks the class from
+    the model type, e.g. ``Qwen2Tokenizer`` for any qwen2 folder, which re-tokenises a custom
+    vocabulary), the file's own tokenizer is used instead, with a warning.
 
     Raises:
         ValueError: ``path`` is not a folder with a ``config.json``, transformers cannot load a causal
@@ -194,10 +199,31 @@ def load_local_model(path: str | Path, *, device: str = "cpu"):
         backend = TransformersBackend(path, device=device)
     except BackendError as exc:
         raise ValueError(str(exc)) from exc
-    tok = backend.tokenizer
+    tok = _faithful_tokenizer(Path(path), backend.tokenizer)
     if not getattr(tok, "is_fast", False):
         raise ValueError(f"the tokenizer in {str(path)!r} is a slow {type(tok).__name__}; a fast tokenizer "
                          "(tokenizer.json) is needed for entity positions")
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     return backend.model, tok
+
+
+_PROBE_TEXT = "cat, dog\ncat\nHow many times does cat appear? Answer: 3"
+
+
+def _faithful_tokenizer(path: Path, tok):
+    """``tok``, or the ``tokenizer.json`` of ``path`` as a fast tokenizer when the two disagree."""
+    import warnings
+
+    tj = path / "tokenizer.json"
+    if not tj.is_file():
+        return tok
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    raw = Tokenizer.from_file(str(tj)).encode(_PROBE_TEXT).ids
+    if raw == tok(_PROBE_TEXT)["input_ids"]:
+        return tok
+    warnings.warn(f"{type(tok).__name__} loaded from {str(path)!r} tokenises differently from its tokenizer.json; "
+                  "using tokenizer.json as saved", UserWarning, stacklevel=3)
+    return PreTrainedTokenizerFast.from_pretrained(path, local_files_only=True)

@@ -89,13 +89,13 @@ def logits_from_readout(model, h_tilde):
     import torch
 
     u = find_unembedding(model)
-    z = h_tilde.to(u.weight.dtype) @ u.weight.T
+    z = h_tilde.to(u.weight.device, u.weight.dtype) @ u.weight.T
     if u.bias is not None:
         z = z + u.bias
     cap = getattr(model.config, "final_logit_softcapping", None)
     if cap:
         z = cap * torch.tanh(z / cap)
-    return z.float()
+    return z.float().cpu()
 
 
 def logit_lens(model, h):
@@ -106,7 +106,8 @@ def logit_lens(model, h):
     import torch
 
     with torch.no_grad():
-        hn = norm(h.to(find_unembedding(model).weight.dtype)) if norm is not None else h
+        w = find_unembedding(model).weight
+        hn = norm(h.to(w.device, w.dtype)) if norm is not None else h
         return logits_from_readout(model, hn.reshape(-1, hn.shape[-1])).reshape(*h.shape[:-1], -1)
 
 
