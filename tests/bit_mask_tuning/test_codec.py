@@ -102,3 +102,58 @@ def test_size_report_arithmetic():
     assert rep["ratio_bitmap"] == pytest.approx(2_000_000 * 2 / 50_000)  # bf16 bytes over 1 bit per gate entry
     assert rep["ratio_int32"] == pytest.approx(4_000_000 / 8000)
     assert rep["ratio_sparse"] > rep["ratio_int32"]  # delta-varint beats 4 B per index (mean gap 200 → 2 B)
+
+
+# ---- review regressions (bad input found by a reviewer) --------------------------------------------
+
+def test_truncated_or_corrupt_files_raise_mask_mismatch(base):
+    raw = mask_to_bytes_of(base)
+    for cut in (6, 10, 50):                                            # inside the length field / the JSON header
+        with pytest.raises(MaskMismatchError, match="header is truncated or corrupt"):
+            apply_mask(copy.deepcopy(base), raw[:cut])
+    with pytest.raises(MaskMismatchError, match="unexpected bytes"):
+        apply_mask(copy.deepcopy(base), raw + b"junk")
+    bad = bytearray(raw)
+    bad[-5] ^= 0xFF
+    with pytest.raises(MaskMismatchError, match="corrupt index payload"):
+        apply_mask(copy.deepcopy(base), bytes(bad))
+
+
+def mask_to_bytes_of(model):
+    from neurips26.bit_mask_tuning import export_mask, mask_to_bytes
+
+    return mask_to_bytes(export_mask(_trained_mask(copy.deepcopy(model))))
+
+
+@pytest.mark.parametrize("indices", [[5, -1, 3], [10**6, 3], [1.5, 2.0]])
+def test_bad_indices_refused_before_any_write(base, indices):
+    # unsorted entries with −1 used to pass the range check (it read only the ends) and zero the last weight
+    from neurips26.bit_mask_tuning import export_mask
+    from neurips26.bit_mask_tuning.codec import MaskEntry
+
+    e = export_mask(_trained_mask(copy.deepcopy(base)))[0]
+    target = copy.deepcopy(base)
+    before = {k: v.clone() for k, v in target.state_dict().items()}
+    with pytest.raises(MaskMismatchError, match="out of range|integer"):
+        apply_mask(target, [MaskEntry(e.name, e.shape, e.dtype, e.sha256, np.array(indices))])
+    assert all(torch.equal(v, before[k]) for k, v in target.state_dict().items())
+
+
+def test_dtype_mismatch_named_and_live_mask_refused(base):
+    raw = mask_to_bytes_of(base)
+    with pytest.raises(MaskMismatchError, match="bfloat16 but the mask was exported from a float32"):
+        apply_mask(copy.deepcopy(base).to(torch.bfloat16), raw)
+    assert apply_mask(copy.deepcopy(base).to(torch.bfloat16), raw, force=True) > 0
+    masked = copy.deepcopy(base)
+    attach_bit_mask(masked, 0.01)
+    with pytest.raises(MaskMismatchError, match="parametrisation"):   # used to zero the base under a live mask
+        apply_mask(masked, raw)
+
+
+def test_size_report_validates_the_budget():
+    from neurips26.bit_mask_tuning import BudgetError
+
+    with pytest.raises(BudgetError, match="strictly between 0 and 1"):
+        size_report({"a": (10, 10)}, 1000, 2.0)
+    with pytest.raises(BudgetError, match="gate-projection entries"):
+        size_report({"a": (10, 10)}, 10**6, 0.5)

@@ -179,3 +179,76 @@ def test_second_attach_refused(base):
     attach_bit_mask(base, 0.01)
     with pytest.raises(BudgetError, match="already parametrised"):
         attach_bit_mask(base, 0.01)
+
+
+# ---- review regressions (bad input found by a reviewer) --------------------------------------------
+
+@pytest.mark.parametrize("estimator,tau", [("ste", -1.0), ("ste", float("nan")), ("hard_concrete", -0.5),
+                                           ("hard_concrete", 0.0), ("hard_concrete", 1.0)])
+def test_threshold_that_deletes_at_start_is_refused(base, estimator, tau):
+    # τ < 0 (ste) made every zero score eligible: k weights deleted before any training
+    with pytest.raises(ValueError, match="threshold"):
+        attach_bit_mask(base, 0.01, estimator=estimator, threshold=tau)
+
+
+def test_fp8_gate_weight_is_refused():
+    class F8(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = nn.Module()
+            self.mlp.gate_proj = nn.Linear(16, 16, bias=False)
+            self.mlp.gate_proj.weight = nn.Parameter(torch.randn(16, 16).to(torch.float8_e4m3fn), requires_grad=False)
+
+    with pytest.raises(NoGateProjectionError, match="float8"):       # FP8 is "floating point" to torch
+        find_gate_projections(F8())
+
+
+def test_gpt2_conv1d_target_suggested_by_the_error_works(tmp_path):
+    # the no-gate error suggests target='mlp.c_fc'; that target used to be refused as "not a dense nn.Linear"
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from neurips26.bit_mask_tuning import apply_mask, save_mask
+
+    cfg = GPT2Config(n_layer=2, n_embd=16, n_head=2, vocab_size=20, n_positions=8)
+    torch.manual_seed(0)
+    model, fresh = GPT2LMHeadModel(cfg).eval(), None
+    fresh = copy.deepcopy(model)
+    with pytest.raises(NoGateProjectionError, match="mlp.c_fc"):
+        attach_bit_mask(model, 0.01)
+    bm = attach_bit_mask(model, 0.01, target="mlp.c_fc")
+    assert bm.names == ["transformer.h.0.mlp.c_fc", "transformer.h.1.mlp.c_fc"]
+    ids = torch.randint(0, 20, (2, 8), generator=torch.Generator().manual_seed(0))
+    opt = torch.optim.SGD(bm.parameters(), lr=1.0)
+    for _ in range(3):
+        loss = model(input_ids=ids, labels=ids).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert 0 < bm.n_deleted() <= bm.k
+    save_mask(bm, tmp_path / "g.bmt")
+    apply_mask(fresh, tmp_path / "g.bmt")
+    with torch.no_grad():
+        assert torch.equal(fresh(input_ids=ids).logits, model(input_ids=ids).logits)   # bit-exact
+
+
+def test_moe_without_mlp_gate_proj_suggests_the_exact_suffix():
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = nn.Module()
+            self.mlp.gate = nn.Linear(4, 2)
+            self.mlp.shared_expert = nn.Module()
+            self.mlp.shared_expert.gate_proj = nn.Linear(4, 8)
+
+    with pytest.raises(NoGateProjectionError, match="target='gate_proj'"):
+        find_gate_projections(MoE())
+
+
+def test_numpy_rho_accepted_and_detached_mask_errors_clearly(base):
+    import numpy as np
+
+    bm = attach_bit_mask(base, np.float32(0.01))
+    assert bm.k == budget(0.01, bm.n_model, bm.n_gate)
+    bm.detach(bake=False)
+    with pytest.raises(RuntimeError, match="detached"):
+        bm.n_deleted()

@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
-from .mask import BitMask
+from .mask import BitMask, budget
 
 MAGIC = b"BMT1"
 
@@ -142,22 +143,36 @@ def mask_from_bytes(data: bytes) -> tuple[list[MaskEntry], dict]:
     """Parse a ``BMT1`` file; returns (entries, meta).
 
     Raises:
-        MaskMismatchError: not a BMT1 file, truncated, or a count that disagrees with its payload.
+        MaskMismatchError: not a BMT1 file, a truncated or corrupt header or payload, a count that
+            disagrees with its payload, or bytes left over after the last payload.
     """
     if data[:4] != MAGIC:
         raise MaskMismatchError(f"not a bit-mask file (magic {data[:4]!r}, expected {MAGIC!r})")
-    (n,) = struct.unpack("<I", data[4:8])
-    header = json.loads(data[8:8 + n])
+    try:
+        (n,) = struct.unpack("<I", data[4:8])
+        if 8 + n > len(data):
+            raise ValueError(f"header of {n} B but only {len(data) - 8} B follow")
+        header = json.loads(data[8:8 + n])
+        specs = [(str(t["name"]), tuple(int(x) for x in t["shape"]), str(t["dtype"]), str(t["sha256"]),
+                  int(t["count"]), int(t["bytes"])) for t in header["tensors"]]
+    except (struct.error, ValueError, KeyError, TypeError) as exc:               # JSONDecodeError is a ValueError
+        raise MaskMismatchError(f"mask file header is truncated or corrupt ({exc})") from exc
     pos, entries = 8 + n, []
-    for t in header["tensors"]:
-        chunk = data[pos:pos + t["bytes"]]
-        if len(chunk) != t["bytes"]:
-            raise MaskMismatchError(f"mask file truncated in tensor {t['name']}")
-        idx = decode_indices(chunk)
-        if idx.size != t["count"]:
-            raise MaskMismatchError(f"tensor {t['name']}: {idx.size} indices decoded, header says {t['count']}")
-        entries.append(MaskEntry(t["name"], tuple(t["shape"]), t["dtype"], t["sha256"], idx))
-        pos += t["bytes"]
+    for name, shape, dtype, sha, count, nbytes in specs:
+        chunk = data[pos:pos + nbytes]
+        if len(chunk) != nbytes:
+            raise MaskMismatchError(f"mask file truncated in tensor {name}")
+        try:
+            idx = decode_indices(chunk)
+        except (zlib.error, ValueError) as exc:
+            raise MaskMismatchError(f"tensor {name}: corrupt index payload ({exc})") from exc
+        if idx.size != count:
+            raise MaskMismatchError(f"tensor {name}: {idx.size} indices decoded, header says {count}")
+        entries.append(MaskEntry(name, shape, dtype, sha, idx))
+        pos += nbytes
+    if pos != len(data):
+        raise MaskMismatchError(f"{len(data) - pos} unexpected bytes after the last tensor (corrupt or "
+                                "concatenated mask file)")
     return entries, header.get("meta", {})
 
 
@@ -189,8 +204,9 @@ def apply_mask(model: nn.Module, mask: str | Path | bytes | list[MaskEntry], *, 
         the number of zeroed entries.
 
     Raises:
-        MaskMismatchError: a named module is missing, a shape differs, an index is out of range,
-            or (unless ``force``) a base tensor's hash differs from the one recorded at export.
+        MaskMismatchError: a named module is missing or carries a live mask, a shape differs, an
+            index is out of range or not an integer, the file is truncated or corrupt, or (unless
+            ``force``) a base tensor's dtype or SHA-256 differs from the one recorded at export.
     """
     if isinstance(mask, (str, Path)):
         entries, _ = mask_from_bytes(Path(mask).read_bytes())
@@ -206,19 +222,32 @@ def apply_mask(model: nn.Module, mask: str | Path | bytes | list[MaskEntry], *, 
         raise MaskMismatchError(f"mask names modules {missing[:4]} which this model lacks (it has: {near})")
     todo = []
     for e in entries:                                                              # shapes and ranges first
-        w = _base_weight(mods[e.name])
+        mod = mods[e.name]
+        if parametrize.is_parametrized(mod, "weight"):
+            raise MaskMismatchError(f"{e.name} carries a deletion-mask parametrisation (attach_bit_mask): apply a "
+                                    "mask file to a plain base model, or detach the live mask first")
+        w = _base_weight(mod)
         if tuple(w.shape) != tuple(e.shape):
             raise MaskMismatchError(f"{e.name}: model weight shape {tuple(w.shape)} != mask shape {e.shape}")
-        if e.indices.size and (e.indices[0] < 0 or e.indices[-1] >= w.numel()):
-            raise MaskMismatchError(f"{e.name}: index {int(e.indices[-1])} out of range for {w.numel()} entries")
+        idx = np.asarray(e.indices)
+        if idx.size and not np.issubdtype(idx.dtype, np.integer):
+            raise MaskMismatchError(f"{e.name}: indices have dtype {idx.dtype}; flat integer indices are required")
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= w.numel()):
+            bad = int(idx.min()) if int(idx.min()) < 0 else int(idx.max())
+            raise MaskMismatchError(f"{e.name}: index {bad} out of range [0, {w.numel()}) for shape {tuple(w.shape)}")
         todo.append((e, w))
-    for e, w in todo:                                                              # then the base hashes
+    for e, w in todo:                                                              # then dtypes and base hashes
+        dtype = str(w.dtype).replace("torch.", "")
+        if dtype != e.dtype and not force:
+            raise MaskMismatchError(f"{e.name}: the model's weight is {dtype} but the mask was exported from a "
+                                    f"{e.dtype} base, so the base hash cannot match: load the model with "
+                                    f"dtype=torch.{e.dtype} (or pass force=True: indices do not depend on dtype)")
         h = tensor_sha256(w)
         if h != e.sha256 and not force:
             raise MaskMismatchError(f"{e.name}: base tensor SHA-256 {h[:16]}… differs from the mask's "
-                                    f"{e.sha256[:16]}…: this mask was trained on another base model (pass "
-                                    "force=True to apply anyway)")
-    todo = [(w, e.indices) for e, w in todo]
+                                    f"{e.sha256[:16]}…: this mask was trained on another base model, or was "
+                                    "already applied to this one (pass force=True to apply anyway)")
+    todo = [(w, np.asarray(e.indices, dtype=np.int64)) for e, w in todo]
     n = 0
     for w, idx in todo:
         w.view(-1)[torch.from_numpy(idx).to(w.device)] = 0
@@ -235,6 +264,9 @@ def size_report(shapes: dict[str, tuple[int, int]], n_model: int, rho: float, *,
     encodes them with :func:`encode_indices`, and compares with the bf16 checkpoint
     (``n_model × 2`` bytes), raw int32 indices and a dense 1-bit bitmap over the gates.
 
+    Raises:
+        BudgetError: ρ outside (0, 1), k < 1 or k > the number of gate entries.
+
     Returns:
         dict with ``k``, ``n_gate``, ``mask_bytes``, ``checkpoint_bytes``, ``ratio_sparse``,
         ``ratio_int32``, ``ratio_bitmap`` and ``bytes_per_index``.
@@ -242,7 +274,7 @@ def size_report(shapes: dict[str, tuple[int, int]], n_model: int, rho: float, *,
     rng = np.random.default_rng(seed)
     sizes = {n: a * b for n, (a, b) in shapes.items()}
     n_gate = sum(sizes.values())
-    k = int(np.floor(rho * n_model))
+    k = budget(rho, n_model, n_gate, "model")
     counts = rng.multinomial(k, np.array(list(sizes.values())) / n_gate)
     total = 0
     for (name, size), c in zip(sizes.items(), counts):

@@ -26,6 +26,7 @@ the abstract's "fewer than 0.05 % of its weights") or ``"gate"`` (gate-projectio
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
@@ -51,6 +52,8 @@ class BudgetError(ValueError):
 # --------------------------------------------------------------------------- finding the gates
 
 _QUANTISED_TYPES = ("Linear4bit", "Linear8bitLt", "QuantLinear", "QLinear", "FP8Linear", "HQQLinear")
+#: Weight dtypes a mask may be attached to (FP8 and integer weights are quantised storage).
+_DENSE_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
 def find_gate_projections(model: nn.Module, target: str = "mlp.gate_proj") -> dict[str, nn.Linear]:
@@ -68,7 +71,8 @@ def find_gate_projections(model: nn.Module, target: str = "mlp.gate_proj") -> di
         NoGateProjectionError: nothing matches (the message lists the MLP-like modules that were
             found, e.g. GPT-2's ``c_fc``), a match is a fused ``gate_up_proj``, a match is
             quantised (4/8-bit or FP8 weights: the mask's indices refer to a dense float
-            tensor), or a match is not an ``nn.Linear`` with a floating-point weight.
+            tensor), or a match is not an ``nn.Linear`` (or transformers' ``Conv1D``, GPT-2's
+            ``mlp.c_fc``) with a float32/bfloat16/float16/float64 weight matrix.
 
     Source: inferred: the abstract masks "the gate projection of transformer blocks"; the
     module names are those of the transformers implementations.
@@ -85,19 +89,29 @@ def find_gate_projections(model: nn.Module, target: str = "mlp.gate_proj") -> di
                 mlp_like.append(f"{name} ({type(mod).__name__})")
         if name == target or name.endswith("." + target):
             kind = type(mod).__name__
-            if kind in _QUANTISED_TYPES or not isinstance(mod, nn.Linear):
+            # transformers' Conv1D (GPT-2's c_fc/c_proj) is a dense linear map with a transposed weight
+            dense = isinstance(mod, nn.Linear) or (kind == "Conv1D" and isinstance(getattr(mod, "weight", None),
+                                                                                    torch.Tensor))
+            if kind in _QUANTISED_TYPES or not dense:
                 raise NoGateProjectionError(f"{name} is a {kind}, not a dense nn.Linear: quantised or custom gate "
                                             "projections are refused (dequantise the model first; mask indices "
                                             "refer to the dense float weight)")
-            if not mod.weight.dtype.is_floating_point:
-                raise NoGateProjectionError(f"{name}.weight has dtype {mod.weight.dtype}: quantised weights are "
-                                            "refused; load the model in float32/bfloat16/float16")
+            if mod.weight.dtype not in _DENSE_FLOAT_DTYPES or mod.weight.dim() != 2:
+                raise NoGateProjectionError(f"{name}.weight has dtype {mod.weight.dtype} and shape "
+                                            f"{tuple(mod.weight.shape)}: quantised (integer/FP8) or non-matrix "
+                                            "weights are refused; load the model in float32/bfloat16/float16")
             found[name] = mod
     if fused and not found:
         raise NoGateProjectionError(f"fused gate/up projections found ({fused[:4]}{' …' if len(fused) > 4 else ''}): "
                                     "masking a slice of a fused gate_up_proj is not supported; unfuse the model "
                                     "or pass target= naming an unfused projection")
     if not found:
+        leaf = target.rsplit(".", 1)[-1]
+        suffixed = [n for n, _ in model.named_modules() if n == leaf or n.endswith("." + leaf)]
+        if suffixed and leaf != target:
+            raise NoGateProjectionError(f"no module path ends with {target!r}, but {len(suffixed)} end with {leaf!r} "
+                                        f"(e.g. {suffixed[:3]}; an MoE's experts or shared expert?): pass "
+                                        f"target={leaf!r} to mask all of them, or a longer exact suffix")
         seen = mlp_like[:8] or sorted({type(m).__name__ for m in model.modules()})[:12]
         raise NoGateProjectionError(f"no module path ends with {target!r}: this model has no gated MLP (found "
                                     f"{seen}); BMT masks the gate projection of gated (SwiGLU/GeGLU) MLPs. "
@@ -120,14 +134,14 @@ def budget(rho: float, n_model: int, n_gate: int, denominator: Denominator = "mo
     Raises:
         BudgetError: ρ not in (0, 1) or not finite, an unknown denominator, k < 1, or k > n_gate.
     """
-    if not isinstance(rho, (int, float)) or isinstance(rho, bool) or not math.isfinite(rho) or not 0 < rho < 1:
+    if not isinstance(rho, numbers.Real) or isinstance(rho, bool) or not math.isfinite(rho) or not 0 < rho < 1:
         raise BudgetError(f"rho={rho!r}: the deleted fraction must be a number strictly between 0 and 1 "
                           "(e.g. 0.0005 for 0.05 %)")
     if denominator not in ("model", "gate"):
         raise BudgetError(f"denominator={denominator!r}; allowed: 'model' (all parameters) or 'gate' "
                           "(gate-projection entries)")
     n = n_model if denominator == "model" else n_gate
-    k = int(math.floor(rho * n))
+    k = int(math.floor(float(rho) * n))
     if k < 1:
         raise BudgetError(f"rho={rho} of N={n} ({denominator}) gives k={k} < 1 deletion; raise rho")
     if k > n_gate:
@@ -214,7 +228,14 @@ class BitMask:
         return {n: mods[n] for n in self.names}
 
     def refresh_if_stale(self) -> None:
-        """Recompute Z when a score tensor changed (its version counter moved) or the mode changed."""
+        """Recompute Z when a score tensor changed (its version counter moved) or the mode changed.
+
+        Raises:
+            RuntimeError: the mask was detached (:meth:`detach`).
+        """
+        if not self.masks:
+            raise RuntimeError("this BitMask was detached (detach() removed its parametrisations); its deletions "
+                               "live on only in the baked weights")
         key = tuple(m.scores._version for m in self.masks) + (self.masks[0].training,)
         if key != self._key:
             self.refresh()
@@ -312,10 +333,17 @@ def attach_bit_mask(model: nn.Module, rho: float, *, denominator: Denominator = 
     Raises:
         NoGateProjectionError: see :func:`find_gate_projections`.
         BudgetError: see :func:`budget`; also if the model is already masked.
-        ValueError: unknown estimator.
+        ValueError: unknown estimator, or a threshold that would delete weights at the start
+            (ste: τ < 0; hard-concrete: τ outside (0, 1)) or is not finite.
     """
     if estimator not in ("ste", "hard_concrete"):
         raise ValueError(f"estimator={estimator!r}; allowed: 'ste' (straight-through) or 'hard_concrete'")
+    if threshold is not None:
+        ok = isinstance(threshold, numbers.Real) and not isinstance(threshold, bool) and math.isfinite(threshold)
+        if not ok or not (threshold >= 0 if estimator == "ste" else 0 < threshold < 1):
+            allowed = "a finite τ ≥ 0" if estimator == "ste" else "τ strictly between 0 and 1 (on the gate z̃)"
+            raise ValueError(f"threshold={threshold!r} for estimator={estimator!r}; allowed: {allowed} (a lower τ "
+                             "would delete weights before any training: the mask must start from the identity)")
     gates = find_gate_projections(model, target)
     for name, mod in gates.items():
         if parametrize.is_parametrized(mod, "weight"):
