@@ -100,3 +100,8 @@ def test_torus_topology_two_loops_one_void():
     circle = torus_topology(np.concatenate([ring1, 0.02 * rng.normal(size=(3000, 2))], 1), rng, n_points=200)
     assert torus.is_torus and (torus.n_long_h1, torus.n_long_h2) == (2, 1)
     assert not circle.is_torus and circle.n_long_h1 == 1
+
+
+def test_heading_tuning_rejects_mismatched_samples():
+    with pytest.raises(ValueError, match="expected \\[S\\] and \\[S, N\\]"):
+        heading_tuning(np.zeros(10), np.ones((9, 3)))

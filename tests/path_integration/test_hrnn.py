@@ -91,3 +91,17 @@ def test_state_dict_round_trip_through_a_file(tmp_path):
     m2.load_state_dict(torch.load(tmp_path / "hrnn.pt"))
     tr = simulate_trajectories(3, 8, np.random.default_rng(0))
     assert torch.equal(m.run(tr).place_logits, m2.run(tr).place_logits)
+
+
+def test_checkpoint_refuses_other_readout_cells_or_dt(tmp_path):
+    # review: centres, dt and cell widths are not learned, so load_state_dict into a model built with
+    # other arguments used to decode silently with the wrong cells
+    m = _model(seed=3)
+    torch.save(m.state_dict(), tmp_path / "hrnn.pt")
+    with pytest.raises(ValueError, match="surround_scale"):
+        HRNN(16, 24, HeadDirectionCells(16), PlaceCells(64)).load_state_dict(torch.load(tmp_path / "hrnn.pt"))
+    with pytest.raises(ValueError, match="centres"):
+        HRNN(16, 24, HeadDirectionCells(16), PlaceCells(64, surround_scale=None, seed=1)).load_state_dict(
+            torch.load(tmp_path / "hrnn.pt"))
+    with pytest.raises(ValueError, match="dt=0.02"):
+        _model(dt=0.01).load_state_dict(torch.load(tmp_path / "hrnn.pt"))

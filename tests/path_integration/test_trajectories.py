@@ -102,3 +102,47 @@ def test_recording_validation(tmp_path):
     np.savez(tmp_path / "wrong.npz", time=t, xy=pos)
     with pytest.raises(ValueError, match="missing arrays"):
         load_rat_recording(path=tmp_path / "wrong.npz")
+
+
+# ---------------------------------------------------------------- review regressions (bad input)
+
+def test_speed_in_other_units_or_dt_is_refused():
+    # review: a speed in cm/s or computed with another dt used to be accepted (only ω was checked)
+    tr = simulate_trajectories(3, 10, np.random.default_rng(3))
+    for factor in (100.0, 2.0):                                    # cm/s; v computed with dt/2
+        with pytest.raises(ValueError, match="do not regenerate position"):
+            Trajectories(tr.position, tr.heading, tr.angular_velocity, tr.speed * factor, tr.dt, tr.arena)
+
+
+def test_non_numeric_arrays_dt_and_arena_are_refused():
+    tr = simulate_trajectories(2, 5, np.random.default_rng(3))
+    with pytest.raises(TypeError, match="dtype complex"):
+        Trajectories(tr.position.astype(complex), tr.heading, tr.angular_velocity, tr.speed, tr.dt, tr.arena)
+    with pytest.raises(TypeError, match="dt='0.02'"):
+        Trajectories(tr.position, tr.heading, tr.angular_velocity, tr.speed, "0.02", tr.arena)
+    with pytest.raises(TypeError, match="must be an Arena"):
+        Trajectories(tr.position, tr.heading, tr.angular_velocity, tr.speed, tr.dt, 2.2)
+
+
+def test_recording_jumps_units_and_gaps():
+    t = np.arange(500) * 0.02
+    pos = np.stack([np.sin(t), np.cos(t)], 1) * 0.3
+    jump = pos.copy()
+    jump[250:] += 0.5                                              # a 0.5 m tracking jump in one sample (25 m/s)
+    with pytest.raises(ValueError, match="samples 249 and 250"):
+        recording_to_trajectories(RatRecording("x", t, jump), 20)
+    with pytest.raises(ValueError, match="max_speed|shrink"):     # positions in cm
+        recording_to_trajectories(RatRecording("x", t, pos * 100), 20)
+    with pytest.raises(ValueError, match="shrink"):               # in cm but slow: caught by the scale guard
+        recording_to_trajectories(RatRecording("x", t * 50, pos * 100), 20, dt=1.0)
+    # samples every 0.3 s with a 0.2 s model step: allowed by the interval rule, so not all gaps
+    # (used to die with numpy's "zero-size array" error)
+    coarse = RatRecording("x", t[::15], pos[::15])
+    assert recording_to_trajectories(coarse, 5, dt=0.2).batch >= 1
+
+
+def test_replayed_segments_stay_consistent_and_inside():
+    pytest.importorskip("ratinabox")
+    tr = recording_to_trajectories(load_rat_recording("sargolini"), 100, max_segments=100, arena=Arena(1.0))
+    # the constructor re-checks that v, θ regenerate every position; translation kept them inside
+    assert np.all(np.abs(tr.position) <= 0.5)

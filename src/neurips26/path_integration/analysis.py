@@ -110,7 +110,13 @@ def heading_tuning(heading: np.ndarray, activity: np.ndarray) -> tuple[np.ndarra
     """``(R [N], preferred [N])``: mean resultant length and preferred direction (rad) per unit.
 
     Units that never fire get R = 0 and preferred direction 0.
+
+    Raises:
+        ValueError: ``heading`` not ``[S]`` or ``activity`` not ``[S, N]`` with the same ``S``.
     """
+    heading, activity = np.asarray(heading, np.float64), np.asarray(activity, np.float64)
+    if heading.ndim != 1 or activity.ndim != 2 or activity.shape[0] != heading.shape[0]:
+        raise ValueError(f"heading {heading.shape} and activity {activity.shape}: expected [S] and [S, N]")
     z = np.exp(1j * heading) @ activity                                    # Σ_t r_t e^{iθ_t}
     total = activity.sum(0)
     R = np.where(total > 0, np.abs(z) / np.maximum(total, 1e-300), 0.0)

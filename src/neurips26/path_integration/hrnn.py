@@ -92,6 +92,35 @@ class HRNN(nn.Module):
         self.place_readout = nn.Linear(n_positional, self.place_cells.n)
         self.hd_encoder = nn.Linear(self.hd_cells.n, n_angular, bias=False)
         self.place_encoder = nn.Linear(self.place_cells.n, n_positional, bias=False)
+        # saved with the weights so that a checkpoint cannot be loaded into a model with other readout
+        # cells or another time step (load_state_dict refuses; see there)
+        self.register_buffer("place_cell_centres", self.place_cells.centres.clone())
+        self.register_buffer("readout_settings", torch.tensor(
+            [self.dt, self.omega_scale, self.speed_scale, self.place_cells.arena.side, self.place_cells.sigma,
+             self.place_cells.surround_scale or 0.0, float(self.hd_cells.n), self.hd_cells.sigma], dtype=torch.float64))
+
+    _SETTINGS = ("dt", "omega_scale", "speed_scale", "arena side", "place-cell sigma", "place-cell surround_scale",
+                 "number of HD cells", "HD-cell sigma")
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """``nn.Module.load_state_dict`` that first checks the saved readout cells and time step.
+
+        The place-cell centres (drawn from ``PlaceCells.seed``) and ``dt``, input scales, arena and
+        cell widths are not learned, so a model rebuilt with other constructor arguments would decode
+        with the wrong cells — a silent wrong answer. Raises ``ValueError`` naming the mismatch.
+        """
+        saved = state_dict.get("readout_settings")
+        if saved is not None and saved.shape == self.readout_settings.shape:
+            for name, a, b in zip(self._SETTINGS, saved.tolist(), self.readout_settings.tolist()):
+                if not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12):
+                    raise ValueError(f"checkpoint was trained with {name}={a:g} but this model has {name}={b:g}; "
+                                     "rebuild the HRNN with the constructor arguments used for training")
+        centres = state_dict.get("place_cell_centres")
+        if centres is not None and (centres.shape != self.place_cell_centres.shape
+                                    or not torch.allclose(centres.to(self.place_cell_centres), self.place_cell_centres)):
+            raise ValueError(f"checkpoint place-cell centres {tuple(centres.shape)} differ from this model's "
+                             f"{tuple(self.place_cell_centres.shape)}: build PlaceCells with the same n, arena and seed")
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     # ------------------------------------------------------------------ parts
     @property

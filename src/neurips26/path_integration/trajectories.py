@@ -85,7 +85,10 @@ class Trajectories:
 
     Raises:
         ValueError: mismatched shapes, NaN/inf values, negative speed, dt ≤ 0, positions outside
-            the arena, or inputs that do not regenerate the headings (|error| > 1e-3 rad).
+            the arena, or inputs that do not regenerate the path: headings (|error| > 1e-3 rad) or
+            positions (a step missing by more than 0.1 mm + 0.1 % of its length — catches speeds in
+            other units or computed with another dt).
+        TypeError: non-numeric (complex, bool, string) arrays, dt not a number, arena not an :class:`Arena`.
     """
 
     position: np.ndarray
@@ -96,6 +99,15 @@ class Trajectories:
     arena: Arena
 
     def __post_init__(self) -> None:
+        if not isinstance(self.arena, Arena):
+            raise TypeError(f"arena={self.arena!r}: must be an Arena (e.g. Arena(2.2)), not {type(self.arena).__name__}")
+        if isinstance(self.dt, bool) or not isinstance(self.dt, (int, float, np.integer, np.floating)):
+            raise TypeError(f"dt={self.dt!r}: must be a number of seconds, not {type(self.dt).__name__}")
+        for name in ("position", "heading", "angular_velocity", "speed"):
+            kind = np.asarray(getattr(self, name)).dtype.kind
+            if kind not in "iuf":
+                raise TypeError(f"{name} has dtype {np.asarray(getattr(self, name)).dtype}; expected real numbers "
+                                "(float or int)")
         pos, hd = np.asarray(self.position, np.float32), np.asarray(self.heading, np.float32)
         om, v = np.asarray(self.angular_velocity, np.float32), np.asarray(self.speed, np.float32)
         if pos.ndim != 3 or pos.shape[-1] != 2:
@@ -124,6 +136,16 @@ class Trajectories:
         if np.abs(recon).max(initial=0) > 1e-3:
             raise ValueError(f"angular_velocity does not regenerate heading (max error {np.abs(recon).max():.3g} "
                              f"rad): check dt={self.dt} and units (ω in rad/s)")
+        # x_t = x_{t-1} + v_t dt (cos θ_t, sin θ_t), step by step (no accumulation: float32 rounding only)
+        step = (v.astype(np.float64) * self.dt)[..., None] * np.stack([np.cos(hd[:, 1:]), np.sin(hd[:, 1:])], -1)
+        miss = np.linalg.norm(pos[:, :-1].astype(np.float64) + step - pos[:, 1:], axis=-1)
+        tol = 1e-4 + 1e-3 * np.linalg.norm(step, axis=-1)               # 0.1 mm + 0.1 % of the step
+        if np.any(miss > tol):
+            b, t = (int(i) for i in np.argwhere(miss > tol)[0])
+            raise ValueError(f"speed and heading do not regenerate position: step {t} of trajectory {b} moves "
+                             f"{float(np.linalg.norm(pos[b, t + 1] - pos[b, t])):.4g} m but v·dt = "
+                             f"{float(v[b, t]) * self.dt:.4g} m along θ (miss {float(miss[b, t]):.3g} m); check "
+                             f"dt={self.dt} and units (v in m/s, heading = movement direction)")
         for name, arr in (("position", pos), ("heading", hd), ("angular_velocity", om), ("speed", v)):
             object.__setattr__(self, name, arr)
 
@@ -295,21 +317,24 @@ def resample_recording(rec: RatRecording, dt: float, *, max_interval_ratio: floa
 
     Interpolation may only refine the sampling: a recording sampled more coarsely than
     ``max_interval_ratio · dt`` would invent motion and is refused. Gaps in tracking longer than
-    ``max_gap`` seconds split the recording into pieces.
+    ``max(max_gap, max_interval_ratio · dt)`` seconds split the recording into pieces (the second
+    term keeps a coarse model step from counting every sample interval as a gap).
 
     Returns:
         List of position arrays ``[n_i, 2]`` (m), one per gap-free piece, on the ``dt`` grid.
 
     Raises:
-        ValueError: dt ≤ 0, or a median sampling interval above ``max_interval_ratio · dt``.
+        ValueError: dt ≤ 0, a median sampling interval above ``max_interval_ratio · dt``, or no
+            gap-free piece of two samples.
     """
-    if not (math.isfinite(dt) and dt > 0):
+    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(dt) and dt > 0):
         raise ValueError(f"dt={dt!r}: must be a finite step in seconds > 0")
     si = rec.sampling_interval
     if si > max_interval_ratio * dt:
         raise ValueError(f"recording {rec.name!r} is sampled every {si:.4g} s, coarser than "
                          f"{max_interval_ratio:g} x the model step dt={dt:g} s; resample the model or record faster")
-    cuts = np.flatnonzero(np.diff(rec.t) > max_gap) + 1
+    cuts = np.flatnonzero(np.diff(rec.t) > max(max_gap, max_interval_ratio * dt)) + 1
     pieces = []
     for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(rec.t)]):
         t = rec.t[lo:hi]
@@ -317,11 +342,19 @@ def resample_recording(rec: RatRecording, dt: float, *, max_interval_ratio: floa
             continue
         grid = np.arange(t[0], t[-1], dt)
         pieces.append(np.stack([np.interp(grid, t, rec.pos[lo:hi, 0]), np.interp(grid, t, rec.pos[lo:hi, 1])], 1))
+    if not pieces:
+        raise ValueError(f"recording {rec.name!r}: every sample is separated from the next by a tracking gap "
+                         f"> {max(max_gap, max_interval_ratio * dt):g} s; nothing to resample")
     return pieces
 
 
+MAX_SPEED = 10.0  #: m/s; ours: no rat runs this fast, a faster step is a tracking jump
+MIN_SCALE = 0.1  #: ours: shrinking a recording more than 10× to fit the arena means its positions are not in metres
+
+
 def recording_to_trajectories(rec: RatRecording, steps: int, *, arena: Arena = Arena(), dt: float = DT,
-                              min_speed: float = 0.02, max_segments: int | None = None) -> Trajectories:
+                              min_speed: float = 0.02, max_segments: int | None = None,
+                              max_speed: float = MAX_SPEED) -> Trajectories:
     """Cut a real path into non-overlapping ``steps``-step trajectories placed in ``arena``.
 
     The recording's bounding box is centred in the arena, at its own scale when it fits, else
@@ -330,21 +363,38 @@ def recording_to_trajectories(rec: RatRecording, steps: int, *, arena: Arena = A
     positions are re-integrated from the inputs within each segment so inputs and targets agree
     exactly (the drift from the recorded path is at most the jitter removed at rest).
 
+    A segment whose re-integrated path strays outside the arena is translated back inside (this
+    keeps inputs and positions consistent; the rescaling leaves a 1 % margin for it).
+
     Args:
         rec: the recording. steps: T per trajectory. arena, dt: the model's.
         min_speed: m/s below which heading is held. max_segments: keep at most this many (first ones).
+        max_speed: m/s; a faster movement between two recorded samples is a tracking jump and is refused.
 
     Raises:
-        ValueError: the recording is too short for one trajectory of ``steps`` steps, or any error
-            of :func:`resample_recording`.
+        ValueError: the recording is too short for one trajectory of ``steps`` steps, contains a
+            movement faster than ``max_speed`` (naming the sample), would have to shrink more than
+            10× to fit the arena (positions probably not in metres), or any error of
+            :func:`resample_recording`.
     """
     if isinstance(steps, bool) or int(steps) != steps or steps < 1:
         raise ValueError(f"steps={steps!r}: must be an integer >= 1")
+    if not (math.isfinite(max_speed) and max_speed > 0):
+        raise ValueError(f"max_speed={max_speed!r}: must be a finite speed in m/s > 0")
+    raw_v = np.linalg.norm(np.diff(rec.pos, axis=0), axis=1) / np.diff(rec.t)
+    if np.any(raw_v > max_speed):
+        i = int(np.argmax(raw_v > max_speed))
+        raise ValueError(f"recording {rec.name!r}: the rat moves {raw_v[i]:.3g} m/s between samples {i} and {i + 1} "
+                         f"(t = {rec.t[i]:.4g} s), faster than max_speed={max_speed:g} m/s: a tracking jump, or "
+                         "positions not in metres; clean the recording or raise max_speed")
     pieces = resample_recording(rec, dt)
     lo = np.min([p.min(0) for p in pieces], axis=0)
     hi = np.max([p.max(0) for p in pieces], axis=0)
     extent = float(np.max(hi - lo))
     scale = min(1.0, 0.98 * arena.side / extent) if extent > 0 else 1.0
+    if scale < MIN_SCALE:
+        raise ValueError(f"recording {rec.name!r} spans {extent:.4g} (units of pos) but the arena is {arena.side:g} m: "
+                         f"it would shrink {1 / scale:.3g}×; give positions in metres or a larger Arena")
     centre = (lo + hi) / 2
     segs = []
     for p in pieces:
@@ -370,5 +420,10 @@ def recording_to_trajectories(rec: RatRecording, steps: int, *, arena: Arena = A
     omega = wrap_angle(np.diff(hd, axis=1)) / dt
     direction = np.stack([np.cos(hd[:, 1:]), np.sin(hd[:, 1:])], axis=-1)
     pos = seg[:, :1] + np.concatenate([np.zeros_like(seg[:, :1]), np.cumsum(step[..., None] * direction, 1)], 1)
-    pos = np.clip(pos, -arena.half * 0.999, arena.half * 0.999)
+    lim = arena.half * 0.999
+    pos_lo, pos_hi = pos.min(1, keepdims=True), pos.max(1, keepdims=True)
+    if np.any(pos_hi - pos_lo > 2 * lim):
+        raise ValueError(f"recording {rec.name!r}: a re-integrated segment of {steps} steps spans more than the "
+                         f"{arena.side:g} m arena; use shorter segments or a larger arena")
+    pos = pos + np.clip(-lim - pos_lo, 0, None) + np.clip(lim - pos_hi, None, 0)  # translate strays back inside
     return Trajectories(pos, hd, omega, step / dt, dt, arena)
