@@ -392,7 +392,8 @@ def _fractions(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: di
                         reason="needs the paper's sparse checkpoints, Pythia-70m weights and an LLM explainer and "
                                "scorer; none is available offline, and the percentages depend on them",
                         full_scale="4-layer d_model 256 sparse/dense twins trained 20k steps, 1000 weights per "
-                                   "model explained and scored by an OpenAI-compatible LLM; a user's checkpoint "
+                                   "model through the symbolic explainer and 200 per model explained and scored "
+                                   "by an OpenAI-compatible LLM (llm_sparse_vs_dense); a user's checkpoint "
                                    "(ours or a Hugging Face folder such as Pythia-70m) can be passed to the "
                                    "library's explain_weights"),
         C.at_most("shuffled_control_trained", "With each weight's importance shuffled over tokens, almost no "

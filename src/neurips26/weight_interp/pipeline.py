@@ -11,8 +11,14 @@ Per sampled nonzero weight ``w``:
    interpretable.
 3. The explainer writes an account from the explain set; the scorer predicts the held-out items;
    the score is the balanced accuracy; interpretable iff score ≥ τ.
+   A held-out set where fewer than :data:`MIN_ANSWERED` of the positives or of the negatives got
+   a usable answer is ``scoring_failed``: counted apart and left out of the denominator, like a
+   failed explanation.
 4. Faithfulness (interpretable is not faithful): the share of the weight's attribution mass
-   ``Σ|A_t|`` on the score windows that falls where the account says it matters.
+   ``Σ|A_t|`` that falls where the account says it matters — over every token of the score
+   windows for a symbolic account (its predicate), over the held-out items for a free-text
+   account (the scorer's yes answers). It is a recall: a very broad account scores high here
+   and low on the balanced accuracy.
 
 Source: the abstract (account of when a weight matters, verified on held-out data, fraction of
 nonzero weights interpretable); thresholds, sizes and the coverage measure are inferred choices.
