@@ -60,3 +60,24 @@ def test_local_model_part_on_a_saved_checkpoint(tmp_path):
     assert local_model_claims(Config(), {}) == []
     with pytest.raises(ValueError, match="not a folder"):
         local_model_claims(Config(model_path=str(tmp_path / "nope")), {})
+
+
+def test_matched_accuracy_interpolates_between_evaluations():
+    # the first evaluation at or above the goal overshoots it and overstated FPT's drop (review fix)
+    from neurips26.bit_mask_tuning.experiment import _drop_at_target
+    from neurips26.bit_mask_tuning.task import TaskScores
+
+    curve = [(0, TaskScores(0.1, 1.0, 1.0)), (5, TaskScores(0.3, 0.8, 1.0)), (10, TaskScores(0.7, 0.6, 1.0))]
+    step, drop, reached = _drop_at_target(curve, 0.5)
+    assert reached and step == pytest.approx(7.5) and drop == pytest.approx(0.3)   # halfway: prior 0.7
+    assert _drop_at_target(curve, 0.05) == (0.0, 0.0, True)
+    assert _drop_at_target(curve, 0.9) == (10.0, pytest.approx(0.4), False)
+
+
+def test_missing_model_path_fails_before_the_toy_runs(tmp_path):
+    import time
+
+    t0 = time.process_time()
+    with pytest.raises(ValueError, match="not a folder"):
+        run(Config(model_path=str(tmp_path / "nope")), RunContext(seed=0, out_dir=tmp_path))
+    assert time.process_time() - t0 < 5      # it used to fail only after ~4 min of pre-training and adaptation
