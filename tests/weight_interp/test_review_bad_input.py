@@ -179,3 +179,13 @@ def test_identical_fractions_do_not_confirm_the_paper_sign(tmp_path, monkeypatch
     out = X.run(X.Config(**tiny), RunContext(seed=0, out_dir=tmp_path))
     claim = {c.id: c for c in out.claims}["sparse_more_interpretable"]
     assert claim.measured == 0.0 and claim.verdict is Verdict.DOES_NOT_HOLD       # was 'holds' (interval ≥ 0)
+
+
+def test_more_sampled_weights_than_nonzeros_fails_before_training():
+    """Was a ValueError from sample_nonzero_weights after minutes of training."""
+    from neurips26.harness.config import ConfigError, apply_overrides
+    from neurips26.weight_interp.experiment import Config
+
+    with pytest.raises(ConfigError, match="n_weights=100000 but the sparse model keeps"):
+        apply_overrides(Config.quick(), {"n_weights": 100_000}, "weight_interp")
+    apply_overrides(Config.quick(), {"n_weights": 1000}, "weight_interp")        # fits: no error

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import Outcome, RunContext
 from neurips26.harness import claims as C
@@ -38,7 +38,7 @@ from .explainers import LLMExplainer, LLMScorer, SymbolicExplainer, SymbolicScor
 from .model import SparseGPT, SparseGPTConfig
 from .pipeline import FAILED, SelectionSettings, explain_weights, interpretable_fraction
 from .planted import PlantedModel
-from .sparsity import TrainConfig, kept_fraction, train_lm
+from .sparsity import TrainConfig, kept_fraction, nonzeros_target, train_lm
 
 PAPER_SPARSE, PAPER_DENSE = "17–35 %", "5–9 %"
 
@@ -89,6 +89,21 @@ class Config(ChatBackendConfig):
         if len(set(v)) != len(v):
             raise ValueError("seeds must be distinct")
         return v
+
+    @model_validator(mode="after")
+    def _enough_nonzeros(self) -> "Config":
+        """Fail at once (not after training) when a sparse model cannot hold the sampled weights."""
+        from .corpus import CharVocabulary
+
+        w = self.n_head * self.d_head
+        shapes = [(w, self.d_model)] * 3 + [(self.d_model, w), (self.d_mlp, self.d_model), (self.d_model, self.d_mlp)]
+        shapes = shapes * self.n_layer + [(CharVocabulary().size, self.d_model)]
+        nnz = sum(nonzeros_target(sh, self.target_fraction, self.min_per_neuron) for sh in shapes)
+        for key in ("n_weights", "llm_weights", "n_ablation_weights"):
+            if getattr(self, key) > nnz:
+                raise ValueError(f"{key}={getattr(self, key)} but the sparse model keeps {nnz} nonzero weights "
+                                 f"(target_fraction={self.target_fraction}); allowed: {key} <= {nnz}")
+        return self
 
     def resources(self) -> Resources:
         """Quick: 1 CPU. Full: one GPU node (and the endpoint key when OpenAI's own)."""
