@@ -7,7 +7,7 @@
   ridge R² and the count subspace + SNR, at n prompts × d.
 * Repair: LoRA steps to 90 % accuracy, Probe-Informed (A = count directions) vs random-init of
   the same rank, on a planted bottleneck in readout states with a known count subspace
-  (d = 256, r = 8, frozen and trained A), 3 seeds; and the CPU time per repair step on cached
+  (d = 1024, r = 8, frozen and trained A), 3 seeds; and the CPU time per repair step on cached
   head inputs vs full forward passes through the model (the shortcut the experiment uses).
 
 Run: ``.venv/bin/python benchmarks/counting_readout.py`` (about a minute on 2 cores).
@@ -52,36 +52,39 @@ def probe_timing():
     rng = np.random.default_rng(0)
     print("probe fitting per layer (CPU seconds): logistic + control + ridge + subspace/SNR")
     print(f"{'n':>6} {'d':>5} {'seconds':>8}")
-    for n, d in ((900, 64), (900, 256), (3000, 256)):
+    for n, d in ((900, 64), (900, 256), (3000, 256), (3000, 1024)):
         y = np.resize(np.arange(1, 10), n)
-        H = rng.standard_normal((1, n, d)) + np.outer(y, rng.standard_normal(d))[None] * 0.1
-        t, _ = cpu(lambda: probe_layers(H[:, : n // 2], y[: n // 2], H[:, n // 2:], y[n // 2:], rank=8), repeats=1)
+        u = rng.standard_normal(d)
+        H = rng.standard_normal((1, n, d)) + np.outer(y, u / np.linalg.norm(u))[None] * 0.5   # SNR fixed in d
+        t, _ = cpu(lambda: probe_layers(H[:, : n // 2], y[: n // 2], H[:, n // 2:], y[n // 2:], rank=8), repeats=2)
         print(f"{n:6d} {d:5d} {t:8.2f}")
 
 
-def _planted_readout(seed, d=256, n=1800):
+def _planted_readout(seed, d=1024, n=1800):
     rng = np.random.default_rng(seed)
     Q = np.linalg.qr(rng.standard_normal((d, 8)))[0]
     y = rng.permutation(np.resize(np.arange(1, 10), n))
     onehot = np.eye(9)[y - 1] - 1 / 9
-    H = (onehot @ rng.standard_normal((9, 8))) @ Q.T * 2 + 0.5 * rng.standard_normal((n, d))
+    H = (onehot @ rng.standard_normal((9, 8))) @ Q.T * 3 + rng.standard_normal((n, d))
     return torch.tensor(H, dtype=torch.float32), torch.tensor(y), Q
 
 
 def repair_steps(data):
-    print("repair: steps to 90 % (digit-restricted), planted bottleneck in R^256, r = 8; 'never' = > 400")
+    print("repair: steps to 90 % (digit-restricted), planted bottleneck in R^1024, r = 8; 'never' = > 400")
     print(f"{'A':>8} {'seed':>4} {'probe':>6} {'random':>7}")
     for train_A in (False, True):
         for seed in range(3):
             H, y, Q = _planted_readout(seed)
-            model = build_tiny_model(data.tokenizer, hidden_size=256, layers=1, heads=4, intermediate_size=64, seed=seed)
+            model = build_tiny_model(data.tokenizer, hidden_size=1024, layers=1, heads=8, intermediate_size=64,
+                                     seed=seed)
             ids = list(data.digits.ids)
             C = count_subspace(H[:900].double().numpy(), y[:900].numpy(), 8)
             plant_readout_bottleneck(model, C, ids)
             row = []
             for init in ("probe", "random"):
                 _, res = probe_informed_lora(model, C, ids, H[:900], y[:900], H_val=H[900:], y_val=y[900:], init=init,
-                                             steps=400, lr=0.02, mode="digit_restricted", seed=seed, train_A=train_A)
+                                             steps=400, lr=0.02, mode="digit_restricted", seed=seed, train_A=train_A,
+                                             eval_every=1)
                 row.append(res.steps_to_target or "never")
             print(f"{'trained' if train_A else 'frozen':>8} {seed:4d} {row[0]!s:>6} {row[1]!s:>7}")
 

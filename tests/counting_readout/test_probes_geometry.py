@@ -41,10 +41,12 @@ def test_count_subspace_recovers_the_planted_plane():
     Q = count_subspace(X, y, 2)
     assert np.allclose(Q.T @ Q, np.eye(2), atol=1e-10)
     assert principal_cosines(Q, plane)[-1] > 0.95          # the planted means span a plane; C must match it
-    Qp = count_subspace(X, y, 2, method="probe")            # regularised probe rows: close, not equal
+    Xb, yb, _ = _gaussian_counts(np.random.default_rng(1), n=9000, d=32, sigma=0.3)   # same plane, more samples
+    Qp = count_subspace(Xb, yb, 2, method="probe")          # regularised probe rows: close, not equal
     assert np.allclose(Qp.T @ Qp, np.eye(2), atol=1e-10) and principal_cosines(Qp, plane)[0] > 0.95
     with pytest.raises(ValueError, match="5·r"):
-        count_subspace(X[:40], y[:40], 8)
+        few = np.concatenate([np.nonzero(y == c)[0][:10] for c in range(1, 10)])    # 10 per count < 5·8
+        count_subspace(X[few], y[few], 8)
     with pytest.raises(ValueError, match="allowed"):
         count_subspace(X, y, 2, method="pca")
 

@@ -177,7 +177,8 @@ def _tiny_model(config: Config, ctx: RunContext, metrics: dict):
                        "next-token accuracy on held-out prompts), a precondition of the diagnosis.", measured=p,
                        bound=0.9, interval=iv, reason="a model that counts at >= 90 % has computed the count; below "
                        "that the readout question is moot", kind="check",
-                       source="inferred: precondition of the planted-bottleneck reproduction")
+                       source="inferred: precondition of the planted-bottleneck reproduction",
+                       note="training steps raised from 1200 to 2000 after 1200-step models reached 68-83 %")
     return model, data, [claim]
 
 
@@ -309,6 +310,9 @@ def _planted(config: Config, ctx: RunContext, model, data, diag, metrics: dict):
         measured=metrics["planted"]["diagnoses"], holds=bool(ok),
         tolerance="unbroken → reads_out, readout plant → readout_bottleneck, overwrite plant → late_overwrite",
         reason="the decision rule (90 % accuracy) was fixed before the run", kind="reconstruction",
+        note="The overwrite was first planted as a hook on the last block; the 2-block model computes the count in "
+             "that block, so nothing earlier was decodable. It is now an appended block (layer L+1), changed after "
+             "seeing that.",
         source="inferred: the competing account (a late block overwrites the count) predicts probe loss at the "
         "last layer, the bottleneck does not"))
     return broken, claims
@@ -403,6 +407,12 @@ def _repair(config: Config, ctx: RunContext, model, broken, data, diag, metrics:
                    kind="reconstruction", source="inferred: what 'probe-informed' should buy")
            for sp, sr in zip(steps["probe"], steps["random"])]
     claims.append(C.over_seeds(per, seeds, min_held=len(seeds) // 2 + 1))
+    claims[-1].note += (" Changed after seeing results, before this run: the target became a fraction of the "
+                        "unbroken model's accuracy (an earlier 1500-step model reached only 83 %), and validation "
+                        "runs every step instead of every 5 (both inits reached the old target at the same check). "
+                        f"At d = {config.hidden_size} a random rank-{config.rank} subspace already captures much of "
+                        "the count signal, so the margin is small; the benchmark compares frozen and trained A at "
+                        "d = 256.")
     claims.append(C.check(
         "lora_actually_trains", "The LoRA parameters receive a nonzero gradient, change, and move the logits "
         "(guard against a silent no-train of a LoRA on lm_head), in every repair run.",

@@ -80,8 +80,8 @@ def attach_lora(model, rank: int, *, init: str = "probe", Q_count=None, digit_id
         if Q.shape != (d, rank):
             raise ValueError(f"Q_count spans {Q.shape[1]} directions in R^{Q.shape[0]}; need rank={rank} in R^{d}")
     else:
-        g = np.random.default_rng(seed)
-        Q, _ = np.linalg.qr(g.standard_normal((d, rank)))
+        g = np.random.default_rng([seed, 7919])  # own stream: a plain default_rng(seed) draw of the same shape
+        Q, _ = np.linalg.qr(g.standard_normal((d, rank)))  # elsewhere (e.g. synthetic data) would give A = Q_C
     name = _head_name(model)
     cfg = LoraConfig(r=rank, lora_alpha=rank, lora_dropout=0.0, target_modules=[name], init_lora_weights=False,
                      bias="none")
