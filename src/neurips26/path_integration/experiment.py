@@ -372,7 +372,9 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                       measured=r["silence_av_heading_deg"] / max(r["intact_heading_deg"], 1e-9), bound=2.0,
                       kind="reconstruction", source="inferred: the perturbation the abstract's hierarchy predicts",
                       reason="a factor 2 is far outside seed-to-seed variation of the intact error",
-                      note=f"{r['n_av_units']} AV units silenced") for r in res]
+                      note=f"{r['n_av_units']} AV units silenced ({r['n_av_units'] / config.n_angular:.0%} of the "
+                           "angular module; no size-matched random-silencing control, so it does not separate a role of "
+                           "AV cells from silencing most of the module)") for r in res]
     claims.append(C.over_seeds(per, seeds))
     return claims
 
