@@ -30,6 +30,11 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
                 "reference_refuses_other_grid"):
         assert by[cid].verdict is Verdict.HOLDS, (cid, by[cid].measured)
     assert by["outstanding_accuracy_several_benchmarks"].verdict is Verdict.NOT_CHECKABLE
+    # our inferred AFD mode is not the paper's model: its comparisons count against the reconstruction
+    for cid in ("burgers_afd_beats_fno", "sphere_afd_beats_fno", "competitive_training_cost"):
+        assert by[cid].kind is Kind.RECONSTRUCTION, cid
+    assert by["superior_on_manifolds_and_sharp_gradients"].verdict is Verdict.NOT_CHECKABLE
+    assert all(c.source.startswith("abstract") for c in out.claims if c.kind is Kind.PAPER)
     assert by["burgers_afd_beats_fno"].seeds.n == 2
     assert (tmp_path / "figures" / "afd_vs_fourier_terms.png").exists()
 

@@ -534,9 +534,13 @@ def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, tr
                         "count (ratio of test relative L², AFDONet / FNO).",
                         measured=r["afd"]["test_rel_l2"] / r["fno"]["test_rel_l2"], bound=1.0,
                         reason="'superior' read as a lower mean test error; judged in ≥ 2/3 of seeds",
-                        kind="paper", source="abstract: superior performance on manifolds and on data with sharp "
-                        "gradients", paper_value="superior (no number given)",
-                        note=note_design + f" FNO width {r['fno']['width']}, params {r['fno']['params']} vs "
+                        kind="reconstruction", source="inferred: our reading of the abstract's design (the paper's "
+                        "architecture, benchmarks and training are unknown), tested against the abstract's 'superior "
+                        "performance on manifolds and on data with sharp gradients'",
+                        paper_value="superior (no number given)",
+                        note="Kind reconstruction, not paper: the model is our inferred AFD mode, so a failure counts "
+                        "against our reconstruction, not against the paper's model (see "
+                        "superior_on_manifolds_and_sharp_gradients). " + note_design + f" FNO width {r['fno']['width']}, params {r['fno']['params']} vs "
                         f"{r['afd']['params']}.") for r in rows]
     claims.append(C.over_seeds(vs_fno, seeds, min_held=k))
     if transfer:
@@ -562,8 +566,18 @@ def _cost_claims(metrics: dict, config: Config) -> list:
         C.at_most("competitive_training_cost", "AFD mode trains at a cost competitive with an equal-parameter FNO "
                   "on Burgers: ratio of CPU seconds per training sample (AFDONet / FNO).", measured=mean,
                   interval=iv, bound=COST_FACTOR, reason="'competitive' read as within 2×, fixed before the run; "
-                  "interval over seeds", kind="paper", source="abstract: competitive computational cost",
-                  paper_value="competitive (no number)"),
+                  "interval over seeds", kind="reconstruction", source="inferred: our AFD-mode design, timed against "
+                  "the abstract's 'competitive computational efficiency'", paper_value="competitive (no number)",
+                  note="Kind reconstruction, not paper: it times our inferred architecture, not the paper's."),
+        C.not_checkable("superior_on_manifolds_and_sharp_gradients", "The paper's AFDONet is superior on (i) "
+                        "arbitrary Riemannian manifolds and (ii) data with sharp gradients, at competitive "
+                        "computational efficiency.", paper_value="superior / competitive (no numbers)",
+                        reason="the paper's architecture, benchmarks, baselines and numbers are not readable (only "
+                        "the abstract); the released code is a different model (arch='reference'). Our inferred "
+                        "AFD mode is measured instead in the reconstruction claims burgers_afd_beats_fno, "
+                        "sphere_afd_beats_fno and competitive_training_cost",
+                        full_scale="repeats those reconstruction comparisons at paper-like sizes (GPU); it cannot "
+                        "test the paper's own model either", kind="paper", source="abstract"),
         C.not_checkable("outstanding_accuracy_several_benchmarks", "Outstanding accuracy on several benchmark "
                         "problems, with the paper's numbers.", paper_value="no numbers in the abstract",
                         reason="the paper text (tables, benchmarks, baselines' numbers) was not available; only "

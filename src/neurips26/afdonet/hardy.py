@@ -84,6 +84,31 @@ def _check_boundary(f, name: str = "f") -> torch.Tensor:
     return f
 
 
+NEGATIVE_FREQUENCY_TOL = 1e-2
+
+
+def check_hardy(f: torch.Tensor, name: str = "f", tol: float = NEGATIVE_FREQUENCY_TOL) -> None:
+    """Refuse boundary samples that are not (a resolved sample of) an H² function.
+
+    An H² boundary function has only non-negative Fourier frequencies; the DFT bins M/2..M−1
+    hold the negative ones (or the aliased tail of an under-resolved pole). A real non-constant
+    signal puts half its energy there: it must go through :func:`analytic_signal` first, else
+    every Taylor coefficient read from the DFT is wrong and AFD decomposes another function.
+
+    Raises:
+        ValueError: more than ``tol`` of the energy (default 1 %) in bins M/2..M−1, naming the
+            fraction. Source: inferred (H² = non-negative frequencies, Qian & Wang 2011).
+    """
+    p = torch.fft.fft(f, dim=-1).abs() ** 2
+    total = float(p.sum())
+    frac = float(p[(f.shape[-1] + 1) // 2:].sum()) / total if total > 0 else 0.0
+    if frac > tol:
+        raise ValueError(f"{name} is not an H² boundary function: {frac:.1%} of its energy sits at negative "
+                         f"frequencies (DFT bins M/2..M−1; allowed ≤ {tol:.0%}). For a real signal pass "
+                         "analytic_signal(f) and take the real part of the reconstruction; for a sharp H² "
+                         "function use more boundary samples M")
+
+
 # --------------------------------------------------------------------------- kernels and basis
 
 def szego_kernel(a: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
@@ -107,22 +132,28 @@ def szego_kernel(a: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
     return torch.sqrt(1 - a.abs() ** 2) / (1 - a.conj() * z)  # e_a(z) = √(1−|a|²)/(1−āz)
 
 
-def takenaka_malmquist(poles: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+def takenaka_malmquist(poles: torch.Tensor, z: torch.Tensor, validate: bool = True) -> torch.Tensor:
     """Takenaka–Malmquist system B_1..B_n for poles a_1..a_n, evaluated at ``z``.
 
     B_k(z) = √(1−|a_k|²)/(1−ā_k z) · Π_{j<k} (z − a_j)/(1 − ā_j z). Orthonormal in H²(D) for any
     poles (repeats allowed). Works batched and is differentiable (used by the AFD decoder).
 
     Args:
-        poles: complex, shape (..., n), |a| < 1 (not re-validated under autograd for speed;
-            call :func:`check_poles` on user input).
+        poles: complex, shape (..., n), |a| < 1.
+        validate: check the poles (one reduction); the AFD decoder passes False (its poles are
+            kept inside the disc by construction, and a diverged model should give NaN, not stop).
         z: complex, shape (M,).
 
     Returns:
         complex tensor of shape (..., n, M) (dtype follows ``poles``).
 
+    Raises:
+        ValueError: a pole with |a| ≥ 1 or non-finite (when ``validate``).
+
     Source: Takenaka (1925), Malmquist (1926); as used in AFD (Qian & Wang 2011).
     """
+    if validate:                                               # user input; the AFD decoder skips this (its
+        check_poles(poles)                                     # poles are |a| < 1 − δ by construction)
     a = poles[..., :, None]                                    # (..., n, 1)
     z = z.to(poles.dtype)
     denom = 1 - a.conj() * z                                   # 1 − ā_k z
@@ -260,6 +291,10 @@ def maximal_selection(g: torch.Tensor, radii: torch.Tensor | None = None, n_angl
     """
     if not 0.0 < r_max < 1.0:
         raise ValueError(f"maximal_selection(r_max={r_max}): need 0 < r_max < 1")
+    if n_angles is not None and (int(n_angles) != n_angles or n_angles < 1):
+        raise ValueError(f"maximal_selection(n_angles={n_angles}): need an integer >= 1")
+    if int(refine_rounds) != refine_rounds or refine_rounds < 0:
+        raise ValueError(f"maximal_selection(refine_rounds={refine_rounds}): need an integer >= 0")
     coef = taylor_coefficients(g)
     radii = default_radii(r_max) if radii is None else radii.to(torch.float64)
     if radii.numel() and (float(radii.max()) > r_max or float(radii.min()) < 0):
@@ -378,18 +413,24 @@ def adaptive_fourier_decomposition(f, n_terms: int, *, r_max: float = 0.99, n_ra
         :class:`AFDResult`.
 
     Raises:
-        ValueError: f not 1-D/finite, n_terms < 1, r_max outside (0, 1).
+        ValueError: f not 1-D/finite, f not in H² (> 1 % of its energy at negative frequencies,
+            e.g. a real signal passed without :func:`analytic_signal`), n_terms not an integer
+            ≥ 1, r_max outside (0, 1), n_angles < 1, refine_rounds < 0.
 
     Source: Qian & Wang (2011) (core AFD); candidate grid + zoom is ours.
     """
     f = _check_boundary(f)
-    if int(n_terms) < 1:
-        raise ValueError(f"n_terms={n_terms}; need >= 1")
+    if isinstance(n_terms, bool) or int(n_terms) != n_terms or n_terms < 1:
+        raise ValueError(f"n_terms={n_terms!r}; need an integer >= 1")
+    if not 0.0 < r_max < 1.0:
+        raise ValueError(f"r_max={r_max}; need 0 < r_max < 1 (poles strictly inside the unit disc)")
+    check_hardy(f)
     m = f.shape[0]
     if m < 30 / (1 - r_max):
         import warnings
-        warnings.warn(f"M={m} boundary samples resolve poles only up to |a| ≈ {1 - 30 / m:.3f}; r_max={r_max} "
-                      "may lose float precision in the energy identity", stacklevel=2)
+        warnings.warn(f"M={m} boundary samples resolve poles only up to |a| ≈ {max(1 - 30 / m, 0.0):.3f}; "
+                      f"r_max={r_max} may lose float precision in the energy identity (use M >= "
+                      f"{math.ceil(30 / (1 - r_max))})", stacklevel=2)
     z = boundary_points(m)
     radii = default_radii(r_max, n_radii)
     energy = float(hardy_inner(f, f).real)

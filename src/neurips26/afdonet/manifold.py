@@ -200,7 +200,9 @@ def pre_orthogonal_afd(gram: torch.Tensor, f_at_candidates: torch.Tensor, n_term
         :class:`POAFDResult`.
 
     Raises:
-        ValueError: shapes disagree, non-finite entries, f_norm2 < 0.
+        ValueError: shapes disagree, non-finite entries, a non-symmetric Gram matrix,
+            n_terms not an integer ≥ 1, f_norm2 < 0 or smaller than the captured energy
+            (f_norm2 inconsistent with f_at_candidates: the remainder energy would go negative).
 
     Source: pre-orthogonal AFD (Qian 2014, arXiv 1406.2088); vectorisation ours. Cost per step
     O(C·k) for the projections plus O(C²) once for one Gram column per selected atom.
@@ -214,6 +216,12 @@ def pre_orthogonal_afd(gram: torch.Tensor, f_at_candidates: torch.Tensor, n_term
         raise ValueError("gram or f_at_candidates contains NaN or inf")
     if not f_norm2 >= 0:
         raise ValueError(f"f_norm2={f_norm2}; need >= 0")
+    asym = float((gram - gram.T).abs().max()) if c else 0.0
+    if asym > 1e-10 * max(float(gram.abs().max()), 1e-300):
+        raise ValueError(f"gram is not symmetric (max |K − Kᵀ| = {asym:.3g}); a reproducing kernel's Gram "
+                         "matrix is symmetric positive semi-definite")
+    if isinstance(n_terms, bool) or int(n_terms) != n_terms or n_terms < 1:
+        raise ValueError(f"n_terms={n_terms!r}; need an integer >= 1")
     diag = torch.diagonal(gram).clone()
     proj = torch.zeros(0, c, dtype=torch.float64)         # ⟨B_j, K_a⟩ = B_j(a) for all candidates
     atoms = torch.zeros(0, c, dtype=torch.float64)
@@ -239,6 +247,10 @@ def pre_orthogonal_afd(gram: torch.Tensor, f_at_candidates: torch.Tensor, n_term
         idx.append(a)
         coefs.append(ck)
         rem.append(rem[-1] - ck ** 2)                      # energy identity
+        if rem[-1] < -1e-8 * max(f_norm2, float(fv.abs().max()) ** 2 / max(float(diag.max()), 1e-300)):
+            raise ValueError(f"f_norm2={f_norm2} is smaller than the energy already captured "
+                             f"({f_norm2 - rem[-1]:.6g}): f_at_candidates and f_norm2 do not describe the same "
+                             "f (for f = Σ c_i K_{b_i}, f_norm2 = cᵀ K c)")
     return POAFDResult(torch.tensor(idx, dtype=torch.long), coefs_t(coefs), atoms, torch.tensor(rem))
 
 

@@ -36,10 +36,16 @@ from .hardy import takenaka_malmquist
 from .manifold import legendre_series, sphere_points
 
 
-def _check_field(x: torch.Tensor, ndim: int, name: str = "input") -> None:
+def _check_field(x: torch.Tensor, ndim: int, name: str = "input", model: nn.Module | None = None) -> None:
     if not torch.is_tensor(x) or x.ndim != ndim:
         raise ValueError(f"{name} must be a tensor with {ndim} dims (batch, channels, grid...), got "
                          f"{getattr(x, 'shape', type(x))}")
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} has an empty batch (shape {tuple(x.shape)}); need >= 1 sample")
+    want = next((p.dtype for p in model.parameters() if not p.is_complex()), None) if model is not None else None
+    if not x.is_floating_point() or (want is not None and x.dtype != want):
+        raise ValueError(f"{name} has dtype {x.dtype}; the model's weights are {want or 'floating point'}: "
+                         f"convert with x.to({want or torch.float32}) (or the model with model.to(dtype))")
     if not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} contains NaN or inf values")
 
@@ -47,22 +53,34 @@ def _check_field(x: torch.Tensor, ndim: int, name: str = "input") -> None:
 def check_periodic(x: torch.Tensor, dim: int = -1, factor: float = 3.0) -> None:
     """Refuse data that are not periodic along ``dim`` (a periodic model would wrap them wrongly).
 
-    Heuristic: the wrap-around jump |x[..., 0] − x[..., N−1]| must not exceed ``factor`` × the
-    largest interior increment of the same sample (a shock inside the domain keeps the interior
-    increment large, so sharp periodic data pass; a ramp or a cut-off signal fails).
+    Heuristic, per row (one sample/channel/latitude): the wrap-around jump |x[..., 0] − x[..., N−1]|
+    exceeding ``factor`` × the largest interior increment marks a suspect row. A single periodic
+    sample with a shock exactly at the wrap looks the same (a Burgers sawtooth *is* a ramp with a
+    jump), so the input is refused only when more than half of its rows are suspect — non-periodic
+    data (a ramp, a cut-off signal) break at the wrap in every row, periodic shocks sit anywhere.
+    Also refused: every row that is not flat at the start repeating its first value at the end
+    (wrap ≤ 1e-4 × the first increment: a grid that includes both 0 and 2π; drop the last point).
 
     Raises:
-        ValueError: naming the sample and the ratio. Source: inferred (a practical guard).
+        ValueError: naming the count of rows and one ratio. Source: inferred (a practical guard).
     """
     xt = x.movedim(dim, -1).flatten(0, -2) if x.ndim > 1 else x[None]
+    scale = xt.abs().amax(dim=1).clamp_min(1e-12)
     inner = (xt[:, 1:] - xt[:, :-1]).abs().amax(dim=1)
     wrap = (xt[:, 0] - xt[:, -1]).abs()
-    bad = wrap > factor * inner + 1e-6 * xt.abs().amax(dim=1).clamp_min(1e-12)
-    if bool(bad.any()):
+    bad = wrap > factor * inner + 1e-6 * scale
+    if 2 * int(bad.sum()) > xt.shape[0]:
         i = int(bad.nonzero()[0])
-        raise ValueError(f"input looks non-periodic along the periodic axis: wrap-around jump {float(wrap[i]):.3g} "
-                         f"> {factor} × largest interior increment {float(inner[i]):.3g} (row {i}); use a periodic "
-                         "extension or pass check_periodic=False to the model")
+        raise ValueError(f"input looks non-periodic along the periodic axis: in {int(bad.sum())} of {xt.shape[0]} "
+                         f"rows the wrap-around jump exceeds {factor} × the largest interior increment (row {i}: "
+                         f"{float(wrap[i]):.3g} vs {float(inner[i]):.3g}); use a periodic extension or pass "
+                         "check_periodic=False to the model")
+    first = (xt[:, 1] - xt[:, 0]).abs() if xt.shape[-1] > 2 else torch.zeros_like(wrap)
+    moving = first > 1e-3 * scale                            # rows that are not flat at the start
+    if bool(moving.any()) and bool((wrap[moving] <= 1e-4 * first[moving]).all()):
+        raise ValueError("every row ends with its first value (x[..., N−1] = x[..., 0]): the grid seems to include "
+                         "both endpoints 0 and 2π of the period; drop the last point (periodic grids are "
+                         "θ_m = 2πm/N, m = 0..N−1)")
 
 
 def count_parameters(model: nn.Module) -> int:
@@ -154,7 +172,7 @@ class ReferenceAFDONet(nn.Module):
         self.project = nn.Conv2d(width, channels, 1)
 
     def _check(self, x: torch.Tensor) -> None:
-        _check_field(x, 4)
+        _check_field(x, 4, model=self)
         if tuple(x.shape[1:]) != (self.channels, self.grid, self.grid):
             raise ValueError(f"ReferenceAFDONet is fixed to (channels, H, W) = ({self.channels}, {self.grid}, "
                              f"{self.grid}) by its dense encoder and lift; got {tuple(x.shape[1:])}. The released "
@@ -266,7 +284,7 @@ class TMDecoder(nn.Module):
         c0, a, c = self.split(z)
         t = 2 * math.pi * torch.arange(n_points, dtype=torch.float32, device=z.device) / n_points
         zeta = torch.polar(torch.ones_like(t), t)
-        basis = takenaka_malmquist(a, zeta)                                  # (B, n, N)
+        basis = takenaka_malmquist(a, zeta, validate=False)                                # (B, n, N)
         return (c0[:, None] + (c[:, :, None] * basis).real.sum(1))[:, None]  # c₀ + Re Σ c_k B_k
 
 
@@ -417,6 +435,12 @@ class AFDOperator(nn.Module):
         check_periodic: refuse inputs that look non-periodic along the periodic axis
             (:func:`check_periodic`).
 
+    Raises:
+        ValueError: unknown domain/decoder, n_poles not an integer ≥ 1, β negative or not finite,
+            margin outside (0, 1); at call time an input that is not a float tensor of the model's
+            dtype with the right dims and one channel, an empty batch, NaN/inf, a grid too coarse
+            for the encoder, or data that look non-periodic (:func:`check_periodic`).
+
     Forward returns (û, μ, log σ²). Discretisation-invariant: any N (circle) or any
     (nlat, nlon) (sphere) at call time.
 
@@ -434,8 +458,13 @@ class AFDOperator(nn.Module):
             raise ValueError(f"domain={domain!r}; allowed: 'circle', 'sphere'")
         if decoder not in ("afd", "fourier"):
             raise ValueError(f"decoder={decoder!r}; allowed: 'afd', 'fourier'")
-        if n_poles < 1:
-            raise ValueError(f"n_poles={n_poles}; need >= 1")
+        if isinstance(n_poles, bool) or int(n_poles) != n_poles or n_poles < 1:
+            raise ValueError(f"n_poles={n_poles!r}; need an integer >= 1")
+        if not (isinstance(beta, (int, float)) and math.isfinite(beta) and beta >= 0):
+            raise ValueError(f"beta={beta!r}; the KL weight must be finite and >= 0")
+        if not 0 < margin < 1:
+            raise ValueError(f"margin={margin}; need 0 < margin < 1 (poles stay in |a| < 1 − margin)")
+        n_poles = int(n_poles)
         self.domain, self.decoder_kind, self.beta = domain, decoder, beta
         if domain == "circle":
             self.decoder = TMDecoder(n_poles, margin, n_origin) if decoder == "afd" else FourierDecoder1d(n_poles)
@@ -450,7 +479,14 @@ class AFDOperator(nn.Module):
 
     def forward(self, x: torch.Tensor, sample: bool | None = None):
         """x (B, 1, N) or (B, 1, nlat, nlon) → (û same shape, μ, log σ²)."""
-        _check_field(x, 3 if self.domain == "circle" else 4)
+        _check_field(x, 3 if self.domain == "circle" else 4, model=self)
+        if self.domain == "sphere" and x.shape[-2] < self.encoder.pool_degree:
+            raise ValueError(f"sphere grid nlat={x.shape[-2]} too coarse for the encoder's pool_degree="
+                             f"{self.encoder.pool_degree} (need nlat >= {self.encoder.pool_degree}, nlon >= "
+                             f"{2 * self.encoder.pool_degree})")
+        if self.domain == "sphere" and x.shape[-1] < 2 * self.encoder.pool_degree:
+            raise ValueError(f"sphere grid nlon={x.shape[-1]} too coarse for pool_degree={self.encoder.pool_degree} "
+                             f"(need nlon >= {2 * self.encoder.pool_degree})")
         if x.shape[1] != 1:
             raise ValueError(f"AFDOperator takes one input channel, got {x.shape[1]}")
         if self.check_periodic:
@@ -506,7 +542,7 @@ class FNOBaseline(nn.Module):
 
     def forward(self, x: torch.Tensor, sample: bool | None = None):
         """x (B, C, *grid) → (û, None, None)."""
-        _check_field(x, 2 + self.dim)
+        _check_field(x, 2 + self.dim, model=self)
         return self.net(x), None, None
 
     def loss(self, pred, target, mu=None, logvar=None) -> torch.Tensor:

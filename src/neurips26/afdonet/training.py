@@ -26,6 +26,24 @@ class FitReport:
         return self.cpu_seconds / max(self.samples_seen, 1)
 
 
+def _check_pairs(fn: str, x: torch.Tensor, y: torch.Tensor) -> None:
+    """Inputs and targets: tensors, same samples > 0, same (channels, grid), finite, no zero target."""
+    if not (torch.is_tensor(x) and torch.is_tensor(y)):
+        raise ValueError(f"{fn}(): x and y must be torch tensors, got {type(x).__name__}, {type(y).__name__}")
+    if x.ndim < 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(f"{fn}(): x has shape {tuple(x.shape)}, y {tuple(y.shape)}; need the same number (> 0) "
+                         "of samples")
+    if tuple(x.shape[1:]) != tuple(y.shape[1:]):
+        raise ValueError(f"{fn}(): targets y {tuple(y.shape[1:])} must be on the inputs' grid {tuple(x.shape[1:])} "
+                         "(channels, grid): the models predict on the input grid; resample y first")
+    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+        raise ValueError(f"{fn}(): data contains NaN or inf")
+    zero = y.flatten(1).norm(dim=1) == 0
+    if bool(zero.any()):
+        raise ValueError(f"{fn}(): target sample {int(zero.nonzero()[0])} is identically zero; the relative L² "
+                         "error (loss and metric) is undefined for it")
+
+
 def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, batch_size: int = 16, lr: float = 1e-3,
         seed: int = 0, grad_clip: float | None = 1.0, scheduler: bool = True) -> FitReport:
     """Train ``model`` (whose ``forward`` returns (û, μ, log σ²) and which has ``loss``) with Adam.
@@ -41,14 +59,12 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, batc
         :class:`FitReport`.
 
     Raises:
-        ValueError: mismatched sizes, non-finite data, epochs < 1.
+        ValueError: mismatched sizes or grids of x and y, non-finite data, an all-zero target,
+            epochs < 1.
     """
-    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
-        raise ValueError(f"fit(): x has {x.shape[0]} samples, y has {y.shape[0]}; need equal and > 0")
+    _check_pairs("fit", x, y)
     if epochs < 1 or batch_size < 1:
         raise ValueError(f"fit(): epochs={epochs}, batch_size={batch_size}; need >= 1")
-    if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
-        raise ValueError("fit(): training data contains NaN or inf")
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -83,7 +99,12 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, batc
 
 @torch.no_grad()
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 64) -> np.ndarray:
-    """Per-sample relative L² error of the posterior-mean prediction (eval mode), float64 (S,)."""
+    """Per-sample relative L² error of the posterior-mean prediction (eval mode), float64 (S,).
+
+    Raises:
+        ValueError: as :func:`fit` for x and y (sizes, grids, NaN, an all-zero target).
+    """
+    _check_pairs("evaluate", x, y)
     model.eval()
     device = next(model.parameters()).device
     out = []
