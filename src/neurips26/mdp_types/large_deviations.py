@@ -320,6 +320,10 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
     if sign * (target(T) - v) >= 0:
         return 0.0, T
     supp = T > 0
+    reach = _extreme_value_on_support(supp, r, pi_eval, gamma, s0, a0, upper)
+    if sign * (reach - v) < 0:   # beyond what any kernel on the support gives: no local search needed
+        raise RuntimeError(f"no kernel on the support of T reaches the level v = {v}: the rate is +inf (the "
+                           f"{'largest' if upper else 'smallest'} value any kernel on the support gives is {reach:.6g})")
     idx = np.argwhere(supp)
     base = np.log(T[supp])
 
@@ -349,6 +353,27 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
     if best is None:
         raise RuntimeError(f"no kernel on the support of T reaches the level v = {v}: the rate is +inf")
     return float(best.fun), unpack(best.x)
+
+
+def _extreme_value_on_support(supp: np.ndarray, r: np.ndarray, pi_eval: np.ndarray, gamma: float, s0: int,
+                              a0: int | None, upper: bool) -> float:
+    """sup (``upper``) or inf over kernels T' with support in ``supp`` of V^{π_e}(T')(s_0) (or
+    Q(s_0, a_0)): the optimistic/pessimistic Bellman fixed point
+    ``V(s) = Σ_a π_e(a|s) [r(s,a) + γ ext_{s' ∈ supp(s,a)} V(s')]`` (all mass on the best successor;
+    a γ-contraction). Kernels strictly inside the support approach it, so a level beyond it has
+    rate +inf (inferred: standard robust-MDP argument)."""
+    ext = np.max if upper else np.min
+    fill = -np.inf if upper else np.inf
+    V = np.zeros(supp.shape[0])
+    for _ in range(100_000):
+        W = ext(np.where(supp, V[None, None, :], fill), axis=2)               # (S, A)
+        new = (pi_eval * (r + gamma * W)).sum(axis=1)
+        if np.max(np.abs(new - V)) <= 1e-13 * max(1.0, np.max(np.abs(new))):
+            V = new
+            break
+        V = new
+    W = ext(np.where(supp, V[None, None, :], fill), axis=2)
+    return float(V[s0] if a0 is None else r[s0, a0] + gamma * W[s0, a0])
 
 
 def value_tail_probability_is(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: float,
