@@ -44,6 +44,11 @@ def test_config_validation_and_full():
         apply_overrides(Config.quick(), {"seeds": [0]}, "afdonet")
     with pytest.raises(ConfigError, match="n_origin"):
         apply_overrides(Config.quick(), {"n_origin": 3}, "afdonet")
+    # review: combinations that used to be accepted and then failed minutes into the run (the full
+    # config itself had n_poles=16, too many Fourier-ablation modes for the N = 64 training grid)
+    for bad in ({"n_poles": 2, "n_origin": 4}, {"n_poles": 16}, {"sphere_smooth_degree": 20}, {"afd_samples": 300}):
+        with pytest.raises(ConfigError):
+            apply_overrides(Config.quick(), bad, "afdonet")
     full = Config.full()
     assert full.resources().num_gpus == 1 and Config.quick().resources().num_gpus == 0
     assert Config.quick() == Config()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.afdonet import (AFDOperator, adaptive_fourier_decomposition, analytic_signal, boundary_points,
+from neurips26.afdonet import (AFDOperator, icosphere, mesh_eigenpairs, adaptive_fourier_decomposition, analytic_signal, boundary_points,
                                burgers_1d, check_periodic, evaluate, fit, periodic_grf, pre_orthogonal_afd,
                                takenaka_malmquist)
 
@@ -100,3 +100,9 @@ def test_poafd_refuses_inconsistent_inputs():
         pre_orthogonal_afd(torch.tensor([[1.0, 2.0], [0.0, 1.0]]), torch.ones(2), 2, 1.0)
     with pytest.raises(ValueError, match="n_terms"):
         pre_orthogonal_afd(k, torch.ones(4), 0, 4.0)
+
+
+def test_mesh_with_an_isolated_vertex_is_refused():
+    v, f = icosphere(1)
+    with pytest.raises(ValueError, match="used by no face"):      # was accepted silently
+        mesh_eigenpairs(np.vstack([v, [[5.0, 5.0, 5.0]]]), f, k=4)

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
@@ -47,7 +47,8 @@ class Config(ExperimentConfig):
     """Sizes of the reproduction (quick: ~2 min on 2 CPU cores)."""
 
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], description="training seeds (≥ 2)")
-    afd_samples: int = Field(4096, ge=256, le=1 << 20, description="boundary samples M for disc AFD")
+    afd_samples: int = Field(4096, ge=3000, le=1 << 20, description="boundary samples M for disc AFD (≥ 30/(1 − r_max) "
+                             "= 3000 resolves the poles up to r_max = 0.99 to float precision)")
     afd_terms: int = Field(40, ge=8, le=500, description="AFD terms computed for the sharp functions")
     # Navier–Stokes (reference mode)
     ns_trajectories: int = Field(16, ge=4, le=100_000, description="NS trajectories (80/20 split by trajectory)")
@@ -84,6 +85,23 @@ class Config(ExperimentConfig):
             raise ValueError("must be even (two real latent coordinates per fixed term)")
         return v
 
+    @model_validator(mode="after")
+    def _sizes_fit_the_grids(self) -> "Config":
+        # found in review: these combinations were accepted and failed minutes into the run
+        if self.n_origin // 2 >= self.n_poles:
+            raise ValueError(f"n_origin={self.n_origin} needs n_origin/2 < n_poles={self.n_poles} (at least one free "
+                             "pole)")
+        if 4 * self.n_poles + 1 > 64:
+            raise ValueError(f"n_poles={self.n_poles}: the Fourier-decoder ablation needs 2·n_poles modes on the "
+                             "N = 64 training grid (4·n_poles + 1 <= 64, so n_poles <= 15)")
+        size = 5 * self.sphere_atoms + ((self.sphere_smooth_degree + 1) ** 2 if self.sphere_smooth_degree >= 0 else 1)
+        degree = math.isqrt(size) - 1                               # the spherical-harmonic ablation's degree
+        if max(degree, self.sphere_smooth_degree) >= self.sphere_nlat:
+            raise ValueError(f"sphere_nlat={self.sphere_nlat} cannot resolve spherical harmonics of degree "
+                             f"{max(degree, self.sphere_smooth_degree)} (smooth part / equal-latent SH ablation for "
+                             f"sphere_atoms={self.sphere_atoms}); need sphere_nlat > that degree")
+        return self
+
     def resources(self) -> Resources:
         """One GPU for the full configuration (NS at equal parameters, 500 epochs); one CPU otherwise."""
         big = self.ns_trajectories > 200 or self.burgers_epochs > 200
@@ -95,7 +113,7 @@ class Config(ExperimentConfig):
         finer sphere grid, 5 seeds."""
         return cls(seeds=[0, 1, 2, 3, 4], afd_samples=16384, afd_terms=80, ns_trajectories=1000, ns_steps=20,
                    ns_epochs=10, ns_fno_width=0, burgers_train=2048, burgers_test=512, burgers_epochs=500,
-                   n_poles=16, n_origin=16, sphere_nlat=64, sphere_train=2048, sphere_test=256, sphere_epochs=300,
+                   n_poles=15, n_origin=16, sphere_nlat=64, sphere_train=2048, sphere_test=256, sphere_epochs=300,
                    sphere_atoms=48, sphere_smooth_degree=5)
 
 

@@ -109,7 +109,7 @@ def sphere_points(nlat: int, nlon: int, grid: str = "equiangular") -> torch.Tens
 
 def validate_mesh(vertices, faces, area_tol: float = 1e-14) -> tuple[np.ndarray, np.ndarray]:
     """Check a triangle mesh: finite (V, 3) vertices, (F, 3) integer faces in range, no
-    degenerate faces (repeated vertex or area ≤ ``area_tol``·mean area).
+    degenerate faces (repeated vertex or area ≤ ``area_tol``·mean area), no vertex outside every face.
 
     Raises:
         ValueError: naming the first offending face or value.
@@ -129,6 +129,10 @@ def validate_mesh(vertices, faces, area_tol: float = 1e-14) -> tuple[np.ndarray,
         i = int(np.argmax(bad))
         raise ValueError(f"mesh has {int(bad.sum())} degenerate face(s) (repeated vertex or zero area); first is "
                          f"face {i} = {f[i].tolist()} with area {area[i]:.3g}")
+    unused = np.setdiff1d(np.arange(len(v)), f)
+    if unused.size:
+        raise ValueError(f"mesh has {unused.size} vertex(es) used by no face (first: {int(unused[0])}); an isolated "
+                         "vertex has zero mass and gives a spurious zero Laplace–Beltrami eigenvalue: remove it")
     return v, f.astype(np.int64)
 
 
