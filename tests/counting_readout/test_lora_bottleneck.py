@@ -112,3 +112,14 @@ def test_lora_refuses_tied_head_and_bad_init(small_data):
         attach_lora(m2, 2, init="pca", digit_ids=small_data.digits.ids)
     with pytest.raises(ValueError, match="Q_count"):
         attach_lora(m2, 2, init="probe", digit_ids=small_data.digits.ids)
+
+
+def test_random_init_is_orthonormal_and_not_a_shared_seed_draw(small_data):
+    """Regression: the random A once reused default_rng(seed), so data drawn with the same seed and shape
+    (the benchmark's planted subspace) was identical to A and 'random' init was secretly probe init."""
+    m = build_tiny_model(small_data.tokenizer, hidden_size=32, layers=1, heads=2, intermediate_size=16)
+    _, lm = attach_lora(m, 4, init="random", digit_ids=small_data.digits.ids, seed=0)
+    A = lm.lora_A["default"].weight.detach().double().numpy()
+    assert np.allclose(A @ A.T, np.eye(4), atol=1e-6)
+    same_seed = np.linalg.qr(np.random.default_rng(0).standard_normal((32, 4)))[0]
+    assert np.linalg.svd(A @ same_seed, compute_uv=False)[0] < 0.99
