@@ -213,7 +213,7 @@ def _afd_numerics(config: Config, metrics: dict, figs: dict) -> list:
         source="inferred: the abstract motivates AFD for data with sharp gradients; the function is ours",
         paper_value="far fewer (no number)",
         note=f"AFD {n_afd} terms, first-n Fourier {n_f}, best-n Fourier {n_best}; free maximal selection "
-             "(a₁ not forced to 0), radii up to 0.99, 64 radii × M angles + 4 zoom rounds."))
+             "(a₁ not forced to 0), radii up to 0.99, 64 radii × M angles + 6 zoom rounds."))
     ratio_g = (n_f_g / n_afd_g) if (n_afd_g and n_f_g) else 0.0
     claims.append(C.at_least(
         "tanh_front_fewer_terms", "On the real sharp front tanh(10 sin t) (through its analytic extension), AFD "
