@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.afdonet import (AFDOperator, icosphere, mesh_eigenpairs, adaptive_fourier_decomposition, analytic_signal, boundary_points,
+from neurips26.afdonet import (AFDOperator, evaluate_inside, icosphere, mesh_eigenpairs, taylor_coefficients, adaptive_fourier_decomposition, analytic_signal, boundary_points,
                                burgers_1d, check_periodic, evaluate, fit, periodic_grf, pre_orthogonal_afd,
                                takenaka_malmquist)
 
@@ -106,3 +106,14 @@ def test_mesh_with_an_isolated_vertex_is_refused():
     v, f = icosphere(1)
     with pytest.raises(ValueError, match="used by no face"):      # was accepted silently
         mesh_eigenpairs(np.vstack([v, [[5.0, 5.0, 5.0]]]), f, k=4)
+
+
+def test_explain_and_evaluate_inside_validate_their_input():
+    m = AFDOperator("circle", "afd", n_poles=2, width=4, modes=4, n_layers=1, pool=4)
+    with pytest.raises(ValueError, match="NaN"):                    # explain() used to skip the checks
+        m.explain(torch.full((1, 1, 32), float("nan")))
+    with pytest.raises(ValueError, match="dims"):
+        m.explain(torch.zeros(1, 32))
+    coef = taylor_coefficients(1 / (1 - 0.5 * boundary_points(64)))
+    with pytest.raises(ValueError, match="strictly inside"):        # a divergent power series before
+        evaluate_inside(coef, torch.tensor([1.2 + 0j]))

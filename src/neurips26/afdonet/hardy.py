@@ -221,9 +221,12 @@ def evaluate_inside(coef: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
 
     Returns:
         complex128 tensor of shape (P,). Cost O(P·M).
+
+    Raises:
+        ValueError: a point with |a| ≥ 1 or non-finite.
     """
     n = torch.arange(coef.shape[-1], dtype=torch.float64)
-    a = a.to(CDTYPE)
+    a = check_poles(a, "a")                                    # the power series diverges for |a| ≥ 1
     powers = torch.polar(torch.pow(a.abs()[:, None], n[None, :]), n[None, :] * a.angle()[:, None])  # aⁿ
     return powers @ coef
 

@@ -479,6 +479,14 @@ class AFDOperator(nn.Module):
 
     def forward(self, x: torch.Tensor, sample: bool | None = None):
         """x (B, 1, N) or (B, 1, nlat, nlon) → (û same shape, μ, log σ²)."""
+        self._validate(x)
+        mu, logvar = self.encoder(x)
+        sample = self.training if sample is None else sample
+        z = mu + torch.randn_like(mu) * (0.5 * logvar).exp() if sample else mu
+        return self.decoder(z, *x.shape[2:]), mu, logvar
+
+    def _validate(self, x: torch.Tensor) -> None:
+        """The input checks of :meth:`forward` (also used by :meth:`explain`)."""
         _check_field(x, 3 if self.domain == "circle" else 4, model=self)
         if self.domain == "sphere" and x.shape[-2] < self.encoder.pool_degree:
             raise ValueError(f"sphere grid nlat={x.shape[-2]} too coarse for the encoder's pool_degree="
@@ -491,10 +499,6 @@ class AFDOperator(nn.Module):
             raise ValueError(f"AFDOperator takes one input channel, got {x.shape[1]}")
         if self.check_periodic:
             check_periodic(x, dim=-1)                               # circle, or longitude on the sphere
-        mu, logvar = self.encoder(x)
-        sample = self.training if sample is None else sample
-        z = mu + torch.randn_like(mu) * (0.5 * logvar).exp() if sample else mu
-        return self.decoder(z, *x.shape[2:]), mu, logvar
 
     def loss(self, pred, target, mu, logvar) -> torch.Tensor:
         """mean relative L² + β·KL."""
@@ -510,6 +514,7 @@ class AFDOperator(nn.Module):
         """
         if self.decoder_kind != "afd":
             raise ValueError("explain() needs decoder='afd' (the Fourier ablation has no poles)")
+        self._validate(x)                                           # same checks as forward (was unchecked)
         mu, _ = self.encoder(x)
         if self.domain == "circle":
             c0, a, c = self.decoder.split(mu)
