@@ -119,6 +119,12 @@ def capture_residuals(model, batch: EncodedPrompts, *, method: str = "hooks", ch
     if ctx is not None and batch.input_ids.shape[1] > ctx:
         raise ValueError(f"prompts are {batch.input_ids.shape[1]} tokens, longer than the model's context of {ctx}")
     layers, norm = find_layers(model), find_final_norm(model)
+    if norm is None:
+        import warnings
+
+        warnings.warn(f"{type(model).__name__}: no final norm found at {NORM_PATHS}; the readout space is taken as the "
+                      "raw last residual state, which is right only if the model applies no norm before its head",
+                      UserWarning, stacklevel=2)
     store: list = []
     pre_norm: list = []
     hooks = []

@@ -484,12 +484,13 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
     a1.plot(L, [p.control_accuracy for p in diag.probes], "x:", label="control (shuffled labels)")
     a1.plot(L, diag.logit_lens_accuracy, "^-", label="logit lens (digits)")
     a1.axhline(CHANCE, color="grey", lw=0.8)
-    a1.set(xlabel="layer ℓ (0 = embedding)", ylabel="held-out accuracy", title="count decodability per layer")
+    a1.set(xlabel="layer ℓ (0 = embedding)", ylabel="held-out accuracy", title="count decodability per layer",
+           xticks=L)
     a1.legend(fontsize=7)
     snr = [p.snr_db if math.isfinite(p.snr_db) else np.nan for p in diag.probes]
     a2.plot(L, snr, "o-")
     a2.axhline(0, color="grey", lw=0.8)
-    a2.set(xlabel="layer ℓ", ylabel="SNR (dB)", title="Fisher SNR in the count subspace")
+    a2.set(xlabel="layer ℓ", ylabel="SNR (dB)", title="Fisher SNR in the count subspace", xticks=L)
     ctx.save_figure("count_signal_per_layer", fig, caption="Held-out linear-probe accuracy and Fisher SNR of the count "
                     "at each layer of the tiny counting model. The paper predicts the count stays decodable with high "
                     "SNR through the final layer.")
@@ -502,7 +503,8 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
             ax.plot(s, a, color=colors[k], alpha=0.8, label=k.replace("_", "-") + (" LoRA" if k != "head_only" else "")
                     if i == 0 else None)
     ax.axhline(figs["repair_target"], color="grey", lw=0.8, ls="--")
-    ax.set(xlabel="repair step", ylabel="validation accuracy (full vocab)", title="repairing the planted bottleneck")
+    ax.set(xlabel="repair step (log scale)", ylabel="validation accuracy (full vocab)", xscale="log",
+           title="repairing the planted bottleneck")
     ax.legend(fontsize=8)
     ctx.save_figure("repair_curves", fig, caption="Accuracy during repair of the planted unembedding bottleneck, one "
                     "line per seed: Probe-Informed LoRA (A from the count subspace), random-init LoRA of the same "
