@@ -60,7 +60,7 @@ class Config(ExperimentConfig):
     heads: int = Field(4, ge=1, le=64, description="attention heads")
     intermediate_size: int = Field(128, ge=16, le=16384, description="MLP width")
     train_steps: int = Field(2000, ge=10, le=200_000, description="tiny-model training steps (batch 64)")
-    train_lr: float = Field(3e-3, gt=0, le=1.0, description="tiny-model AdamW learning rate")
+    train_lr: float = Field(5e-3, gt=0, le=1.0, description="tiny-model AdamW learning rate")
     text_weight: float = Field(0.05, ge=0, le=10, description="weight of the filler-text LM loss in training")
     max_distractors: int = Field(5, ge=0, le=20, description="distractor words per prompt (0..this)")
     n_train: int = Field(4000, ge=100, le=1_000_000, description="training prompts")
@@ -178,7 +178,9 @@ def _tiny_model(config: Config, ctx: RunContext, metrics: dict):
                        bound=0.9, interval=iv, reason="a model that counts at >= 90 % has computed the count; below "
                        "that the readout question is moot", kind="check",
                        source="inferred: precondition of the planted-bottleneck reproduction",
-                       note="training steps raised from 1200 to 2000 after 1200-step models reached 68-83 %")
+                       note="changed after seeing results: training steps raised from 1200 to 2000 after 1200-step models "
+                            "reached 68-83 %, and the learning rate from 3e-3 to 5e-3 after 2000 steps at 3e-3 reached "
+                            "82-84 % on other data seeds (5e-3: 98-99 % on two seeds)")
     return model, data, [claim]
 
 

@@ -138,7 +138,7 @@ def make_counting_data(rng: np.random.Generator, *, n_train: int = 4000, n_probe
                         encode_text(tok, text[n_text:]))
 
 
-def train_counting_model(model, data: CountingData, *, steps: int = 1500, batch_size: int = 64, lr: float = 3e-3,
+def train_counting_model(model, data: CountingData, *, steps: int = 2000, batch_size: int = 64, lr: float = 5e-3,
                          text_weight: float = 0.5, seed: int = 0, log_every: int = 0) -> list[float]:
     """Train ``model`` in place: CE on the answer digit + ``text_weight`` × next-token CE on filler.
 
