@@ -139,10 +139,11 @@ def make_counting_data(rng: np.random.Generator, *, n_train: int = 4000, n_probe
 
 
 def train_counting_model(model, data: CountingData, *, steps: int = 2000, batch_size: int = 64, lr: float = 5e-3,
-                         text_weight: float = 0.5, seed: int = 0, log_every: int = 0) -> list[float]:
+                         text_weight: float = 0.05, seed: int = 0, log_every: int = 0) -> list[float]:
     """Train ``model`` in place: CE on the answer digit + ``text_weight`` × next-token CE on filler.
 
-    AdamW: 5 % linear warm-up, constant ``lr``, linear decay to 10 % over the last 10 %. Returns the per-step losses.
+    AdamW: 5 % linear warm-up, constant ``lr``, linear decay to 10 % over the last 10 %. Returns the
+    per-step losses.
     """
     import torch
 
