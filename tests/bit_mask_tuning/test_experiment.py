@@ -10,10 +10,13 @@ from neurips26.harness.config import ConfigError, apply_overrides
 from neurips26.bit_mask_tuning.experiment import Config, llama_8b_gate_shapes, run
 
 
-def test_reduced_run_returns_well_formed_claims(tmp_path):
+def test_reduced_run_returns_well_formed_claims(tmp_path, capfd):
     cfg = Config(hidden=32, ffn=128, pretrain_steps=120, n_seeds=2, sft_steps=10, rl_steps=10, trl_steps=2,
                  eval_every=5)
     out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    # the reproduction prints nothing of trl's own: no per-step log dicts, no weight-loading bars
+    printed = capfd.readouterr()
+    assert "'loss'" not in printed.out + printed.err and "Loading weights" not in printed.out + printed.err
     ids = [c.id for c in out.claims]
     assert len(ids) == len(set(ids)) >= 25
     assert {c.kind for c in out.claims} == {Kind.PAPER, Kind.RECONSTRUCTION, Kind.CHECK}

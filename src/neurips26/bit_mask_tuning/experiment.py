@@ -372,33 +372,50 @@ def _trl_runs(config: Config, base, seed: int) -> dict:
         import trl  # noqa: F401
     except ImportError as exc:
         return {"missing": str(exc)}
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    # A reproduction run prints one summary line per system: trl's per-step log dicts, the
+    # weight-loading bars and transformers' deprecation warnings from inside trl are silenced here
+    # (and restored afterwards); a user's own trainer.train() keeps them.
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    trl_level = logging.getLogger("trl").level
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
     logging.getLogger("trl").setLevel(logging.ERROR)
-    out = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = save_toy_model(base, f"{tmp}/base")
-        tok = toy_tokenizer()
-        grpo_ds, sdft_ds = toy_datasets(config.trl_steps * 64, seed=seed + 2000)
-        for name in ("grpo", "sdft"):
-            model = AutoModelForCausalLM.from_pretrained(path)
-            before = {n: p.detach().clone() for n, p in model.named_parameters()}
-            start = evaluate(model)
-            common = dict(max_steps=config.trl_steps, batch_size=64, seed=seed, logging_steps=config.trl_steps)
-            if name == "grpo":
-                trainer, bm = bmt_grpo_trainer(model, config.rho, exact_match_reward, grpo_ds, tok, f"{tmp}/o",
-                                               num_generations=config.group, temperature=1.5, **common)
-            else:
-                trainer, bm = bmt_sdft_trainer(model, config.rho, sdft_ds, tok, f"{tmp}/o",
-                                               teacher_prompt_fn=toy_teacher_prompt, **common)
-            t0 = time.process_time()
-            trainer.train()
-            secs = time.process_time() - t0
-            model.eval()
-            changed = [n for n, p in model.named_parameters()
-                       if not n.endswith(".scores") and not torch.equal(p, before[n.replace(
-                           ".parametrizations.weight.original", ".weight")])]
-            out[name] = {"start": start, "final": evaluate(model), "n_deleted": bm.n_deleted(), "k": bm.k,
-                         "changed_non_score": changed, "seconds": secs}
+    try:
+        out = {}
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            path = save_toy_model(base, f"{tmp}/base")
+            tok = toy_tokenizer()
+            grpo_ds, sdft_ds = toy_datasets(config.trl_steps * 64, seed=seed + 2000)
+            for name in ("grpo", "sdft"):
+                model = AutoModelForCausalLM.from_pretrained(path)
+                before = {n: p.detach().clone() for n, p in model.named_parameters()}
+                start = evaluate(model)
+                common = dict(max_steps=config.trl_steps, batch_size=64, seed=seed, logging_steps=config.trl_steps)
+                if name == "grpo":
+                    trainer, bm = bmt_grpo_trainer(model, config.rho, exact_match_reward, grpo_ds, tok, f"{tmp}/o",
+                                                   num_generations=config.group, temperature=1.5, **common)
+                else:
+                    trainer, bm = bmt_sdft_trainer(model, config.rho, sdft_ds, tok, f"{tmp}/o",
+                                                   teacher_prompt_fn=toy_teacher_prompt, **common)
+                for callback in (PrinterCallback, ProgressCallback):
+                    trainer.remove_callback(callback)
+                t0 = time.process_time()
+                trainer.train()
+                secs = time.process_time() - t0
+                model.eval()
+                changed = [n for n, p in model.named_parameters()
+                           if not n.endswith(".scores") and not torch.equal(p, before[n.replace(
+                               ".parametrizations.weight.original", ".weight")])]
+                out[name] = {"start": start, "final": evaluate(model), "n_deleted": bm.n_deleted(), "k": bm.k,
+                             "changed_non_score": changed, "seconds": secs}
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+        logging.getLogger("trl").setLevel(trl_level)
     return out
 
 
