@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .geometry import orthonormal_basis
-from .unembedding import TiedEmbeddingError, find_unembedding, untie_unembedding
+from .unembedding import TiedEmbeddingError, check_digit_ids, find_unembedding, untie_unembedding
 
 
 def plant_readout_bottleneck(model, Q_count, digit_ids, *, untie: bool = False) -> np.ndarray:
@@ -35,7 +35,7 @@ def plant_readout_bottleneck(model, Q_count, digit_ids, *, untie: bool = False) 
     Raises:
         TiedEmbeddingError: the head is tied to the input embedding and ``untie`` is False
             (editing it would silently edit the input embedding too).
-        ValueError: ``Q_count`` not [d, r].
+        ValueError: ``Q_count`` not [d, r]; a digit id outside the vocabulary or repeated.
     """
     import torch
 
@@ -48,7 +48,7 @@ def plant_readout_bottleneck(model, Q_count, digit_ids, *, untie: bool = False) 
     Q = orthonormal_basis(Q_count, "Q_count")
     if Q.shape[0] != u.weight.shape[1]:
         raise ValueError(f"Q_count has ambient dimension {Q.shape[0]}, the model has d = {u.weight.shape[1]}")
-    ids = list(digit_ids)
+    ids = check_digit_ids(digit_ids, u.weight.shape[0])
     with torch.no_grad():
         old = u.weight[ids].double().clone()
         new = old - (old @ torch.from_numpy(Q)) @ torch.from_numpy(Q).T          # W_D (I − Q Qᵀ)
@@ -142,11 +142,14 @@ def diagnose(probe_accuracy, model_accuracy: float, *, high: float = 0.9) -> Dia
     readout bottleneck; some earlier layer ≥ high → late overwrite; else not computed.
 
     Raises:
-        ValueError: empty accuracies or a value outside [0, 1].
+        ValueError: empty accuracies, a value outside [0, 1] or NaN, or ``high`` outside (0, 1].
     """
     acc = np.asarray(probe_accuracy, np.float64)
-    if acc.ndim != 1 or len(acc) == 0 or (acc < 0).any() or (acc > 1).any() or not 0 <= model_accuracy <= 1:
-        raise ValueError("probe_accuracy must be a non-empty 1-D array in [0, 1] and model_accuracy in [0, 1]")
+    if acc.ndim != 1 or len(acc) == 0 or not np.all((acc >= 0) & (acc <= 1)) or not 0 <= model_accuracy <= 1:
+        raise ValueError(f"probe_accuracy must be a non-empty 1-D array in [0, 1] (no NaN) and model_accuracy in "
+                         f"[0, 1]; got {acc.tolist()} and {model_accuracy}")
+    if not 0 < high <= 1:
+        raise ValueError(f"high={high}; allowed: 0 < high <= 1 (the accuracy regarded as 'decodable')")
     final, peak = float(acc[-1]), float(acc.max())
     if model_accuracy >= high:
         kind, at = "reads_out", None
@@ -167,15 +170,27 @@ def subspace_ablation_accuracy(model, h_tilde, counts, digit_ids, Q_count, mean=
 
     Args:
         h_tilde: readout-space states [n, d] (torch or numpy); counts [n] in 1..9.
+
+    Raises:
+        ValueError: non-finite or mis-shaped ``h_tilde``; ``counts`` not [n] or outside
+            1..len(digit_ids); bad digit ids.
     """
     import torch
 
     from .unembedding import logits_from_readout
 
     H = torch.as_tensor(np.asarray(h_tilde), dtype=torch.float64)
+    y = np.asarray(counts)
+    ids = check_digit_ids(digit_ids, find_unembedding(model).weight.shape[0])
+    if H.ndim != 2 or not torch.isfinite(H).all():
+        raise ValueError(f"h_tilde must be a finite [n, d] array; got shape {tuple(H.shape)}"
+                         + ("" if H.ndim != 2 else " with non-finite values"))
+    if y.shape != (H.shape[0],) or not np.all((y >= 1) & (y <= len(ids))) or not np.all(y == np.round(y)):
+        raise ValueError(f"counts must be [{H.shape[0]}] integers in 1..{len(ids)} (one digit id per count); got "
+                         f"shape {y.shape}, values {np.unique(y)[:10].tolist()}")
     Q = torch.from_numpy(orthonormal_basis(Q_count, "Q_count"))
     mu = H.mean(0) if mean is None else torch.as_tensor(np.asarray(mean), dtype=torch.float64)
     Ha = H - ((H - mu) @ Q) @ Q.T
     with torch.no_grad():
-        z = logits_from_readout(model, Ha.float())[:, list(digit_ids)]
-    return float((z.argmax(-1).numpy() + 1 == np.asarray(counts)).mean())
+        z = logits_from_readout(model, Ha.float())[:, ids]
+    return float((z.argmax(-1).numpy() + 1 == y).mean())

@@ -22,7 +22,7 @@ from .geometry import orthonormal_basis, readout_alignment
 from .models import TextBatch, counting_accuracy
 from .probes import LayerProbe, count_subspace, probe_layers
 from .tasks import FORMATS, DigitTokens, EncodedPrompts, digit_tokens, encode_prompts, generate_counting_prompts
-from .unembedding import digit_rows, logit_lens
+from .unembedding import digit_rows, find_unembedding, logit_lens
 
 
 @dataclass
@@ -121,10 +121,16 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
 
     Raises:
         MultiTokenDigitError: digits are several tokens and ``first_token`` is off.
-        ValueError: prompts longer than the model's context; too few prompts per count.
+        ValueError: prompts longer than the model's context; too few prompts per count; no
+            recognised unembedding; ``chunk < 1``; ``high`` outside (0, 1].
     """
     import torch
 
+    if isinstance(chunk, bool) or int(chunk) != chunk or chunk < 1:
+        raise ValueError(f"chunk={chunk!r}; allowed: an integer >= 1 (prompts per forward pass)")
+    if not 0 < high <= 1:
+        raise ValueError(f"high={high}; allowed: 0 < high <= 1")
+    find_unembedding(model)  # fail fast, naming the attributes looked for, before any forward pass
     digits = digits or digit_tokens(tokenizer, first_token=first_token)
     if fit is None or test is None:
         rng = np.random.default_rng(seed)

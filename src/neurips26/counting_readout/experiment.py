@@ -95,6 +95,8 @@ class Config(ExperimentConfig):
 
     @model_validator(mode="after")
     def _enough_probe_prompts(self) -> "Config":
+        if self.hidden_size % self.heads:
+            raise ValueError(f"hidden_size={self.hidden_size} must be a multiple of heads={self.heads}")
         if self.n_probe < 45 * self.rank:
             raise ValueError(f"n_probe={self.n_probe} gives {self.n_probe // 9} prompts per count; a rank-{self.rank} "
                              f"subspace needs >= 5·r = {5 * self.rank} per count (n_probe >= {45 * self.rank})")
@@ -518,6 +520,12 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {}
     figs: dict = {}
     claims = []
+    if config.model_path:   # fail before minutes of tiny-model training, on the machine that will load it
+        from pathlib import Path
+
+        if not (Path(config.model_path).expanduser() / "config.json").is_file():
+            raise ValueError(f"model_path={config.model_path!r} is not a folder with a config.json (a save_pretrained "
+                             "checkpoint; nothing is downloaded)")
     with warnings.catch_warnings(), torch_threads(1):
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", UserWarning)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .geometry import orthonormal_basis
-from .unembedding import TiedEmbeddingError, find_unembedding
+from .unembedding import TiedEmbeddingError, check_digit_ids, find_unembedding
 
 INITS = ("probe", "random")
 
@@ -59,7 +59,8 @@ def attach_lora(model, rank: int, *, init: str = "probe", Q_count=None, digit_id
     Raises:
         TiedEmbeddingError: tied head (untie it first with
             :func:`~.unembedding.untie_unembedding`; never edit the input embedding silently).
-        ValueError: unknown ``init``; ``Q_count`` missing or not [d, rank]; missing ``digit_ids``.
+        ValueError: unknown ``init``; ``rank`` not in 1..d; ``Q_count`` missing or not [d, rank];
+            missing, repeated or out-of-vocabulary ``digit_ids``.
     """
     import torch
     from peft import LoraConfig, get_peft_model
@@ -71,8 +72,12 @@ def attach_lora(model, rank: int, *, init: str = "probe", Q_count=None, digit_id
         raise TiedEmbeddingError("lm_head is tied to the input embedding; call untie_unembedding(model) first "
                                  "(a LoRA on a tied head would also change the input embedding's role)")
     V, d = u.weight.shape
+    if isinstance(rank, bool) or int(rank) != rank or not 1 <= rank <= d:
+        raise ValueError(f"rank={rank!r}; allowed: an integer in 1..{d} (the head's input dimension d)")
     if digit_rows_only and digit_ids is None:
         raise ValueError("digit_rows_only=True needs digit_ids")
+    if digit_ids is not None:
+        digit_ids = check_digit_ids(digit_ids, V)
     if init == "probe":
         if Q_count is None:
             raise ValueError("init='probe' needs Q_count, the [d, r] count-subspace basis")

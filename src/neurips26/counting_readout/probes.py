@@ -73,7 +73,13 @@ def fisher_snr(Z, y) -> float:
 
 
 def to_db(snr: float) -> float:
-    """10·log10(snr) (−inf for 0)."""
+    """10·log10(snr) (−inf for 0, +inf for inf).
+
+    Raises:
+        ValueError: ``snr`` negative or NaN (an SNR is a ratio of scatters, >= 0).
+    """
+    if not snr >= 0:
+        raise ValueError(f"snr={snr}; allowed: snr >= 0 (a ratio of scatters), not NaN")
     return 10.0 * math.log10(snr) if snr > 0 else -math.inf
 
 

@@ -103,15 +103,21 @@ def generate_counting_prompts(n: int, rng: np.random.Generator, *, formats: tupl
     ``words``), shuffles them and uses a format drawn from ``formats``.
 
     Raises:
-        ValueError: ``n < 1``, fewer than 2 words, an unknown format, a count outside 1..9.
+        ValueError: ``n < 1``, fewer than 2 or repeated words, an unknown format, a count that is
+            not an integer in 1..9, a negative ``max_distractors``.
     """
     if n < 1:
         raise ValueError(f"n={n}; allowed: n >= 1")
     if len(words) < 2:
         raise ValueError(f"need >= 2 words (a target and a distractor), got {words!r}")
-    bad = [c for c in counts if not 1 <= int(c) <= 9]
-    if bad or not counts:
-        raise ValueError(f"counts {list(counts)!r}; allowed: non-empty, each in 1..9")
+    bad = [c for c in counts if isinstance(c, (bool, str)) or not float(c).is_integer() or not 1 <= int(c) <= 9]
+    if bad or not len(counts):
+        raise ValueError(f"counts {list(counts)!r}; allowed: non-empty, each an integer in 1..9")
+    counts = tuple(int(c) for c in counts)
+    if isinstance(max_distractors, bool) or int(max_distractors) != max_distractors or max_distractors < 0:
+        raise ValueError(f"max_distractors={max_distractors!r}; allowed: an integer >= 0")
+    if len(set(words)) != len(words):
+        raise ValueError(f"words {words!r} are not distinct (a repeated word would change the true count)")
     cs = np.resize(np.asarray(counts), n)
     rng.shuffle(cs)
     out = []

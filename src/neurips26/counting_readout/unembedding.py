@@ -118,8 +118,26 @@ def digit_rows(model, digit_ids) -> "object":
         ValueError: a digit id outside the vocabulary.
     """
     u = find_unembedding(model)
-    V = u.weight.shape[0]
-    bad = [i for i in digit_ids if not 0 <= int(i) < V]
+    ids = check_digit_ids(digit_ids, u.weight.shape[0])
+    return u.weight.detach()[ids].double().cpu().numpy()
+
+
+def check_digit_ids(digit_ids, vocab_size: int) -> list[int]:
+    """``digit_ids`` as a list of distinct ints in ``0..vocab_size-1``.
+
+    Raises:
+        ValueError: empty, a non-integer, a duplicate, or an id outside the vocabulary (a negative
+            id would otherwise index from the end of W_U and edit/score the wrong row silently).
+    """
+    ids = list(digit_ids) if digit_ids is not None else []
+    if not ids:
+        raise ValueError("digit_ids is empty; give the token id of each digit 1..9")
+    if any(isinstance(i, float) and not float(i).is_integer() for i in ids):
+        raise ValueError(f"digit token ids {ids} must be integers")
+    ids = [int(i) for i in ids]
+    bad = [i for i in ids if not 0 <= i < vocab_size]
     if bad:
-        raise ValueError(f"digit token ids {bad} outside the vocabulary of size {V}")
-    return u.weight.detach()[list(digit_ids)].double().cpu().numpy()
+        raise ValueError(f"digit token ids {bad} outside the vocabulary of size {vocab_size} (allowed: 0..{vocab_size - 1})")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"digit token ids {ids} are not distinct")
+    return ids
