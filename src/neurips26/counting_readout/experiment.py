@@ -49,6 +49,12 @@ from .unembedding import digit_rows, find_unembedding, logits_from_readout
 
 ABSTRACT = "abstract"
 CHANCE = 1 / 9  # nine counts 1..9
+#: Appended (review) to every claim whose verdict rests on the one tiny model the run trains.
+SINGLE_MODEL = (" Judged on ONE tiny model trained with the run seed (repair seeds do not vary it), not over "
+                "training seeds: with --seed 1 the 2000-step model reaches only 80 %, and the precondition, "
+                "final-layer decodability and the diagnosis claim do not hold while the restoration is inconclusive "
+                "(79.9 % vs 80 %). Training steps (1200 → 2000) and learning rate (3e-3 → 5e-3) were changed after "
+                "seeing earlier models fail the precondition.")
 
 
 class Config(ExperimentConfig):
@@ -183,6 +189,8 @@ def _tiny_model(config: Config, ctx: RunContext, metrics: dict):
                        note="changed after seeing results: training steps raised from 1200 to 2000 after 1200-step models "
                             "reached 68-83 %, and the learning rate from 3e-3 to 5e-3 after 2000 steps at 3e-3 reached "
                             "82-84 % on other data seeds (5e-3: 98-99 % on two seeds)")
+    claim.note += (" The research brief asked for >= 95 %; the 90 % bound is lower (at 95 % the seed-0 interval "
+                   "93.8-97.6 % would be inconclusive)." + SINGLE_MODEL)
     return model, data, [claim]
 
 
@@ -224,15 +232,22 @@ def _diagnosis(config: Config, ctx: RunContext, model, data, metrics: dict, figs
         "final layer: a held-out linear probe on the last layer's residual stream at the answer position decodes "
         "the count.", measured=p, bound=0.9, interval=iv, paper_value="linearly decodable through the final layer",
         reason="'decodable' fixed before the run as >= 90 % held-out accuracy over 9 counts (chance 11 %); the "
-        "interval is Clopper-Pearson over test prompts", kind="paper", source=ABSTRACT,
+        "interval is Clopper-Pearson over test prompts", kind="reconstruction", source=ABSTRACT,
         note=f"tiny {config.arch} model, {config.layers} blocks; selectivity over shuffled-label control "
-             f"{final.selectivity:.2f}; per-layer values in metrics"))
+             f"{final.selectivity:.2f}; per-layer values in metrics. Kind 'reconstruction' (review): the abstract's "
+             "statement is about LLMs; in a tiny model selected to count >= 90 % through a linear head the count "
+             "is linearly decodable at the last layer almost by construction, so this checks the probe pipeline, "
+             "not the paper's finding. The research brief's bound was 95 % (this run's interval straddles it)."
+             + SINGLE_MODEL))
     claims.append(C.at_least(
         "count_snr_high_final_layer", "The count signal has a high signal-to-noise ratio at the final layer "
         "(Fisher ratio tr S_B / tr S_W in the count subspace, fitted and measured on disjoint prompts).",
         measured=final.snr, bound=1.0, paper_value="high SNR (no number readable)",
         reason="the abstract gives no number; fixed before the run: between-count scatter exceeds within-count "
-        "scatter (0 dB)", kind="paper", source=ABSTRACT, note="SNR definition inferred (Fisher ratio)"))
+        "scatter (0 dB)", kind="reconstruction", source=ABSTRACT,
+        note="SNR definition inferred (Fisher ratio). Kind 'reconstruction' (review): on a tiny model that counts, a "
+             "high final-layer SNR follows from its accuracy; it does not test the paper's LLM finding."
+             + SINGLE_MODEL))
     abl = diag.ablation
     used = abl["count_subspace"] <= CHANCE + 0.15 and abl["random_subspace"] >= abl["base"] - 0.1
     claims.append(C.check(
@@ -316,7 +331,7 @@ def _planted(config: Config, ctx: RunContext, model, data, diag, metrics: dict):
         reason="the decision rule (90 % accuracy) was fixed before the run", kind="reconstruction",
         note="The overwrite was first planted as a hook on the last block; the 2-block model computes the count in "
              "that block, so nothing earlier was decodable. It is now an appended block (layer L+1), changed after "
-             "seeing that.",
+             "seeing that." + SINGLE_MODEL,
         source="inferred: the competing account (a late block overwrites the count) predicts probe loss at the "
         "last layer, the bottleneck does not"))
     return broken, claims
@@ -390,6 +405,8 @@ def _repair(config: Config, ctx: RunContext, model, broken, data, diag, metrics:
                       note=f"{config.lora_steps} steps at most; digit-restricted accuracy in metrics")
            for r in rows["probe"]]
     claims.append(C.over_seeds(per, seeds))
+    claims[-1].note += (" The bottleneck is planted by us in a toy model; the research brief's bound was 90 % "
+                        "(the 80 % here is the abstract's lower end)." + SINGLE_MODEL)
     per = [C.at_most("general_text_loss_preserved", "The repair preserves general capability: held-out filler-text "
                      "loss changes by at most 2 % relative.", measured=abs(r["text_loss_rel_change"]), bound=0.02,
                      paper_value="general capabilities preserved", reason="fixed before the run: 2 % relative "
@@ -416,7 +433,8 @@ def _repair(config: Config, ctx: RunContext, model, broken, data, diag, metrics:
                         "runs every step instead of every 5 (both inits reached the old target at the same check). "
                         f"At d = {config.hidden_size} a random rank-{config.rank} subspace already captures much of "
                         "the count signal, so the margin is small; the benchmark compares frozen and trained A at "
-                        "d = 256.")
+                        "d = 1024. Review: a one-step margin at eval_every=1 is within the seed-to-seed spread of "
+                        "either init, so 'holds' here is weak evidence.")
     claims.append(C.check(
         "lora_actually_trains", "The LoRA parameters receive a nonzero gradient, change, and move the logits "
         "(guard against a silent no-train of a LoRA on lm_head), in every repair run.",
