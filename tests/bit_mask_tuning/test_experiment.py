@@ -1,6 +1,7 @@
 """End-to-end run at a reduced configuration: every claim has a kind, a source and a verdict."""
 
 import json
+import warnings
 
 import pytest
 
@@ -13,10 +14,14 @@ from neurips26.bit_mask_tuning.experiment import Config, llama_8b_gate_shapes, r
 def test_reduced_run_returns_well_formed_claims(tmp_path, capfd):
     cfg = Config(hidden=32, ffn=128, pretrain_steps=120, n_seeds=2, sft_steps=10, rl_steps=10, trl_steps=2,
                  eval_every=5)
-    out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
-    # the reproduction prints nothing of trl's own: no per-step log dicts, no weight-loading bars
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+    # the reproduction prints nothing of trl's own: no per-step log dicts, no weight-loading bars,
+    # no transformers deprecation warnings raised inside peft/trl
     printed = capfd.readouterr()
     assert "'loss'" not in printed.out + printed.err and "Loading weights" not in printed.out + printed.err
+    assert not [w for w in caught if issubclass(w.category, FutureWarning)], [str(w.message) for w in caught]
     ids = [c.id for c in out.claims]
     assert len(ids) == len(set(ids)) >= 25
     assert {c.kind for c in out.claims} == {Kind.PAPER, Kind.RECONSTRUCTION, Kind.CHECK}

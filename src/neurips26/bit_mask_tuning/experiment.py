@@ -633,6 +633,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     claims = []
     with warnings.catch_warnings(), torch_threads(1):
         warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", FutureWarning)  # transformers v6 deprecations raised inside peft/trl
         per_seed, trl = [], []
         for s in ctx.track(seeds, "seeds (pre-train + 9 adaptations + 2 trl runs)"):
             per_seed.append(_runs_for_seed(config, s))
