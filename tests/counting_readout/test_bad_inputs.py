@@ -87,3 +87,12 @@ def test_config_fails_fast_on_missing_checkpoint_and_bad_width(tmp_path):
     with pytest.raises(ValueError, match="config.json"):  # was: raised after the tiny model's training
         run(Config(model_path=str(tmp_path / "nope")), RunContext(seed=0, out_dir=tmp_path))
     assert time.process_time() - t0 < 5  # before any training (quick training is ~60 s CPU)
+
+
+def test_fractional_prompt_count_and_empty_model_are_refused(small_data):
+    # was: n=2.5 failed inside range() with a TypeError; layers=0 built a model with no blocks
+    with pytest.raises(ValueError, match="n=2.5"):
+        generate_counting_prompts(2.5, np.random.default_rng(0))
+    for bad in ({"layers": 0}, {"heads": 0}, {"hidden_size": 32.0}):
+        with pytest.raises(ValueError, match="allowed: an integer >= 1"):
+            build_tiny_model(small_data.tokenizer, **{"hidden_size": 32, "heads": 4, **bad})

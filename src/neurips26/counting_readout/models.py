@@ -27,14 +27,18 @@ def build_tiny_model(tokenizer, *, arch: str = "llama", hidden_size: int = 64, l
     """A randomly initialised tiny causal LM over ``tokenizer``'s vocabulary.
 
     Raises:
-        ValueError: unknown ``arch`` (allowed: ``llama``, ``qwen2``) or ``hidden_size`` not a
-            multiple of ``heads``.
+        ValueError: unknown ``arch`` (allowed: ``llama``, ``qwen2``), a size that is not an
+            integer >= 1, or ``hidden_size`` not a multiple of ``heads``.
     """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
     if arch not in ARCHITECTURES:
         raise ValueError(f"arch={arch!r}; allowed: {ARCHITECTURES}")
+    for name, value in (("hidden_size", hidden_size), ("layers", layers), ("heads", heads),
+                        ("intermediate_size", intermediate_size), ("max_positions", max_positions)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r}; allowed: an integer >= 1")
     if hidden_size % heads:
         raise ValueError(f"hidden_size={hidden_size} must be a multiple of heads={heads}")
     cfg_cls, model_cls = (LlamaConfig, LlamaForCausalLM) if arch == "llama" else (Qwen2Config, Qwen2ForCausalLM)

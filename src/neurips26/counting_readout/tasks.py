@@ -106,8 +106,8 @@ def generate_counting_prompts(n: int, rng: np.random.Generator, *, formats: tupl
         ValueError: ``n < 1``, fewer than 2 or repeated words, an unknown format, a count that is
             not an integer in 1..9, a negative ``max_distractors``.
     """
-    if n < 1:
-        raise ValueError(f"n={n}; allowed: n >= 1")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n={n!r}; allowed: an integer >= 1")
     if len(words) < 2:
         raise ValueError(f"need >= 2 words (a target and a distractor), got {words!r}")
     bad = [c for c in counts if isinstance(c, (bool, str)) or not float(c).is_integer() or not 1 <= int(c) <= 9]
@@ -227,7 +227,8 @@ def digit_tokens(tokenizer, prompt: str = "Answer:", *, first_token: bool = Fals
                 return DigitTokens(ids, prefix, True, pieces)
     raise MultiTokenDigitError(
         "digits 1..9 are not single tokens after the prompt for this tokenizer: "
-        + "; ".join(f"prefix {p!r}: " + ", ".join(f"{d}->{v}" for d, v in pc.items() if len(v) != 1)
+        + "; ".join(f"prefix {p!r}: " + ", ".join(f"{d}->{v if v else '(no token: not in the vocabulary)'}"
+                                                  for d, v in pc.items() if len(v) != 1)
                     for p, pc in tried.items())
         + " (pass first_token=True to score each digit's first token when those are distinct)")
 
