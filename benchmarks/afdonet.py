@@ -14,23 +14,14 @@ Run: ``.venv/bin/python benchmarks/afdonet.py`` (about a minute on 2 cores).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import torch
 
+from _timing import best_cpu
 from neurips26.afdonet import (AFDOperator, ReferenceAFDONet, boundary_points, count_parameters,
                                default_radii, fit, inference_seconds_per_sample, matched_fno, maximal_selection,
                                maximal_selection_loop)
-
-
-def best_of(fn, repeats=3):
-    best, out = math.inf, None
-    for _ in range(repeats):
-        t0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t0)
-    return best, out
 
 
 def selection_scaling(m=2048):
@@ -42,12 +33,12 @@ def selection_scaling(m=2048):
     loop_rate = None
     for n_rad, n_ang in ((4, 64), (8, 128), (16, 256), (32, 512), (64, 1024), (64, 2048)):
         radii = default_radii(0.99, n_rad)
-        tv, (a_v, _) = best_of(lambda: maximal_selection(g, radii, n_ang, refine_rounds=0))
+        tv, (a_v, _) = best_cpu(lambda: maximal_selection(g, radii, n_ang, refine_rounds=0))
         n_c = n_rad * n_ang
         if n_c <= 2048:
             ang = 2 * math.pi * torch.arange(n_ang, dtype=torch.float64) / n_ang
             cands = torch.polar(radii[:, None].expand(-1, n_ang), ang[None].expand(n_rad, -1)).flatten()
-            tl, (a_l, _) = best_of(lambda: maximal_selection_loop(g, cands), 1)
+            tl, (a_l, _) = best_cpu(lambda: maximal_selection_loop(g, cands), 1)
             assert abs(a_l - a_v) < 1e-12
             loop_rate = tl / n_c
             est = ""

@@ -15,24 +15,13 @@ Run: ``.venv/bin/python benchmarks/aigi_detection.py`` (about a minute).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import torch
 
+from _timing import median_wall
 from neurips26.aigi_detection import world as W
 from neurips26.aigi_detection.encoder import RandomConvEncoder, build_tiny_encoder
 from neurips26.aigi_detection.heads import LossSwitches, train_detector
-
-
-def _median_time(fn, repeat: int = 5) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def main() -> None:
@@ -49,7 +38,7 @@ def main() -> None:
     print(f"== 1. feature caching ({n} images, 32x32) ==")
     print(f"{'encoder':<28} {'images/s':>9} {'cache KB/img f32':>17} {'f16':>6}")
     for name, enc in encoders.items():
-        t = _median_time(lambda: enc.layer_cls(data.images), repeat=3)
+        t = median_wall(lambda: enc.layer_cls(data.images), repeat=3)
         per = enc.num_layers * enc.hidden_size
         print(f"{name:<28} {n / t:>9.0f} {per * 4 / 1024:>17.2f} {per * 2 / 1024:>6.2f}")
     print("   (CLIP ViT-L/14 at full scale: 24 x 1024 cues = 96 KB/img f32, 48 KB f16; 'layers=' keeps the last k)")
@@ -68,13 +57,13 @@ def main() -> None:
                     c = enc.layer_cls(data.images)
                     train_detector(c, data.label, sw, content=data.content, epochs=1, seed=0)
 
-            tc, te = _median_time(cached, 3) / epochs, _median_time(end_to_end, 3) / epochs
+            tc, te = median_wall(cached, 3) / epochs, median_wall(end_to_end, 3) / epochs
             print(f"{name:<28} {hname:<9} {tc:>11.4f} {te:>15.4f} {te / tc:>6.1f}x")
 
     print("\n== 3. SA-AFL overhead vs baseline head (cached cues, 20 epochs) ==")
     cues = encoders["random-cnn (4 layers, D=32)"].layer_cls(data.images)
-    tb = _median_time(lambda: train_detector(cues, data.label, LossSwitches.baseline(), epochs=20, seed=0), 3)
-    ts = _median_time(lambda: train_detector(cues, data.label, LossSwitches(), content=data.content, epochs=20, seed=0), 3)
+    tb = median_wall(lambda: train_detector(cues, data.label, LossSwitches.baseline(), epochs=20, seed=0), 3)
+    ts = median_wall(lambda: train_detector(cues, data.label, LossSwitches(), content=data.content, epochs=20, seed=0), 3)
     print(f"baseline {tb:.3f} s, SA-AFL {ts:.3f} s: SA-AFL / baseline = {ts / tb:.2f}x "
           f"({n * 20 / tb:.0f} vs {n * 20 / ts:.0f} samples/s)")
 

@@ -20,19 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from _timing import best_wall
 from neurips26.backends import OpenAIBackend, StubOpenAIServer
 from neurips26.belief_search import (Belief, SensorModel, VLMSensor, decode_all, decode_frames, draw_video,
                                      encode_video, expected_information_gain, probe_video, sample_segment_frames,
                                      segment_bounds)
-
-
-def _best(fn, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def decoding(directory: Path) -> None:
@@ -45,8 +37,8 @@ def decoding(directory: Path) -> None:
         segs = rng.choice(64, n_seg, replace=False)
         want = np.concatenate([sample_segment_frames(bounds, int(s), 2, rng) for s in segs])
         stats: dict = {}
-        t_seek = _best(lambda: decode_frames(path, want, info=info, stats=stats))
-        t_seq = _best(lambda: decode_all(path)[want])
+        t_seek = best_wall(lambda: decode_frames(path, want, info=info, stats=stats))
+        t_seq = best_wall(lambda: decode_all(path)[want])
         print(f"decode {len(want)} wanted frames of {info.n_frames} (keyframe every 32): seeking {t_seek * 1e3:.1f} ms "
               f"({len(want) / t_seek:,.0f} wanted frames/s, {stats['seeks']} seeks, {stats['decoded']} decoded), "
               f"sequential {t_seq * 1e3:.1f} ms ({info.n_frames / t_seq:,.0f} frames/s, {len(want) / t_seq:,.0f} "

@@ -16,32 +16,23 @@ Run: ``.venv/bin/python benchmarks/counting_readout.py`` (about a minute on 2 co
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import torch
 
+from _timing import best_cpu
 from neurips26.counting_readout import (build_tiny_model, capture_residuals, count_subspace, make_counting_data,
                                         plant_readout_bottleneck, probe_layers)
 from neurips26.counting_readout.lora import attach_lora, probe_informed_lora
 from neurips26.counting_readout.models import answer_logits
 
 
-def cpu(fn, repeats=3):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t0)
-    return best, out
-
-
 def capture_throughput(data):
     model = build_tiny_model(data.tokenizer, hidden_size=128, layers=4, heads=8, intermediate_size=256).eval()
     batch = data.probe
     tokens = int(batch.attention_mask.sum())
-    th, a = cpu(lambda: capture_residuals(model, batch, method="hooks"))
-    ts, b = cpu(lambda: capture_residuals(model, batch, method="hidden_states"))
+    th, a = best_cpu(lambda: capture_residuals(model, batch, method="hooks"))
+    ts, b = best_cpu(lambda: capture_residuals(model, batch, method="hidden_states"))
     assert torch.allclose(a.answer, b.answer, atol=1e-5)
     print(f"capture, {len(batch)} prompts, {tokens} tokens, 4 blocks, d=128 (tokens per CPU second)")
     print(f"  hooks {tokens / th:10.0f}   output_hidden_states {tokens / ts:10.0f}   ratio hooks/hs {ts / th:5.2f}")
@@ -56,7 +47,7 @@ def probe_timing():
         y = np.resize(np.arange(1, 10), n)
         u = rng.standard_normal(d)
         H = rng.standard_normal((1, n, d)) + np.outer(y, u / np.linalg.norm(u))[None] * 0.5   # SNR fixed in d
-        t, _ = cpu(lambda: probe_layers(H[:, : n // 2], y[: n // 2], H[:, n // 2:], y[n // 2:], rank=8), repeats=2)
+        t, _ = best_cpu(lambda: probe_layers(H[:, : n // 2], y[: n // 2], H[:, n // 2:], y[n // 2:], rank=8), repeats=2)
         print(f"{n:6d} {d:5d} {t:8.2f}")
 
 
@@ -107,8 +98,8 @@ def cached_vs_forward(model, data):
         loss.backward()
         opt.step()
 
-    tf, _ = cpu(lambda: [step(True) for _ in range(10)])
-    tc, _ = cpu(lambda: [step(False) for _ in range(10)])
+    tf, _ = best_cpu(lambda: [step(True) for _ in range(10)])
+    tc, _ = best_cpu(lambda: [step(False) for _ in range(10)])
     print(f"repair step, batch 64 (CPU ms): full forward {100 * tf:.2f}, cached head inputs {100 * tc:.3f}, "
           f"ratio {tf / tc:.0f}x")
 

@@ -14,20 +14,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import torch
 
+from _timing import median_wall
 from neurips26.lowrank_collapse import MLPVectorField, RankMonitor, flow_matching_loss, rank_summary, train
-
-
-def _median_time(fn, repeat: int = 7) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def diagnostics_vs_step(dim: int = 32, batch: int = 256) -> None:
@@ -45,10 +35,10 @@ def diagnostics_vs_step(dim: int = 32, batch: int = 256) -> None:
             flow_matching_loss(field, x1, g).backward()
             opt.step()
 
-        t_step = _median_time(step)
+        t_step = median_wall(step, 7)
         G = field.linear_layers[1].weight.grad.detach().clone()
-        t_exact = _median_time(lambda: rank_summary(G, "exact"))
-        t_rand = _median_time(lambda: rank_summary(G, "randomized", k=32))
+        t_exact = median_wall(lambda: rank_summary(G, "exact"), 7)
+        t_rand = median_wall(lambda: rank_summary(G, "randomized", k=32), 7)
         ex, ra = rank_summary(G, "exact").top, rank_summary(G, "randomized", k=32).top
         err = max(abs(a - b) / ex[0] for a, b in zip(ex, ra))
         print(f"{width:>6} {1e3 * t_step:>8.2f} {t_exact / t_step:>11.2f} {t_rand / t_step:>10.2f} "

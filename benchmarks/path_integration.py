@@ -14,21 +14,14 @@ Run: ``.venv/bin/python benchmarks/path_integration.py`` (about a minute on 2 co
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import torch
 
+from _timing import best_cpu
 from neurips26.path_integration import (HRNN, Arena, HeadDirectionCells, PlaceCells, SingleModuleRNN, TrainingConfig,
                                         rate_maps, rate_maps_loop, shuffled_statistics, simulate_trajectories,
                                         train_hrnn)
 from neurips26.path_integration.experiment import Config
-
-
-def cpu(fn):
-    t0 = time.process_time()
-    out = fn()
-    return time.process_time() - t0, out
 
 
 def throughput(sizes=((64, 128), (256, 512)), steps=30, batch=64, seq_len=20):
@@ -42,8 +35,8 @@ def throughput(sizes=((64, 128), (256, 512)), steps=30, batch=64, seq_len=20):
         torch.manual_seed(0)
         h = HRNN(na, npos, hd, pc)
         s = SingleModuleRNN(na + npos, hd, pc)
-        th, _ = cpu(lambda: train_hrnn(h, cfg, rng, batches=batches))
-        ts, _ = cpu(lambda: train_hrnn(s, cfg, rng, batches=batches))
+        th, _ = best_cpu(lambda: train_hrnn(h, cfg, rng, batches=batches), repeats=1)
+        ts, _ = best_cpu(lambda: train_hrnn(s, cfg, rng, batches=batches), repeats=1)
         qh, qs = steps * batch / th, steps * batch / ts
         print(f"{na:>4}+{npos:<5} {qh:9.0f} {qs:9.0f} {qh / qs:12.2f}")
 
@@ -52,8 +45,8 @@ def maps(n_units=4096, samples=10_000, bins=20):
     rng = np.random.default_rng(0)
     pos = rng.uniform(-1.1, 1.1, (samples, 2))
     act = rng.random((samples, n_units)).astype(np.float64)
-    tv, a = cpu(lambda: rate_maps(pos, act, Arena(2.2), bins))
-    tl, b = cpu(lambda: rate_maps_loop(pos, act, Arena(2.2), bins))
+    tv, a = best_cpu(lambda: rate_maps(pos, act, Arena(2.2), bins), repeats=1)
+    tl, b = best_cpu(lambda: rate_maps_loop(pos, act, Arena(2.2), bins), repeats=1)
     assert np.allclose(a, b, equal_nan=True)
     print(f"\nrate maps, {n_units} units × {samples} samples, {bins}² bins: sparse product {tv:.3f} s, "
           f"histogram2d loop {tl:.3f} s, loop/vectorised = {tl / max(tv, 1e-9):.1f}")
@@ -64,14 +57,14 @@ def shuffles(n_units=512, samples=10_000, n_shuffles=200):
     heading = rng.uniform(-np.pi, np.pi, samples)
     act = rng.random((samples, n_units))
     om, v = rng.normal(size=samples), rng.random(samples)
-    tf, st = cpu(lambda: shuffled_statistics(act, heading, om, v, rng, n_shuffles=n_shuffles))
+    tf, st = best_cpu(lambda: shuffled_statistics(act, heading, om, v, rng, n_shuffles=n_shuffles), repeats=1)
     z = np.exp(1j * heading)
     shifts = rng.integers(50, samples - 50, n_shuffles)
 
     def loop():
         return np.quantile([np.abs(z @ np.roll(act, s, 0)) / act.sum(0) for s in shifts], 0.99, axis=0)
 
-    tl, p99 = cpu(loop)
+    tl, p99 = best_cpu(loop, repeats=1)
     print(f"shuffle controls, {n_units} units × {samples} samples: FFT (all shifts, R and two correlations) {tf:.3f} s, "
           f"{n_shuffles} np.roll shifts (R only) {tl:.3f} s, ratio = {tl / max(tf, 1e-9):.1f}")
 

@@ -18,23 +18,13 @@ Run: ``.venv/bin/python benchmarks/relu_symmetries.py`` (about a minute on 2 cor
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from _timing import best_cpu
 from neurips26.relu_symmetries import (Box, equivalent, exact_jacobian, exact_rank, jacobian, numerical_rank,
                                        points_for_confidence, random_evaluation_equal, random_network,
                                        random_orbit_element, sample_away_from_kinks)
 from neurips26.relu_symmetries.constructions import constructions, generic_switching_network
-
-
-def best_of(fn, repeats=3):
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t0)
-    return best, out
 
 
 def decision_vs_width(widths=(16, 32, 64, 128, 256, 512, 1024)):
@@ -49,9 +39,9 @@ def decision_vs_width(widths=(16, 32, 64, 128, 256, 512, 1024)):
         moved = random_orbit_element(net, rng).net
         b3 = net.b3 + 1e-3
         pert = net.replace(b3=b3)
-        te, d = best_of(lambda: equivalent(net, moved, box))
-        tp, p = best_of(lambda: equivalent(net, pert, box))
-        tr, _ = best_of(lambda: random_evaluation_equal(net, moved, box, n_rand, rng), 1)
+        te, d = best_cpu(lambda: equivalent(net, moved, box))
+        tp, p = best_cpu(lambda: equivalent(net, pert, box))
+        tr, _ = best_cpu(lambda: random_evaluation_equal(net, moved, box, n_rand, rng), 1)
         assert d.is_equivalent is True and p.is_equivalent is False
         rows.append((n, te, tp, tr))
         print(f"{n:6d} {te:11.4f} {tp:10.4f} {tr:9.4f} {tr / max(te, 1e-9):13.1f} {tr / max(tp, 1e-9):12.1f}")
@@ -81,10 +71,10 @@ def exact_vs_float_rank():
         E, J = exact_jacobian(net, X), jacobian(net, X)
         times, ranks = [], set()
         for b in backends:
-            t, r = best_of(lambda: exact_rank(E, backend=b))
+            t, r = best_cpu(lambda: exact_rank(E, backend=b))
             times.append(t)
             ranks.add(r)
-        ts, (rs, _) = best_of(lambda: numerical_rank(J))
+        ts, (rs, _) = best_cpu(lambda: numerical_rank(J))
         assert len(ranks) == 1
         print(f"{name:<48} {len(E):>4}×{J.shape[1]:<4} {ranks.pop():6d} {rs:4d} " + " ".join(f"{t:8.4f}" for t in times)
               + f" {ts:8.5f} " + " ".join(f"{t / max(ts, 1e-9):10.0f}" for t in times))
@@ -97,12 +87,12 @@ def cells_vs_orbit():
         box = Box.cube(2, 2.0)
         net = generic_switching_network((2, n, n, 1), box, rng, min_overlap=1)
         moved = random_orbit_element(net, rng).net
-        t_orbit, d = best_of(lambda: equivalent(net, moved, box))
+        t_orbit, d = best_cpu(lambda: equivalent(net, moved, box))
         # a duplicated first-layer unit with its weight split in half: same function, off the orbit
         W2 = np.c_[net.W2, 0.5 * net.W2[:, :1]]
         W2[:, 0] *= 0.5
         dup = net.replace(W1=np.r_[net.W1, net.W1[:1]], b1=np.r_[net.b1, net.b1[:1]], W2=W2)
-        t_cells, c = best_of(lambda: equivalent(net, dup, box), 1)
+        t_cells, c = best_cpu(lambda: equivalent(net, dup, box), 1)
         print(f"  (2,{n},{n},1): orbit {t_orbit:.4f} s ({d.proof}); cells {t_cells:.3f} s ({c.proof}, "
               f"{c.evidence.get('n_cells')} cells, {c.evidence.get('lps')} LPs); ratio {t_cells / max(t_orbit, 1e-9):.0f}")
 
