@@ -17,6 +17,34 @@ from .base import BackendError, ChatParams, ChatReply, Message, as_messages
 from .cache import ReplyCache
 
 
+def load_local_folder(path: str | Path, what: str, load):
+    """Load a model saved with ``save_pretrained`` from a user's folder; nothing is downloaded.
+
+    Args:
+        path: the folder; it must hold a ``config.json``.
+        what: what is loaded, for the error message (``"a causal LM"``).
+        load: ``load(path) -> objects``, called with the folder as a :class:`~pathlib.Path`
+            (transformers' ``from_pretrained(..., local_files_only=True)`` calls).
+
+    Returns:
+        ``(path, objects)``.
+
+    Raises:
+        ValueError: if ``path`` is not a folder with a ``config.json``.
+        BackendError: if ``load`` fails for any reason (bad config, missing weights, a tokenizer
+            needing an absent package, an unknown model_type), as one line naming the folder.
+    """
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise ValueError(f"model_path {str(path)!r} has no config.json; give a folder written by "
+                         "save_pretrained (nothing is downloaded)")
+    try:
+        return path, load(path)
+    except Exception as exc:  # noqa: BLE001 — any failure to load a user's folder is one error
+        detail = " ".join(str(exc).split())[:300]  # transformers' messages span lines; the CLI shows one
+        raise BackendError(f"cannot load {what} from {str(path)!r}: {type(exc).__name__}: {detail}") from exc
+
+
 class TransformersBackend:
     """Chat with a local causal LM.
 
@@ -31,19 +59,11 @@ class TransformersBackend:
     """
 
     def __init__(self, path: str | Path, *, device: str = "cpu", cache: ReplyCache | None = None) -> None:
-        path = Path(path)
-        if not (path / "config.json").is_file():
-            raise ValueError(f"model_path {str(path)!r} has no config.json; give a folder written by "
-                             "save_pretrained (nothing is downloaded)")
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device).eval()
-        except Exception as exc:  # noqa: BLE001 — any failure to load a user's folder (bad config, missing
-            # weights, tokenizer needing an absent package, KeyError on an unknown model_type) is one error
-            detail = " ".join(str(exc).split())[:300]  # transformers' messages span lines; the CLI shows one
-            raise BackendError(f"cannot load a causal LM from {str(path)!r}: {type(exc).__name__}: {detail}") from exc
+        if (Path(path) / "config.json").is_file():  # a missing folder is load_local_folder's ValueError
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        path, (self.tokenizer, self.model) = load_local_folder(path, "a causal LM", lambda p: (
+            AutoTokenizer.from_pretrained(p, local_files_only=True),
+            AutoModelForCausalLM.from_pretrained(p, local_files_only=True).to(device).eval()))
         self.path, self.device, self.cache = path, device, cache
         self.name = f"transformers:{path.name}"
 

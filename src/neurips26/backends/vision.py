@@ -32,6 +32,7 @@ import numpy as np
 
 from .base import BackendError, ChatParams, ChatReply, Message, as_messages
 from .cache import ReplyCache
+from .local import load_local_folder
 
 __all__ = ["ImageMessage", "encode_jpeg", "decode_jpeg", "image_message", "images_in_request",
            "TransformersVisionBackend"]
@@ -150,19 +151,13 @@ class TransformersVisionBackend:
     """
 
     def __init__(self, path: str | Path, *, device: str = "cpu", cache: ReplyCache | None = None) -> None:
-        path = Path(path)
-        if not (path / "config.json").is_file():
-            raise ValueError(f"model_path {str(path)!r} has no config.json; give a folder written by "
-                             "save_pretrained (nothing is downloaded)")
-        try:
+        def load(p: Path):
             from transformers import AutoModelForImageTextToText, AutoProcessor
 
-            self.processor = AutoProcessor.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForImageTextToText.from_pretrained(path, local_files_only=True).to(device).eval()
-        except Exception as exc:  # noqa: BLE001 — any failure to load a user's folder is one error
-            detail = " ".join(str(exc).split())[:300]
-            raise BackendError(f"cannot load an image-text-to-text model from {str(path)!r}: "
-                               f"{type(exc).__name__}: {detail}") from exc
+            return (AutoProcessor.from_pretrained(p, local_files_only=True),
+                    AutoModelForImageTextToText.from_pretrained(p, local_files_only=True).to(device).eval())
+
+        path, (self.processor, self.model) = load_local_folder(path, "an image-text-to-text model", load)
         self.path, self.device, self.cache = path, device, cache
         self.name = f"transformers-vlm:{path.name}"
 
