@@ -2,17 +2,15 @@
 
 import numpy as np
 import pytest
-import torch
 
+from neurips26.harness.context import torch_threads
 from neurips26.counting_readout.models import build_tiny_model, make_counting_data
 
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="session")

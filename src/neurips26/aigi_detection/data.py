@@ -181,6 +181,16 @@ def load_image(path: str | Path, size: int, policy: str = "center_crop") -> tupl
     return np.asarray(pil, np.float32) / 255.0, conv, up
 
 
+
+def _check_load_arguments(max_bad_fraction: float, policy: str, size: int) -> None:
+    """The argument checks :func:`load_images` and :func:`encode_files` share (``ValueError``)."""
+    if not 0.0 <= max_bad_fraction <= 1.0:
+        raise ValueError(f"max_bad_fraction={max_bad_fraction}; allowed: 0..1")
+    if policy not in SIZE_POLICIES:
+        raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size={size!r}; allowed: an integer >= 1 (the encoder's input side in pixels)")
+
 def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_crop",
                 max_bad_fraction: float = 0.01) -> LoadedImages:
     """Decode many images, skipping and counting unreadable or truncated ones (module docstring).
@@ -190,12 +200,7 @@ def load_images(paths: Iterable[str | Path], size: int, policy: str = "center_cr
             no readable file at all, ``max_bad_fraction`` outside [0, 1], an unknown ``policy``, or
             ``size`` not an integer >= 1.
     """
-    if not 0.0 <= max_bad_fraction <= 1.0:
-        raise ValueError(f"max_bad_fraction={max_bad_fraction}; allowed: 0..1")
-    if policy not in SIZE_POLICIES:
-        raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size={size!r}; allowed: an integer >= 1 (the encoder's input side in pixels)")
+    _check_load_arguments(max_bad_fraction, policy, size)
     paths = [Path(p) for p in paths]
     arrs, kept, idx, skipped, conv, up = _decode(paths, size, policy)
     _check_and_warn(len(paths), len(arrs), skipped, conv, up, size, max_bad_fraction)
@@ -261,12 +266,7 @@ def encode_files(paths: Iterable[str | Path], encode, size: int, policy: str = "
 
     Source: inferred (memory: a folder of 10^5 images at 224 px is 60 GB as float32).
     """
-    if not 0.0 <= max_bad_fraction <= 1.0:
-        raise ValueError(f"max_bad_fraction={max_bad_fraction}; allowed: 0..1")
-    if policy not in SIZE_POLICIES:
-        raise ValueError(f"policy={policy!r}; allowed: {SIZE_POLICIES}")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size={size!r}; allowed: an integer >= 1 (the encoder's input side in pixels)")
+    _check_load_arguments(max_bad_fraction, policy, size)
     if chunk_size < 1:
         raise ValueError(f"chunk_size={chunk_size}; allowed: >= 1")
     paths = [Path(p) for p in paths]
