@@ -107,3 +107,21 @@ def test_score_command_bad_outputs_and_paths_with_commas(folder, tmp_path, capsy
     assert main(["score", str(odd), "--encoder", enc, "--head", str(head)]) == 0
     rows = list(csv.reader(capsys.readouterr().out.splitlines()))
     assert rows[0] == ["path", "score", "is_generated"] and rows[1][0].endswith('a,b "c".png') and len(rows[1]) == 3
+
+
+def test_heads_fitted_on_one_encoding_match_fitting_from_the_folder(folder):
+    """Encoding a folder once for several heads (the full run's baseline and SA-AFL) gives the heads
+    that fitting from the folder gives, and the encoder is not called again."""
+    from neurips26.aigi_detection.detector import encode_training_folder
+
+    enc = load_encoder(folder / "encoder")
+    encoded = encode_training_folder(folder, enc)
+    calls = []
+    original = enc.layer_cls
+    enc.layer_cls = lambda *a, **k: calls.append(1) or original(*a, **k)
+    from_cache = AIGIDetector.fit(folder, enc, LossSwitches.baseline(), epochs=5, seed=0, encoded=encoded)
+    assert not calls
+    enc.layer_cls = original
+    direct = AIGIDetector.fit(folder, enc, LossSwitches.baseline(), epochs=5, seed=0)
+    paths = sorted((folder / "real").glob("*.png"))[:4]
+    assert np.allclose(from_cache.predict(paths).scores, direct.predict(paths).scores)

@@ -28,7 +28,7 @@ Score a folder from a shell: ``python -m neurips26.aigi_detection score FOLDER -
 from .data import (AuditReport, FolderDataset, FormatShortcutWarning, ImageModeWarning, LoadedImages, encode_files,
                    format_audit,
                    load_image, load_images, scan_folder)
-from .detector import AIGIDetector, Predictions, pseudo_content_labels
+from .detector import AIGIDetector, EncodedFolder, Predictions, encode_training_folder, pseudo_content_labels
 from .diagnostics import (artifact_statistics, contribution_entropy, detection_metrics, effective_rank,
                           fisher_ratios, generator_clustering, linear_probe_accuracy, paired_bootstrap_map_difference,
                           per_generator_metrics)
@@ -40,7 +40,7 @@ from .losses import (contribution_balance, cue_removal_consistency, dann_ramp, d
 __all__ = [
     "AuditReport", "FolderDataset", "FormatShortcutWarning", "ImageModeWarning", "LoadedImages", "encode_files",
     "format_audit",
-    "load_image", "load_images", "scan_folder", "AIGIDetector", "Predictions", "pseudo_content_labels",
+    "load_image", "load_images", "scan_folder", "AIGIDetector", "EncodedFolder", "encode_training_folder", "Predictions", "pseudo_content_labels",
     "artifact_statistics", "contribution_entropy", "detection_metrics", "effective_rank", "fisher_ratios",
     "generator_clustering", "linear_probe_accuracy", "paired_bootstrap_map_difference",
     "per_generator_metrics", "FrozenEncoder", "RandomConvEncoder",

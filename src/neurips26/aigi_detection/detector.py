@@ -64,6 +64,43 @@ class Predictions:
 
 
 @dataclass
+class EncodedFolder:
+    """A training folder's cues, encoded once so that several heads can be fitted on them.
+
+    Attributes:
+        cues: ``float [N, K, D]`` per-layer cues of the readable images.
+        y: ``int64 [N]``, 1 for generated (``fake/<generator>/``), 0 for ``real/``.
+        index: positions of the readable images in ``scan_folder(root).paths_and_groups()`` order.
+        layers, policy: the cue selection and size policy used (a head fitted on them uses the same).
+    """
+
+    cues: np.ndarray
+    y: np.ndarray
+    index: np.ndarray
+    layers: list[int] | None
+    policy: str
+
+
+def encode_training_folder(root: str | Path, encoder, layers: Sequence[int] | None = None,
+                           policy: str = "center_crop", audit: bool = True, device: str = "cpu") -> EncodedFolder:
+    """Encode the ``real/`` + ``fake/<generator>/`` folder ``root`` once (see :meth:`AIGIDetector.fit`).
+
+    ``audit`` runs :func:`~.data.format_audit` first (warnings name any real/fake format difference).
+
+    Raises:
+        FileNotFoundError / ValueError: from :func:`~.data.scan_folder` and :func:`~.data.encode_files`.
+    """
+    ds = scan_folder(root)
+    paths, groups = ds.paths_and_groups()
+    if audit:
+        format_audit(ds.real, [p for ps in ds.fake.values() for p in ps])
+    cues, loaded = encode_files(paths, lambda im: encoder.layer_cls(im, layers=layers, device=device),
+                                encoder.image_size, policy)
+    y = np.array([groups[i] != "real" for i in loaded.index], np.int64)
+    return EncodedFolder(cues, y, np.asarray(loaded.index), list(layers) if layers else None, policy)
+
+
+@dataclass
 class AIGIDetector:
     """A frozen encoder, its cue selection and a trained :class:`TrainedDetector`.
 
@@ -84,7 +121,7 @@ class AIGIDetector:
     @classmethod
     def fit(cls, root: str | Path, encoder, switches: LossSwitches | None = None, content: np.ndarray | None = None,
             layers: Sequence[int] | None = None, policy: str = "center_crop", audit: bool = True, seed: int = 0,
-            device: str = "cpu", **train_kw) -> "AIGIDetector":
+            device: str = "cpu", encoded: EncodedFolder | None = None, **train_kw) -> "AIGIDetector":
         """Train a head on the ``real/`` + ``fake/<generator>/`` folder ``root``.
 
         ``switches`` default to SA-AFL (:class:`LossSwitches`). ``content``: one int >= 0 per image
@@ -92,26 +129,24 @@ class AIGIDetector:
         it the semantic terms use :func:`pseudo_content_labels` (stated in a warning; in the
         synthetic world these pseudo-labels did not remove the content shortcut). ``audit`` runs
         :func:`~.data.format_audit` first (warnings name any real/fake format difference).
+        ``encoded``: the folder already encoded by :func:`encode_training_folder` (``root``,
+        ``layers``, ``policy`` and ``audit`` are then not used), to fit several heads on one encoding.
 
         Raises:
             FileNotFoundError / ValueError: from :func:`~.data.scan_folder` and :func:`~.data.load_images`.
         """
         switches = switches or LossSwitches()
-        ds = scan_folder(root)
-        paths, groups = ds.paths_and_groups()
-        if audit:
-            format_audit(ds.real, [p for ps in ds.fake.values() for p in ps])
-        cues, loaded = encode_files(paths, lambda im: encoder.layer_cls(im, layers=layers, device=device),
-                                    encoder.image_size, policy)
-        y = np.array([groups[i] != "real" for i in loaded.index], np.int64)
+        if encoded is None:
+            encoded = encode_training_folder(root, encoder, layers, policy, audit, device)
+        cues, y = encoded.cues, encoded.y
         if switches.needs_content and content is None:
             warnings.warn("no content labels given: SA-AFL's semantic terms use k-means pseudo-labels (k=3) of the "
                           "deepest cue", UserWarning, stacklevel=2)
             content = pseudo_content_labels(cues, seed=seed)
         elif content is not None:
-            content = np.asarray(content)[loaded.index]
+            content = np.asarray(content)[encoded.index]
         det = train_detector(cues, y, switches, content=content, seed=seed, **train_kw)
-        return cls(encoder, det, list(layers) if layers else None, policy, device=device)
+        return cls(encoder, det, encoded.layers, encoded.policy, device=device)
 
     def predict(self, paths: Sequence[str | Path], max_bad_fraction: float = 1.0) -> Predictions:
         """Score image files. Unreadable files get NaN and are listed in ``skipped``; with

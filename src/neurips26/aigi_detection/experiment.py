@@ -428,7 +428,7 @@ def _figures(ctx: RunContext, runs: list, config: Config) -> None:
 def _real_data(config: Config, ctx: RunContext, metrics: dict) -> list:
     """Full scale: baseline vs SA-AFL on the user's folders with their local encoder."""
     from .data import encode_files, scan_folder
-    from .detector import AIGIDetector
+    from .detector import AIGIDetector, encode_training_folder
     from .diagnostics import paired_bootstrap_map_difference
     from .encoder import load_encoder
 
@@ -438,10 +438,11 @@ def _real_data(config: Config, ctx: RunContext, metrics: dict) -> list:
     test_cues, loaded = encode_files(test_paths, lambda im: enc.layer_cls(im, device=ctx.device),
                                      enc.image_size)  # once for both heads
     groups = np.asarray(test_groups)[loaded.index]
+    train = encode_training_folder(root / "train", enc, device=ctx.device)  # once for both heads
     res, scores = {}, {}
     for name, sw in (("baseline", LossSwitches.baseline()), ("saafl", config.switches())):
         det = AIGIDetector.fit(root / "train", enc, sw, seed=ctx.seed, epochs=config.epochs, lr=config.lr,
-                               latent_dim=config.latent_dim, device=ctx.device)
+                               latent_dim=config.latent_dim, device=ctx.device, encoded=train)
         scores[name] = det.detector.scores(test_cues)
         res[name] = per_generator_metrics(scores[name], groups, threshold=det.threshold)
     metrics["real_data"] = res
