@@ -17,11 +17,20 @@ import math
 
 import numpy as np
 import torch
-
 from _timing import best_cpu
-from neurips26.afdonet import (AFDOperator, ReferenceAFDONet, boundary_points, count_parameters,
-                               default_radii, fit, inference_seconds_per_sample, matched_fno, maximal_selection,
-                               maximal_selection_loop)
+
+from neurips26.afdonet import (
+    AFDOperator,
+    ReferenceAFDONet,
+    boundary_points,
+    count_parameters,
+    default_radii,
+    fit,
+    inference_seconds_per_sample,
+    matched_fno,
+    maximal_selection,
+    maximal_selection_loop,
+)
 
 
 def selection_scaling(m=2048):

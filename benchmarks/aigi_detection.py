@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
 from _timing import median_wall
+
 from neurips26.aigi_detection import world as W
 from neurips26.aigi_detection.encoder import RandomConvEncoder, build_tiny_encoder
 from neurips26.aigi_detection.heads import LossSwitches, train_detector

@@ -13,8 +13,18 @@ import time
 import numpy as np
 import torch
 
-from neurips26.annealed_langevin import (VPSchedule, ald_output, annealed_langevin, bridge, composite_score_fn,
-                                         hand_tuned, reverse_sde, reverse_sde_output, tune, w2_gaussian)
+from neurips26.annealed_langevin import (
+    VPSchedule,
+    ald_output,
+    annealed_langevin,
+    bridge,
+    composite_score_fn,
+    hand_tuned,
+    reverse_sde,
+    reverse_sde_output,
+    tune,
+    w2_gaussian,
+)
 from neurips26.annealed_langevin.experiment import _gaussian_problem
 
 torch.set_num_threads(1)

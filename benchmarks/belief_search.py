@@ -19,12 +19,22 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _timing import best_wall
+
 from neurips26.backends import OpenAIBackend, StubOpenAIServer
-from neurips26.belief_search import (Belief, SensorModel, VLMSensor, decode_all, decode_frames, draw_video,
-                                     encode_video, expected_information_gain, probe_video, sample_segment_frames,
-                                     segment_bounds)
+from neurips26.belief_search import (
+    Belief,
+    SensorModel,
+    VLMSensor,
+    decode_all,
+    decode_frames,
+    draw_video,
+    encode_video,
+    expected_information_gain,
+    probe_video,
+    sample_segment_frames,
+    segment_bounds,
+)
 
 
 def decoding(directory: Path) -> None:

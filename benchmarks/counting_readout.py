@@ -19,10 +19,16 @@ import copy
 
 import numpy as np
 import torch
-
 from _timing import best_cpu
-from neurips26.counting_readout import (build_tiny_model, capture_residuals, count_subspace, make_counting_data,
-                                        plant_readout_bottleneck, probe_layers)
+
+from neurips26.counting_readout import (
+    build_tiny_model,
+    capture_residuals,
+    count_subspace,
+    make_counting_data,
+    plant_readout_bottleneck,
+    probe_layers,
+)
 from neurips26.counting_readout.lora import attach_lora, probe_informed_lora
 from neurips26.counting_readout.models import answer_logits
 

@@ -22,8 +22,14 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from neurips26.feature_learning import (FeatureRecorder, LinearityTracker, mlp, polar_factor_newton_schulz,
-                                        polar_factor_svd, target_linearity_details)
+from neurips26.feature_learning import (
+    FeatureRecorder,
+    LinearityTracker,
+    mlp,
+    polar_factor_newton_schulz,
+    polar_factor_svd,
+    target_linearity_details,
+)
 from neurips26.feature_learning.data import digits
 
 

@@ -18,10 +18,19 @@ import time
 import numpy as np
 import torch
 
-from neurips26.lanczos_ddpm import (ddpm_sample, equal_cost_steps, gaussian_mixture_law, gmm_covariance_oracle, gmm_denoiser,
-                                    gmm_logpdf, gmm_sample, spaced_timesteps, vp_alphas_cumprod)
-from neurips26.lanczos_ddpm.schedule import schedule_steps
+from neurips26.lanczos_ddpm import (
+    ddpm_sample,
+    equal_cost_steps,
+    gaussian_mixture_law,
+    gmm_covariance_oracle,
+    gmm_denoiser,
+    gmm_logpdf,
+    gmm_sample,
+    spaced_timesteps,
+    vp_alphas_cumprod,
+)
 from neurips26.lanczos_ddpm.sampler import reverse_step
+from neurips26.lanczos_ddpm.schedule import schedule_steps
 
 
 def _time(fn, repeat: int = 20) -> float:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 
 import torch
-
 from _timing import median_wall
+
 from neurips26.lowrank_collapse import MLPVectorField, RankMonitor, flow_matching_loss, rank_summary, train
 
 

@@ -18,8 +18,16 @@ import time
 import numpy as np
 import torch
 
-from neurips26.lr_schedules import (PowerLawTask, final_loss_and_grad, loss_curve, loss_curve_torch,
-                                    optimal_schedule, simulate_sgd, stability_bound, tune_family)
+from neurips26.lr_schedules import (
+    PowerLawTask,
+    final_loss_and_grad,
+    loss_curve,
+    loss_curve_torch,
+    optimal_schedule,
+    simulate_sgd,
+    stability_bound,
+    tune_family,
+)
 
 
 def timed(fn, repeat: int = 1):

@@ -16,11 +16,21 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
 from _timing import best_cpu
-from neurips26.path_integration import (HRNN, Arena, HeadDirectionCells, PlaceCells, SingleModuleRNN, TrainingConfig,
-                                        rate_maps, rate_maps_loop, shuffled_statistics, simulate_trajectories,
-                                        train_hrnn)
+
+from neurips26.path_integration import (
+    HRNN,
+    Arena,
+    HeadDirectionCells,
+    PlaceCells,
+    SingleModuleRNN,
+    TrainingConfig,
+    rate_maps,
+    rate_maps_loop,
+    shuffled_statistics,
+    simulate_trajectories,
+    train_hrnn,
+)
 from neurips26.path_integration.experiment import Config
 
 

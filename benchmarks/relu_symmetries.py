@@ -19,11 +19,21 @@ Run: ``.venv/bin/python benchmarks/relu_symmetries.py`` (about a minute on 2 cor
 from __future__ import annotations
 
 import numpy as np
-
 from _timing import best_cpu
-from neurips26.relu_symmetries import (Box, equivalent, exact_jacobian, exact_rank, jacobian, numerical_rank,
-                                       points_for_confidence, random_evaluation_equal, random_network,
-                                       random_orbit_element, sample_away_from_kinks)
+
+from neurips26.relu_symmetries import (
+    Box,
+    equivalent,
+    exact_jacobian,
+    exact_rank,
+    jacobian,
+    numerical_rank,
+    points_for_confidence,
+    random_evaluation_equal,
+    random_network,
+    random_orbit_element,
+    sample_away_from_kinks,
+)
 from neurips26.relu_symmetries.constructions import constructions, generic_switching_network
 
 

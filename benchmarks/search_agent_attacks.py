@@ -11,8 +11,15 @@ import time
 
 import numpy as np
 
-from neurips26.search_agent_attacks import (STATIC_TEMPLATES, Defender, KnowledgeGraph, Sandbox, ScriptedAgent,
-                                            render_documents, target_for)
+from neurips26.search_agent_attacks import (
+    STATIC_TEMPLATES,
+    Defender,
+    KnowledgeGraph,
+    Sandbox,
+    ScriptedAgent,
+    render_documents,
+    target_for,
+)
 from neurips26.search_agent_attacks.sandbox import tokenize
 
 

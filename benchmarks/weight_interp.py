@@ -18,9 +18,21 @@ import time
 import numpy as np
 import torch
 
-from neurips26.weight_interp import (SparseGPT, SparseGPTConfig, SymbolicExplainer, SymbolicScorer, TrainConfig,
-                                     ablation_effects, attributions, capture, explain_weights, make_corpus,
-                                     sample_nonzero_weights, stdlib_source_text, train_lm)
+from neurips26.weight_interp import (
+    SparseGPT,
+    SparseGPTConfig,
+    SymbolicExplainer,
+    SymbolicScorer,
+    TrainConfig,
+    ablation_effects,
+    attributions,
+    capture,
+    explain_weights,
+    make_corpus,
+    sample_nonzero_weights,
+    stdlib_source_text,
+    train_lm,
+)
 
 
 def main() -> None:
