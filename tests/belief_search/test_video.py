@@ -173,3 +173,54 @@ def test_variable_frame_rate_files_are_read_sequentially_with_the_same_frames(tm
     assert not reader.seekable and np.array_equal(reader.frames(idx), full[idx])
     with pytest.raises(ValueError, match="frame index 40 outside"):
         reader.frames([40])
+
+
+def _vfr_mkv(path, pts_ms):
+    """A variable-frame-rate MKV written with PyAV: one grey frame per timestamp (ms)."""
+    import av
+    from fractions import Fraction
+
+    with av.open(str(path), "w") as out:
+        s = out.add_stream("libx264", rate=25)
+        s.width, s.height, s.pix_fmt, s.options = 64, 48, "yuv420p", {"g": "5"}
+        s.codec_context.time_base = Fraction(1, 1000)
+        for i, t in enumerate(pts_ms):
+            fr = av.VideoFrame.from_ndarray(np.full((48, 64, 3), i * 10, np.uint8), format="rgb24")
+            fr.pts, fr.time_base = int(t), Fraction(1, 1000)
+            for p in s.encode(fr):
+                out.mux(p)
+        for p in s.encode():
+            out.mux(p)
+    return path
+
+
+def test_variable_frame_rate_times_come_from_timestamps(tmp_path):
+    """Catches times computed as ``index / fps`` (issue 33 item 7): a 20-frame VFR MKV with pts
+    0, 40, 80, 200, 240, 1000, 1040, ... ms lasts 1.6 s (last pts 1.56 s + its 40 ms), not
+    n_frames / average fps (0.8 s), and 4 segments start at 0.0 / 1.0 / 1.2 / 1.4 s, not
+    0.0 / 0.2 / 0.4 / 0.6 s."""
+    pts = [0, 40, 80, 200, 240] + [1000 + 40 * k for k in range(15)]
+    path = _vfr_mkv(tmp_path / "vfr.mkv", pts)
+    info = probe_video(path)
+    assert info.n_frames == 20
+    # MKV stores ms timestamps: exact to the millisecond (1e-9 absorbs float rounding)
+    np.testing.assert_allclose(info.frame_times_s, np.array(pts) / 1000, atol=1e-9)
+    assert info.duration_s == pytest.approx(1.6, abs=1e-9)
+    r = VideoReader(path, 4)
+    np.testing.assert_allclose(r.info.time_of(r.bounds), [0.0, 1.0, 1.2, 1.4, 1.6], atol=1e-9)
+
+
+def test_search_video_reports_segment_times_from_timestamps(tmp_path):
+    """Catches ``VideoSearch`` segment times documented as ``segments[i] / fps`` on a VFR file."""
+    from neurips26.belief_search import SensorModel, search_video
+    from neurips26.belief_search.sensors import SensorReply
+
+    class Blind:
+        def observe(self, frames, question, options):
+            return SensorReply(False, 0.5)
+
+    pts = [0, 40, 80, 200, 240] + [1000 + 40 * k for k in range(15)]
+    path = _vfr_mkv(tmp_path / "vfr.mkv", pts)
+    out = search_video(path, "q?", ["a", "b"], Blind(), SensorModel.binary(0.8, 0.1, n_options=2), n_segments=4,
+                       budget=1, frames_per_look=1)
+    np.testing.assert_allclose(out.segment_times_s, [0.0, 1.0, 1.2, 1.4, 1.6], atol=1e-9)

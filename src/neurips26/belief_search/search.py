@@ -43,8 +43,12 @@ class VideoSearch:
         result: the controller's :class:`~.controller.SearchResult` (belief trace, looks, answer).
         answer: the chosen option text.
         segments: ``int64 (N + 1,)`` frame boundaries of the segments.
-        fps: the video's frame rate (segment ``i`` spans ``segments[i]/fps`` to ``segments[i+1]/fps`` s).
+        fps: the video's average frame rate (a summary; with a variable frame rate ``segments[i]/fps``
+            is not segment ``i``'s start time — use ``segment_times_s``).
         frames_decoded: frames decoded (previews and looks; cached frames counted once).
+        segment_times_s: ``float64 (N + 1,)`` seconds from the first frame: segment ``i`` spans
+            ``segment_times_s[i]`` to ``segment_times_s[i + 1]`` (from the frames' timestamps, so
+            right for variable-frame-rate files; the last entry is the video's duration).
     """
 
     result: SearchResult
@@ -52,6 +56,7 @@ class VideoSearch:
     segments: np.ndarray
     fps: float
     frames_decoded: int
+    segment_times_s: np.ndarray | None = None
 
 
 def _check_options(options: Sequence[str]) -> list[str]:
@@ -116,7 +121,8 @@ def search_video(path: str | Path, question: str, options: Sequence[str], sensor
         return idx, sensor.observe(reader.frames(idx), question, opts)
 
     result = belief_search(prior, sensor_model, look, budget=budget, tau=tau, rng=rng)
-    return VideoSearch(result, opts[result.answer], reader.bounds, reader.info.fps, reader.decoded)
+    return VideoSearch(result, opts[result.answer], reader.bounds, reader.info.fps, reader.decoded,
+                       reader.info.time_of(reader.bounds))
 
 
 def calibrate_on_probes(probes: Sequence[tuple[str | Path, int, int, bool]], question_for: Callable[[str | Path], tuple[str, list[str]]],

@@ -40,10 +40,16 @@ class VideoInfo:
         path: the file.
         n_frames: decodable frames (from the container, or counted by demuxing when the
             container does not say).
-        fps: average frame rate (frames per second, float > 0).
+        fps: average frame rate (frames per second, float > 0); only a summary: with a variable
+            frame rate, ``i / fps`` is *not* frame ``i``'s time — use ``frame_times_s``.
         width, height: frame size in pixels.
         codec: the decoder name (``h264``, ``mpeg4``, ...).
-        duration_s: ``n_frames / fps`` in seconds.
+        frame_times_s: presentation time of each frame in seconds from the first frame, in
+            presentation order (frame ``i`` of a sequential decode is at ``frame_times_s[i]``);
+            from the packets' timestamps (one demuxing pass, no decoding). Empty when the stream
+            has no timestamps; then times fall back to ``i / fps``.
+        end_s: end of the last frame in seconds from the first frame (its timestamp plus its
+            packet duration, or the median frame interval when the packet carries none).
     """
 
     path: Path
@@ -52,11 +58,31 @@ class VideoInfo:
     width: int
     height: int
     codec: str
+    frame_times_s: tuple[float, ...] = ()
+    end_s: float | None = None
 
     @property
     def duration_s(self) -> float:
-        """Duration in seconds (``n_frames / fps``)."""
-        return self.n_frames / self.fps
+        """Duration in seconds: from the first frame's timestamp to the end of the last frame
+        (``end_s``); ``n_frames / fps`` only when the stream carries no timestamps."""
+        return float(self.end_s) if self.end_s is not None else self.n_frames / self.fps
+
+    def time_of(self, index) -> np.ndarray:
+        """Presentation time(s) in seconds of frame index/indices ``index`` (``n_frames`` gives
+        ``duration_s``, the end of the last frame): float64 array of ``index``'s shape.
+
+        Raises:
+            ValueError: an index outside ``[0, n_frames]``.
+        """
+        idx = np.asarray(index, dtype=np.int64)
+        bad = idx[(idx < 0) | (idx > self.n_frames)]
+        if bad.size:
+            raise ValueError(f"frame index {int(bad.reshape(-1)[0])} outside [0, {self.n_frames}] of "
+                             f"{str(self.path)!r}")
+        if len(self.frame_times_s) != self.n_frames:
+            return idx / self.fps
+        times = np.append(np.asarray(self.frame_times_s, dtype=np.float64), self.duration_s)
+        return times[idx]
 
 
 def _open(path: str | Path):
@@ -79,10 +105,11 @@ def _open(path: str | Path):
 
 
 def probe_video(path: str | Path) -> VideoInfo:
-    """Read a video's frame count, rate, size and codec.
+    """Read a video's frame count, rate, size, codec and the frames' presentation times.
 
-    When the container does not store a frame count (``stream.frames == 0``: variable frame
-    rate or metadata-less files) the count comes from one demuxing pass over the packets.
+    One demuxing pass over the packets (no decoding) reads every frame's timestamp, so times and
+    the duration are right for variable-frame-rate files too (phone recordings); the frame count
+    is the container's, or the packets counted when the container does not store one.
 
     Raises:
         VideoError: missing or empty file, unreadable container, no video stream, or no frames.
@@ -93,21 +120,43 @@ def probe_video(path: str | Path) -> VideoInfo:
     try:
         v = container.streams.video[0]
         n = int(v.frames or 0)
+        tb = v.time_base
+        try:
+            packets = [(p.pts, p.duration) for p in container.demux(v) if p.size > 0]
+        except av.error.FFmpegError as exc:
+            raise VideoError(f"video {str(path)!r} cannot be demuxed: {exc}") from None
         if n <= 0:
-            try:
-                n = sum(1 for p in container.demux(v) if p.size > 0)
-            except av.error.FFmpegError as exc:
-                raise VideoError(f"video {str(path)!r} cannot be demuxed: {exc}") from None
+            n = len(packets)
         rate = v.average_rate or v.guessed_rate or v.base_rate
         fps = float(rate) if rate else 0.0
         if n <= 0:
             raise VideoError(f"video {str(path)!r} has a video stream with 0 frames")
         if not fps > 0:
             raise VideoError(f"video {str(path)!r} has no usable frame rate")
+        times, end = _frame_times(packets, tb, n)
         return VideoInfo(Path(path), n, fps, int(v.codec_context.width), int(v.codec_context.height),
-                         str(v.codec_context.name))
+                         str(v.codec_context.name), times, end)
     finally:
         container.close()
+
+
+def _frame_times(packets: list[tuple[int | None, int | None]], time_base, n: int) -> tuple[tuple[float, ...], float | None]:
+    """Frame times (s, from the first frame, presentation order) and the end of the last frame
+    from demuxed ``(pts, duration)`` pairs; ``((), None)`` when timestamps are missing or their
+    count differs from ``n``."""
+    if time_base is None or len(packets) != n or any(p is None for p, _ in packets):
+        return (), None
+    order = sorted(range(n), key=lambda i: packets[i][0])
+    pts = np.array([packets[i][0] for i in order], dtype=np.int64)
+    t = (pts - pts[0]) * float(time_base)
+    last_dur = packets[order[-1]][1]
+    if last_dur:
+        step = last_dur * float(time_base)
+    elif n > 1:
+        step = float(np.median(np.diff(t)))
+    else:
+        return tuple(t.tolist()), None
+    return tuple(t.tolist()), float(t[-1] + step)
 
 
 def _index(frame, start_pts: int, time_base: Fraction, fps: float) -> int:
