@@ -108,3 +108,50 @@ def test_principal_angles_and_energy_fraction():
 def test_gaussian_reference_matches_marchenko_pastur():
     # PR of an m×n Gaussian matrix (m ≥ n) → n / (1 + n/m); 128×32 → 25.6 (± finite-size)
     assert gaussian_reference_participation_ratio((128, 32)) == pytest.approx(25.6, rel=0.05)
+
+
+def _euler_solve(field, z, n_steps):
+    """x_{k+1} = x_k + h v(t_k, x_k): each Linear layer is called once per step."""
+    x, h = z, 1.0 / n_steps
+    for k in range(n_steps):
+        x = x + h * field(torch.full((x.shape[0],), k * h), x)
+    return x
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_captured_gradients_equal_weight_grad_through_a_three_step_euler_solve(seed):
+    """Catches: inputs and cotangents of a layer called several times (the steps of an ODE solve)
+    paired in the wrong order. Flow matching calls each layer once and cannot see it; through a
+    3-step Euler solve the right pairing reproduces weight.grad to float32 round-off, a wrong one
+    is off by ~1e-2 relative (issue 34 item 3)."""
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    field = MLPVectorField(4, 32, 2)
+    z = torch.randn(16, 4, generator=g)
+    target = torch.randn(16, 4, generator=g)
+    with capture_layer_signals(field.linear_layers) as signals:
+        loss = (_euler_solve(field, z, 3) - target).pow(2).sum(1).mean()
+        loss.backward()
+    for layer, sig in zip(field.linear_layers, signals):
+        G = layer.weight.grad.double()
+        assert sig.inputs.shape[0] == sig.cotangents.shape[0] == 3 * 16
+        err = float((sig.gradient() - G).abs().max() / G.abs().max())
+        # float32 forward/backward against a float64 sum of 48 outer products: ~1e-7 relative;
+        # 1e-5 leaves two orders of margin and is three below the wrong-pairing error
+        assert err < 1e-5, err
+
+
+def test_capture_pairs_by_call_even_when_a_call_gets_no_cotangent():
+    """Catches: cotangents concatenated in arrival order, which drops the pairing when one call's
+    output does not reach the loss (its cotangent is zero and must stay in its own row)."""
+    torch.manual_seed(0)
+    field = MLPVectorField(3, 8, 1)
+    a, b = torch.randn(5, 3), torch.randn(5, 3)
+    with capture_layer_signals(field.linear_layers) as signals:
+        ya = field(0.1, a)
+        field(0.2, b)                       # called, never used by the loss
+        ya.pow(2).sum().backward()
+    for layer, sig in zip(field.linear_layers, signals):
+        assert sig.inputs.shape[0] == sig.cotangents.shape[0] == 10
+        assert torch.all(sig.cotangents[5:] == 0)
+        assert torch.allclose(sig.gradient(), layer.weight.grad.double(), rtol=1e-5, atol=1e-7)

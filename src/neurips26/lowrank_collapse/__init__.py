@@ -18,8 +18,8 @@ Model: dx/dt = v_θ(x, t), x(0) = z ~ N(0, I), sample x(1).
 
 Public API:
     MLPVectorField, LinearVectorField (vector_field);
-    sample_flow, flow_log_density, divergence, reverse_kl_loss, flow_matching_loss, train,
-    NonFiniteError, TooManyEvaluationsError (flows);
+    sample_flow, flow_log_density, divergence, divergence_hutchinson, reverse_kl_loss, flow_matching_loss,
+    train, NonFiniteError, TooManyEvaluationsError (flows);
     singular_values, numerical_rank, participation_ratio, entropy_effective_rank, rank_summary,
     gradient_rank_bound, capture_layer_signals, principal_angle_cosines, top_right_singular_vectors,
     subspace_energy_fraction, gaussian_reference_participation_ratio (diagnostics);
@@ -49,8 +49,8 @@ from .diagnostics import (SUPPORTED_LAYERS, LayerSignals, RankBound, RankSummary
                           entropy_effective_rank, gaussian_reference_participation_ratio, gradient_rank_bound,
                           numerical_rank, participation_ratio, principal_angle_cosines, rank_summary,
                           rank_tolerance, singular_values, subspace_energy_fraction, top_right_singular_vectors)
-from .flows import (NonFiniteError, TooManyEvaluationsError, divergence, flow_log_density, flow_matching_loss,
-                    reverse_kl_loss, sample_flow, standard_normal_log_prob, train)
+from .flows import (NonFiniteError, TooManyEvaluationsError, divergence, divergence_hutchinson, flow_log_density,
+                    flow_matching_loss, reverse_kl_loss, sample_flow, standard_normal_log_prob, train)
 from .linear_vi import LinearVIRun, linear_field_kl, lowrank_precision_target, train_linear_vi
 from .monitor import RankMonitor
 from .targets import GaussianMixture, SubspaceData, digits, eight_gaussians, moons, subspace_mixture
@@ -58,7 +58,7 @@ from .vector_field import LinearVectorField, MLPVectorField
 
 __all__ = [
     "MLPVectorField", "LinearVectorField",
-    "sample_flow", "flow_log_density", "divergence", "reverse_kl_loss", "flow_matching_loss", "train",
+    "sample_flow", "flow_log_density", "divergence", "divergence_hutchinson", "reverse_kl_loss", "flow_matching_loss", "train",
     "standard_normal_log_prob", "NonFiniteError", "TooManyEvaluationsError",
     "singular_values", "numerical_rank", "rank_tolerance", "participation_ratio", "entropy_effective_rank",
     "rank_summary", "RankSummary", "gradient_rank_bound", "RankBound", "capture_layer_signals", "LayerSignals",

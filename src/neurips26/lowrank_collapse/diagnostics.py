@@ -28,6 +28,7 @@ source's eps; float32 gradients cast to float64 would otherwise read as full ran
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +78,27 @@ def singular_values(M, method: str = "exact", k: int | None = None, oversample: 
         _, s, _ = torch.svd_lowrank(M, q=q, niter=n_iter)
         return s[:k]
     raise ValueError(f"singular_values: method={method!r}; allowed: 'exact', 'randomized'")
+
+
+SVD_METHODS = ("auto", "exact", "randomized")
+
+#: smallest side min(m, n) above which ``auto`` uses the randomised top-k SVD; at and below it the
+#: exact SVD is faster on CPU (benchmarks/lowrank_collapse.py: exact/randomised time ratio
+#: measured per width in the same run) and gives the exact rank as well
+RANDOMIZED_MIN_SIDE = 512
+
+
+def choose_svd_method(shape: tuple[int, ...]) -> str:
+    """``"exact"`` when the matrix's smaller side is at most :data:`RANDOMIZED_MIN_SIDE`, else
+    ``"randomized"`` (a conv weight's shape is read as (out, in·kernel)).
+
+    Raises:
+        ValueError: ``shape`` with fewer than 2 entries or a non-positive size.
+    """
+    if len(shape) < 2 or any(int(n) < 1 for n in shape):
+        raise ValueError(f"choose_svd_method: shape={tuple(shape)}; expected (m, n, ...) with positive sizes")
+    m, n = int(shape[0]), int(math.prod(int(v) for v in shape[1:]))
+    return "exact" if min(m, n) <= RANDOMIZED_MIN_SIDE else "randomized"
 
 
 def rank_tolerance(shape: tuple[int, int], source_dtype: torch.dtype = torch.float32) -> float:
@@ -224,7 +246,9 @@ def capture_layer_signals(layers: list[nn.Linear]):
         signals[0].gradient()   # == field.linear_layers[0].weight.grad for first-order losses
 
     Yields a list (same order as ``layers``) filled with :class:`LayerSignals` when the block
-    exits. Only first-order losses give (1) exactly (not a loss through a Jacobian trace).
+    exits. A layer called several times (the steps of an ODE solve) contributes one row per call
+    and sample; each call's inputs are paired with that call's cotangents by call index. Only
+    first-order losses give (1) exactly (not a loss through a Jacobian trace).
 
     Raises:
         TypeError: a layer that is not ``nn.Linear`` (names the supported type).
@@ -232,14 +256,23 @@ def capture_layer_signals(layers: list[nn.Linear]):
     for layer in layers:
         if not isinstance(layer, nn.Linear):
             raise TypeError(f"capture_layer_signals: {type(layer).__name__} is not supported; supported: nn.Linear")
-    store = [{"h": [], "d": []} for _ in layers]
+    store = [{"h": [], "d": {}} for _ in layers]
     handles = []
 
     def make_hook(i):
         def hook(module, inputs, output):
+            n = len(store[i]["h"])                       # index of this call of the layer
             store[i]["h"].append(inputs[0].detach().reshape(-1, inputs[0].shape[-1]))
+
+            def grad_hook(g, n=n):
+                # paired with its own forward call by index (not by arrival order: the order in
+                # which autograd reaches the calls of a layer is not guaranteed to be the reverse
+                # of the forward order); several backward passes add up, as weight.grad does
+                g = g.detach().reshape(-1, g.shape[-1])
+                store[i]["d"][n] = store[i]["d"][n] + g if n in store[i]["d"] else g
+
             if output.requires_grad:
-                output.register_hook(lambda g: store[i]["d"].append(g.detach().reshape(-1, g.shape[-1])))
+                output.register_hook(grad_hook)
         return hook
 
     for i, layer in enumerate(layers):
@@ -250,10 +283,14 @@ def capture_layer_signals(layers: list[nn.Linear]):
     finally:
         for h in handles:
             h.remove()
-    for s in store:
+    for layer, s in zip(layers, store):
         H = torch.cat(s["h"]).to(torch.float64) if s["h"] else torch.zeros(0, 0, dtype=torch.float64)
-        # cotangents arrive in reverse order of the forward calls
-        D = torch.cat(s["d"][::-1]).to(torch.float64) if s["d"] else torch.zeros(0, 0, dtype=torch.float64)
+        if s["d"]:
+            # a call whose output the loss never reached has a zero cotangent
+            D = torch.cat([s["d"][n] if n in s["d"] else h.new_zeros(h.shape[0], layer.out_features)
+                           for n, h in enumerate(s["h"])]).to(torch.float64)
+        else:
+            D = torch.zeros(0, 0, dtype=torch.float64)
         out.append(LayerSignals(H, D))
 
 

@@ -26,7 +26,7 @@ from dataclasses import asdict
 import torch
 from torch import nn
 
-from .diagnostics import SUPPORTED_LAYERS, rank_summary
+from .diagnostics import SUPPORTED_LAYERS, SVD_METHODS, choose_svd_method, rank_summary
 from .flows import NonFiniteError
 
 
@@ -42,7 +42,10 @@ class RankMonitor:
         every: record every this many steps (≥ 1); other calls only check the loss.
         layers: modules to watch (default: every Linear/Conv layer of ``model``); each must be one
             of the supported types.
-        method: ``exact`` SVD, or ``randomized`` (top ``k`` values; for wide layers).
+        method: ``auto`` (default: the exact SVD for layers whose smaller side is at most
+            :data:`~neurips26.lowrank_collapse.diagnostics.RANDOMIZED_MIN_SIDE`, the randomised
+            top-``k`` SVD above it — below that size the exact SVD is the faster, measured in
+            ``benchmarks/lowrank_collapse.py``), ``exact``, or ``randomized`` (top ``k`` values).
         k: values kept by the randomised SVD (default min(32, min(shape))).
         rtol: exact-rank tolerance (default max(m, n)·eps(float32) — gradients are float32).
 
@@ -52,11 +55,11 @@ class RankMonitor:
     """
 
     def __init__(self, model: nn.Module, every: int = 50, layers: list[nn.Module] | None = None,
-                 method: str = "exact", k: int | None = None, rtol: float | None = None):
+                 method: str = "auto", k: int | None = None, rtol: float | None = None):
         if int(every) != every or every < 1:
             raise ValueError(f"RankMonitor: every={every!r}; allowed: an integer >= 1")
-        if method not in ("exact", "randomized"):
-            raise ValueError(f"RankMonitor: method={method!r}; allowed: 'exact', 'randomized'")
+        if method not in SVD_METHODS:
+            raise ValueError(f"RankMonitor: method={method!r}; allowed: {', '.join(repr(m) for m in SVD_METHODS)}")
         names = {m: n for n, m in model.named_modules()}
         if layers is None:
             layers = [m for m in model.modules() if isinstance(m, SUPPORTED_LAYERS)]
@@ -75,9 +78,10 @@ class RankMonitor:
         self.calls = 0
 
     def _summary(self, M: torch.Tensor):
-        k = self.k if self.k is not None else min(32, *M.reshape(M.shape[0], -1).shape)
-        return rank_summary(M, self.method, k if self.method == "randomized" else None, self.rtol,
-                            source_dtype=M.dtype)
+        shape = tuple(M.reshape(M.shape[0], -1).shape)
+        k = self.k if self.k is not None else min(32, *shape)
+        method = choose_svd_method(shape) if self.method == "auto" else self.method
+        return rank_summary(M, method, k if method == "randomized" else None, self.rtol, source_dtype=M.dtype)
 
     def __call__(self, step: int, loss: float | torch.Tensor | None = None) -> None:
         """Check the loss and, every ``every`` steps, record each layer's diagnostics.

@@ -84,7 +84,9 @@ class LinearVectorField(nn.Module):
         init: optional ``(d, d)`` initial A (default zeros — the case where the low-rank
             invariance of reverse-KL VI is exact).
 
-    Call: ``field(t, x)`` with ``x`` of shape ``(B, d)`` returns ``x Aᵀ``.
+    Call: ``field(t, x)`` with ``x`` of shape ``(B, d)`` returns ``x Aᵀ``. ``dim`` is the state
+    dimension (read by :func:`~neurips26.lowrank_collapse.flows.reverse_kl_loss`); A is float64
+    unless ``init`` has another dtype.
 
     Source: inferred (the linear-field case is the solvable model in which a rank bound on the
     VI gradient can be stated exactly).
@@ -97,6 +99,7 @@ class LinearVectorField(nn.Module):
         A = torch.zeros(dim, dim, dtype=torch.float64) if init is None else torch.as_tensor(init).clone()
         if A.shape != (dim, dim):
             raise ValueError(f"LinearVectorField: init has shape {tuple(A.shape)}; expected ({dim}, {dim})")
+        self.dim = int(dim)
         self.A = nn.Parameter(A)
 
     def forward(self, t, x: torch.Tensor) -> torch.Tensor:
