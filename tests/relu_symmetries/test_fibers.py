@@ -72,3 +72,21 @@ def test_flint_backend_agrees_when_installed():
     pytest.importorskip("flint")
     M = [[1, 2, 3], [2, 4, 6], [0, 1, 1]]
     assert exact_rank(M, backend="flint") == exact_rank(M, backend="sympy") == 2
+
+
+def test_fiber_dimension_carries_the_stratum_of_its_samples():
+    """Issue 33 item 11: a fiber dimension is only meaningful with its stratum (a dead unit adds to the
+    fiber). Catches a FiberDimension without a stratum, or one computed on other points than the rank."""
+    rng = np.random.default_rng(3)
+    net = random_network((2, 4, 3, 1), rng)
+    b1 = net.b1.copy()
+    b1[0] = -50.0                       # unit 0 of layer 1 is dead on the box
+    net = net.replace(b1=b1)
+    box = Box.cube(2, 1.0)
+    fd = fiber_dimension(net, box, np.random.default_rng(4), 200)
+    assert fd.stratum["layer1"]["dead"] >= 1
+    # the same samples as the rank: recomputing from the same rng stream gives the same stratum
+    X = sample_away_from_kinks(net, box, 200, np.random.default_rng(4), 1e-6)
+    from neurips26.relu_symmetries import stratum
+    assert fd.stratum == stratum(net, X)
+    assert sum(fd.stratum["layer1"].values()) == 4 and sum(fd.stratum["layer2"].values()) == 3

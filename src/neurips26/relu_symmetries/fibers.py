@@ -180,6 +180,9 @@ class FiberDimension:
         gap: ``σ_rank / σ_{rank+1}`` (float mode; ∞ when exact or full rank) — a genericity check:
             a small gap means the numerical rank is not trustworthy.
         exact: whether the rank was computed over ℚ.
+        stratum: :func:`stratum` of the network on the same samples (dead / always-on / switching
+            units per layer): the fiber dimension depends on it, so it travels with the number
+            (random θ often lands in a lower stratum, where the fiber is larger).
     """
 
     n_params: int
@@ -189,12 +192,14 @@ class FiberDimension:
     min_margin: float
     gap: float
     exact: bool
+    stratum: dict
 
 
 def fiber_dimension(net: ReluNet3, box: Box, rng: np.random.Generator, n_points: int = 400,
                     exact: bool = False, rtol: float = 1e-8, margin: float = 1e-6) -> FiberDimension:
     """Fiber dimension ``P − rank J`` at ``net`` on ``box`` from ``n_points`` samples ≥ ``margin``
-    away from every kink (float SVD, or exact over ℚ with ``exact=True``).
+    away from every kink (float SVD, or exact over ℚ with ``exact=True``), with the stratum of
+    ``net`` on those samples (:attr:`FiberDimension.stratum`).
 
     Raises:
         ValueError: box of the wrong dimension, ``n_points < 1``. RuntimeError: no kink-free points.
@@ -209,7 +214,8 @@ def fiber_dimension(net: ReluNet3, box: Box, rng: np.random.Generator, n_points:
     if exact:
         r = exact_rank(exact_jacobian(net, X))
         gap = float("inf")
-    return FiberDimension(net.n_params, r, net.n_params - r, len(X), float(kink_margin(net, X).min()), gap, exact)
+    return FiberDimension(net.n_params, r, net.n_params - r, len(X), float(kink_margin(net, X).min()), gap, exact,
+                          stratum(net, X))
 
 
 def stratum(net: ReluNet3, X) -> dict:
