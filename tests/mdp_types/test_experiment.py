@@ -43,3 +43,19 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
 def test_config_sizes_are_bounded(key, value):
     with pytest.raises(ConfigError, match=key):
         apply_overrides(Config.quick(), {key: value}, "mdp_types")
+
+
+def test_value_ldp_probe_level_stays_below_the_reachable_maximum(tmp_path):
+    """Issue 33 item 12: ``reproduce mdp-types --seeds 5`` died on run seeds 2-4 with "no kernel on the
+    support of T reaches the level v = 3.877": for toy seed 4 the secant probe V + 0.05·range/(1−γ)
+    lies above the largest value any kernel on T's support reaches (3.653), and it was evaluated
+    before the cap. Toys 4, 5 and 7 of the first eight are such MDPs (4 is tested: ~8 s)."""
+    from neurips26.mdp_types.experiment import _ldp_one, _Toy
+    from neurips26.mdp_types.large_deviations import _extreme_value_on_support
+
+    cfg = Config(ldp_m=[20, 40], ldp_paths=100)
+    for seed in (4,):
+        toy = _Toy(seed, 2, 2)
+        res = _ldp_one(cfg, RunContext(seed=0, out_dir=tmp_path), toy)
+        v_max = _extreme_value_on_support(toy.T > 0, toy.r, toy.pi_e, cfg.gamma, 0, None, True)
+        assert res["V"] < res["value_level"] < v_max and res["I_V"] > 0

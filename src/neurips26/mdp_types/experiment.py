@@ -24,7 +24,14 @@ from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
 
 from .coding import coding_error_exponent
-from .large_deviations import kernel_rate, kernel_tail_rate, tail_probability_is, value_rate, value_tail_probability_is
+from .large_deviations import (
+    _extreme_value_on_support,
+    kernel_rate,
+    kernel_tail_rate,
+    tail_probability_is,
+    value_rate,
+    value_tail_probability_is,
+)
 from .mdp import (
     greedy_policy,
     log_episodes,
@@ -275,14 +282,13 @@ def _ldp_one(cfg: Config, ctx: RunContext, toy: _Toy) -> dict:
         est.append(-lp / mm)
         se_k.append(se)
     V = policy_evaluation(T, toy.r, pi=toy.pi_e, gamma=cfg.gamma)[0]
-    d1 = 0.05 * (toy.r.max() - toy.r.min()) / (1 - cfg.gamma)
+    # the largest value any kernel on T's support reaches (the rate is +inf beyond it): every level
+    # probed below, the secant probe included, stays under it
+    room = _extreme_value_on_support(T > 0, toy.r, toy.pi_e, cfg.gamma, 0, None, True) - V[0]
+    d1 = min(0.05 * (toy.r.max() - toy.r.min()) / (1 - cfg.gamma), 0.5 * room)
     I1 = value_rate(V[0] + d1, T, pi, toy.r, cfg.gamma, toy.pi_e, 0)[0]
     dv = d1 * np.sqrt(cfg.ldp_target_rate / I1)   # quadratic growth of I_V near V: one secant step
-    # … capped below the largest value any kernel on T's support reaches (the rate is +inf beyond it)
-    V_max = np.zeros_like(V)
-    for _ in range(2000):
-        V_max = (toy.pi_e * (toy.r + cfg.gamma * np.max(np.where(T > 0, V_max[None, None, :], -np.inf), axis=2))).sum(1)
-    dv = min(dv, 0.8 * (V_max[0] - V[0]))
+    dv = min(dv, 0.8 * room)
     I_v, T_star = value_rate(V[0] + dv, T, pi, toy.r, cfg.gamma, toy.pi_e, 0)
     est_v, se_v = [], []
     for mm in cfg.ldp_m:
