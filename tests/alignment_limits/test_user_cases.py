@@ -36,6 +36,25 @@ def test_huge_rewards_with_a_tiny_beta_give_the_limit_not_nan():
     assert f.gain[0] == pytest.approx(5e99, rel=1e-12)
 
 
+def test_estimator_with_huge_rewards_and_a_tiny_beta_is_finite_and_exact():
+    """Issue 33 item 13: ``estimate_frontier`` with rewards {0, 1e100} and beta = 1e-300 returned NaN
+    (beta / 2**332 underflowed to 0 after rescaling, then 0 * inf in the tilt of the top samples), and
+    with beta floored its KL SE came out 0 (moments in x cancel; taken in x - x_max they are exact).
+    The beta -> 0+ limit is all weight on the top samples: gain 5e99, KL log 2, as tilted_frontier."""
+    from neurips26.alignment_limits import estimate_frontier
+
+    r = np.array([0.0] * 5 + [1e100] * 5)
+    for beta in (1e-300, 1e-320):
+        fe = estimate_frontier(r, beta, warn_unreliable=False)
+        exact = tilted_frontier(np.full(10, 0.1), r, beta)
+        assert fe.gain[0] == pytest.approx(exact.gain[0], rel=1e-12) == pytest.approx(5e99, rel=1e-12)
+        assert fe.kl[0] == pytest.approx(math.log(2), rel=1e-12)
+        # SEs equal those at a moderate beta, where the tilt is already all on the top samples
+        ref = estimate_frontier(r, 1.0, warn_unreliable=False)
+        assert fe.gain_se[0] == pytest.approx(ref.gain_se[0], rel=1e-9)
+        assert fe.kl_se[0] == pytest.approx(ref.kl_se[0], rel=1e-9) and fe.kl_se[0] > 0
+
+
 def test_grpo_with_a_huge_learning_rate_stays_a_distribution():
     # Before: "invalid multinomial distribution" from torch (exp of a log-ratio ~1000 overflowed).
     tr = train_policy([.98, .01, .01], [0, 10, -10], 0.1, method="grpo", lr=500, seed=0, steps=50)

@@ -98,7 +98,11 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
     min_ess = as_positive_float(min_ess, "min_ess", minimum=1.0)
     # huge rewards: estimate on r / scale (exact power of two); gains and their SEs scale back
     scale = reward_scale(r)
-    r, betas = r / scale, betas_in / scale
+    # a tiny beta can underflow to 0 (or a subnormal whose inverse is inf) after rescaling, and then
+    # 0 * inf = NaN in the tilt of the top samples: floor it at the smallest normal float. That is
+    # exact for the weights up to reward gaps below ~1.6e-305 (in rescaled units) — the beta -> 0+
+    # limit, all weight on the sample maximum, which tilted_frontier also returns
+    r, betas = r / scale, np.maximum(betas_in / scale, np.finfo(np.float64).tiny)
     n = r.size
     if log_importance_weights is None:
         omega = np.ones(n)
@@ -121,27 +125,31 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
         return FrontierEstimate(betas_in, zeros, zeros.copy(), zeros.copy(), zeros.copy(), ess,
                                 ess >= min_ess, n)
 
-    # per-beta sums as matrix products: sum_i w_i f_i = t @ (omega f), sum_i w_i^2 f_i = t^2 @ (omega^2 f)
+    # per-beta sums as matrix products: sum_i w_i f_i = t @ (omega f), sum_i w_i^2 f_i = t^2 @ (omega^2 f).
+    # Moments of the tilt are taken in d = x - x_max (0 on the top samples), not x: as beta -> 0 the
+    # weight sits on the top samples, where d - E_pb[d] is then exactly 0 — in x the same quantities
+    # are differences of nearly equal numbers divided by beta**2 (NaN or a nonsense SE).
     o2 = omega**2
-    f1 = np.stack([omega, omega * x, o2, o2 * x, o2 * x * x], axis=1)          # (N, 5)
-    f2 = np.stack([o2, o2 * x, o2 * x * x], axis=1)                            # (N, 3)
+    f1 = np.stack([omega, omega * d, o2, o2 * d, o2 * x, o2 * d * x], axis=1)  # (N, 6)
+    f2 = np.stack([o2, o2 * d, o2 * d * d], axis=1)                          # (N, 3)
     m1, m2 = _tiled_moments(d, betas, f1, f2)
-    s_w, s_wx, s_wo, s_wox, s_wox2 = m1.T       # sums of w, w x, w omega, w omega x, w omega x^2
-    s_w2, s_w2x, s_w2x2 = m2.T                  # sums of w^2, w^2 x, w^2 x^2
+    s_w, s_wd, s_wo, s_wod, s_wox, s_wodx = m1.T  # sums of w, w d, w omega, w omega d, w omega x, w omega d x
+    s_w2, s_w2d, s_w2d2 = m2.T                    # sums of w^2, w^2 d, w^2 d^2
 
     b = s_w / n                                 # mean(w)
-    mu = s_wx / s_w                             # E_{pi_beta}[x] (self-normalised)
+    dmu = s_wd / s_w                            # E_{pi_beta}[d] <= 0 (self-normalised)
+    mu = xmax + dmu                             # E_{pi_beta}[x]
     gain = mu                                   # Delta = E_pb[r] - E_p0[r] = E_pb[x]
-    kl = (mu - xmax) / betas - np.log(b) + np.log(c)   # E_pb[r]/beta - log Z, shifted by r_max
+    kl = dmu / betas - np.log(b) + np.log(c)    # E_pb[r]/beta - log Z, shifted by r_max
 
-    # delta method. gain: psi_i = w_i (x_i - mu)/b - omega_i x_i / c
-    w2_xmu2 = s_w2x2 - 2 * mu * s_w2x + mu**2 * s_w2                 # sum w^2 (x - mu)^2
-    t1, t2, t3 = w2_xmu2 / b**2, 2 * (s_wox2 - mu * s_wox) / (b * c), np.dot(o2, x * x) / c**2
+    # delta method. gain: psi_i = w_i (x_i - mu)/b - omega_i x_i / c, with x_i - mu = d_i - dmu
+    w2_dmu2 = s_w2d2 - 2 * dmu * s_w2d + dmu**2 * s_w2                # sum w^2 (x - mu)^2
+    t1, t2, t3 = w2_dmu2 / b**2, 2 * (s_wodx - dmu * s_wox) / (b * c), np.dot(o2, x * x) / c**2
     s_psi_gain = t1 - t2 + t3
-    # KL: psi_i = w_i g_i / b + omega_i / c, g_i = (x_i - mu)/beta - 1 (mean zero by construction)
+    # KL: psi_i = w_i g_i / b + omega_i / c, g_i = (d_i - dmu)/beta - 1 (mean zero by construction)
     # (.. / beta) / beta, not / beta**2: beta**2 underflows to 0 for beta < ~1e-154 (0/0 = NaN)
-    u1 = ((w2_xmu2 / betas) / betas - 2 * (s_w2x - mu * s_w2) / betas + s_w2) / b**2
-    u2 = 2 * ((s_wox - mu * s_wo) / betas - s_wo) / (b * c)
+    u1 = ((w2_dmu2 / betas) / betas - 2 * (s_w2d - dmu * s_w2) / betas + s_w2) / b**2
+    u2 = 2 * ((s_wod - dmu * s_wo) / betas - s_wo) / (b * c)
     u3 = np.dot(omega, omega) / c**2
     s_psi_kl = u1 + u2 + u3
     # the expansions cancel catastrophically when the tilt is tiny (beta >> reward spread):
@@ -149,7 +157,7 @@ def estimate_frontier(rewards, beta, *, log_importance_weights=None,
     lossy = (s_psi_gain < 1e-6 * (t1 + np.abs(t2) + t3)) | (s_psi_kl < 1e-6 * (u1 + np.abs(u2) + u3))
     if lossy.any():
         s_psi_gain[lossy], s_psi_kl[lossy] = _influence_sums_direct(
-            d, x, omega, betas[lossy], b[lossy], c, mu[lossy])
+            d, x, omega, betas[lossy], b[lossy], c, dmu[lossy])
     gain_se = np.sqrt(np.maximum(s_psi_gain, 0.0) / (n * (n - 1)))
     kl_se = np.sqrt(np.maximum(s_psi_kl, 0.0) / (n * (n - 1)))
 
@@ -201,8 +209,8 @@ def _tiled_moments(d, betas, f1, f2):
     return m1, m2
 
 
-def _influence_sums_direct(d, x, omega, betas, b, c, mu):
-    """(sum psi_gain^2, sum psi_KL^2) evaluated sample by sample (precise for tiny tilts)."""
+def _influence_sums_direct(d, x, omega, betas, b, c, dmu):
+    """(sum psi_gain^2, sum psi_KL^2) evaluated sample by sample (precise for tiny tilts); ``dmu`` = E_pb[d]."""
     n = x.size
     g_out, k_out = np.empty(betas.size), np.empty(betas.size)
     step = max(1, _BLOCK_ELEMENTS // n)
@@ -214,8 +222,8 @@ def _influence_sums_direct(d, x, omega, betas, b, c, mu):
         log_tbar = np.log(b[sl] / c)[:, None]          # b/c = weighted mean of t (exact identity)
         rel = omega[None, :] * np.expm1(a - log_tbar) / c  # w/b - omega/c
         wb = rel + omega[None, :] / c                       # w/b
-        psi_g = rel * x[None, :] - wb * mu[sl, None]        # w(x - mu)/b - omega x / c
-        psi_k = wb * (x[None, :] - mu[sl, None]) / bt - rel  # w g / b + omega / c
+        psi_g = rel * x[None, :] - wb * (x.max() + dmu[sl, None])   # w(x - mu)/b - omega x / c
+        psi_k = wb * (d[None, :] - dmu[sl, None]) / bt - rel         # w g / b + omega / c
         g_out[sl] = np.sum(psi_g**2, axis=1)
         k_out[sl] = np.sum(psi_k**2, axis=1)
     return g_out, k_out
