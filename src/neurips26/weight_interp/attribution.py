@@ -170,11 +170,16 @@ def capture(model: nn.Module, windows: np.ndarray, modules: list[str] | None = N
 
 
 def attributions(model: nn.Module, cache: ActivationCache, refs: list[WeightRef],
-                 ablation: str = "zero") -> np.ndarray:
+                 ablation: str = "zero", mean_x: dict[str, torch.Tensor] | None = None) -> np.ndarray:
     """Gradient × weight attribution ``A [N, T, n_refs]`` (float32) of each weight at each token.
 
     ``−A`` estimates the change of the window's summed loss when the weight is ablated at that
     position only (see module docstring).
+
+    Args:
+        mean_x: for ``ablation="mean"``, the mean inputs to ablate to (``module -> [in]``);
+            default ``cache.mean_x`` (this cache's own windows). Held-out windows must pass the
+            explain windows' means, so that importance means the same ablation on both splits.
 
     Raises:
         ValueError: unknown ``ablation`` (allowed: zero, mean).
@@ -201,7 +206,7 @@ def attributions(model: nn.Module, cache: ActivationCache, refs: list[WeightRef]
             J = torch.tensor([refs[k].col for k in ks])
             x = cache.x[name][:, J]
             if ablation == "mean":
-                x = x - cache.mean_x[name][J]
+                x = x - (cache.mean_x if mean_x is None else mean_x)[name][J]
             a = W[I, J] * x * cache.g[name][:, I]          # A_t = W_ij · x_{t,j} · ∂L/∂y_{t,i}
             out[:, :, ks] = a.reshape(N, T, len(ks)).float().numpy()
     return out

@@ -6,9 +6,10 @@ Per sampled nonzero weight ``w``:
 1. ``|A_t(w)|`` on the explain windows and, separately, on the score windows (one capture each).
 2. Threshold ``θ = max(q-quantile of |A| on the explain windows, ρ·max|A|)``; positives are
    tokens with ``|A| ≥ θ``, negatives tokens below. ``n_examples`` of each are drawn at random
-   (explain set) and, with the same θ, from the score windows (held-out set). Dead weights
-   (``A ≡ 0``) and rare ones (fewer than ``min_positives`` positives in a split) are not
-   interpretable.
+   (explain set) and, with the same θ, from the score windows (held-out set). A weight with
+   ``A ≡ 0`` is re-checked by exact ablation: ``dead`` only if that changes no loss either,
+   else ``attribution_blind``. Dead, attribution-blind and rare weights (fewer than
+   ``min_positives`` positives in a split) are not interpretable.
 3. The explainer writes an account from the explain set; the scorer predicts the held-out items;
    the score is the balanced accuracy; interpretable iff score ≥ τ.
    A held-out set where fewer than :data:`MIN_ANSWERED` of the positives or of the negatives got
@@ -38,7 +39,8 @@ from .explainers import (ExampleSet, Explainer, ExplanationFailed, Scorer, balan
 
 __all__ = ["SelectionSettings", "WeightReport", "LeakageError", "select_examples", "importance_threshold",
            "explain_weights", "explain_from_importance", "interpretable_fraction", "check_disjoint",
-           "check_vocabulary", "check_windows", "MIN_ANSWERED", "FAILED"]
+           "check_vocabulary", "check_windows", "MIN_ANSWERED", "FAILED", "DEAD_TOL",
+           "weight_importances"]
 
 
 #: a held-out set is judged only when at least this share of its positives and of its negatives
@@ -95,8 +97,10 @@ class WeightReport:
     """Outcome for one weight.
 
     Attributes:
-        weight: ``str(WeightRef)``; value: ``W_ij``; status: ``ok`` | ``dead`` | ``rare`` |
-        ``explanation_failed`` | ``scoring_failed`` (fewer than :data:`MIN_ANSWERED` of the
+        weight: ``str(WeightRef)``; value: ``W_ij``; status: ``ok`` | ``dead`` (zero attribution
+        on every explain token AND no exact-ablation effect) | ``attribution_blind`` (zero
+        attribution, but exact ablation moves the loss: it matters where the first-order estimate
+        is blind) | ``rare`` | ``explanation_failed`` | ``scoring_failed`` (fewer than :data:`MIN_ANSWERED` of the
         held-out positives or negatives got a usable answer); explanation: the account (``""`` if none); explain_score /
         score: balanced accuracy on the explain set / the held-out set; scored: held-out items
         with an answer; unanswered: held-out items without one; faithfulness: attribution
@@ -249,6 +253,31 @@ def explain_from_importance(weight: str, value: float, imp_explain: np.ndarray, 
     return rep
 
 
+def weight_importances(model: nn.Module, refs: list[WeightRef], explain_windows: np.ndarray,
+                       score_windows: np.ndarray, ablation: str = "zero", logits_fn=None):
+    """Importance ``|A|`` of each weight on the explain and on the score windows.
+
+    One capture per split. With ``ablation="mean"`` both splits ablate to the mean input of the
+    **explain** windows (the held-out split must not define its own ablation: the importance that
+    chose θ on the explain set would mean something else on the score set).
+
+    Returns:
+        ``(imp_explain [N_e, T, n_refs], imp_score [N_s, T, n_refs], mean_x)`` (float32 arrays;
+        ``mean_x``: ``module -> [in]`` mean inputs of the explain windows).
+
+    Raises:
+        as :func:`~.attribution.capture` and :func:`~.attribution.attributions`.
+    """
+    mods = sorted({r.module for r in refs})
+    imps, mean_x = [], None
+    for w in (explain_windows, score_windows):
+        cache = capture(model, w, mods, logits_fn=logits_fn)
+        mean_x = cache.mean_x if mean_x is None else mean_x
+        imps.append(np.abs(attributions(model, cache, refs, ablation, mean_x=mean_x)))
+        del cache
+    return imps[0], imps[1], mean_x
+
+
 def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np.ndarray,
                     score_windows: np.ndarray, explainer: Explainer, scorer: Scorer, vocab: CharVocabulary,
                     settings: SelectionSettings = SelectionSettings(), seed: int = 0,
@@ -270,12 +299,9 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
     check_windows(model, explain=explain_windows, score=score_windows)
     check_disjoint(explain_windows, score_windows)
     check_vocabulary(model, vocab, explain_windows, score_windows)
-    mods = sorted({r.module for r in refs})
     rng = np.random.default_rng(seed)
-    imps = []
-    for w in (explain_windows, score_windows):
-        cache = capture(model, w, mods, logits_fn=logits_fn)
-        imps.append(np.abs(attributions(model, cache, refs, settings.ablation)))
+    *imps, mean_x = weight_importances(model, refs, explain_windows, score_windows, settings.ablation,
+                                       logits_fn=logits_fn)
     from .attribution import weight_value
 
     reports = []
@@ -284,9 +310,37 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
         if shuffle_control:
             ie = rng.permutation(ie.reshape(-1)).reshape(ie.shape)
             is_ = rng.permutation(is_.reshape(-1)).reshape(is_.shape)
-        reports.append(explain_from_importance(str(r), weight_value(model, r), ie, is_, explain_windows,
-                                               score_windows, explainer, scorer, vocab, settings, rng))
+        rep = explain_from_importance(str(r), weight_value(model, r), ie, is_, explain_windows, score_windows,
+                                      explainer, scorer, vocab, settings, rng)
+        if rep.status == "dead":
+            _recheck_dead(model, r, rep, explain_windows, settings.ablation, mean_x, logits_fn)
+        reports.append(rep)
     return reports
+
+
+#: |ΔL| (nats per window) above which an exact ablation shows that a zero-attribution weight
+#: matters. A weight whose contribution is exactly zero leaves the forward pass bit-identical
+#: (ΔL = 0 exactly); the margin only absorbs float32 rounding of a loss summed over a window.
+DEAD_TOL = 1e-5
+
+
+def _recheck_dead(model: nn.Module, ref, rep: WeightReport, windows: np.ndarray, ablation: str, mean_x,
+                  logits_fn) -> None:
+    """Zero attribution is not zero effect: a weight into a ReLU/AbsTopK unit that is off has
+    ∂L/∂y = 0, yet removing it can switch the unit on. Ablate it exactly (all positions of every
+    explain window at once) and keep ``dead`` only if no window's loss moves by more than
+    :data:`DEAD_TOL`; otherwise the status becomes ``attribution_blind`` (counted, not
+    interpretable: it matters, but the first-order importance cannot say where)."""
+    from .attribution import ablation_effects
+
+    mx = None if mean_x is None else mean_x[ref.module]
+    dl = np.abs(ablation_effects(model, windows, ref, ablation, per_position=False, mean_x=mx,
+                                 logits_fn=logits_fn))
+    worst = float(dl.max()) if dl.size else 0.0
+    if worst > DEAD_TOL:
+        rep.status = "attribution_blind"
+        rep.failure = (f"attribution 0 on every explain token, but ablating it changes a window's loss by up to "
+                       f"{worst:.3g} nats")
 
 
 @dataclass

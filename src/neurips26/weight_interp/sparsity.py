@@ -66,7 +66,8 @@ def topk_mask_with_floor(w: torch.Tensor, k: int, min_per_neuron: int) -> torch.
 
     Reserve the ``j = min_per_neuron`` largest ``|w|`` of every row (output neuron), then fill up to
     ``k`` entries in total with the largest remaining ``|w|``. Exactly
-    ``max(k, rows·j)`` entries are kept (ties broken by index).
+    ``max(k, rows·j)`` entries are kept (ties broken by index: among equal ``|w|`` the lower
+    row-major index is kept, on every device).
 
     Args:
         w: float ``[rows, cols]``.
@@ -86,12 +87,15 @@ def topk_mask_with_floor(w: torch.Tensor, k: int, min_per_neuron: int) -> torch.
     rows, cols = a.shape
     j = min(min_per_neuron, cols)
     mask = torch.zeros_like(a, dtype=torch.bool)
+    # a stable descending sort keeps equal |w| in index order (torch.topk's order among ties is
+    # unspecified and differs between CPU and GPU), so ties are broken by index as documented
     if j:
-        mask.scatter_(1, a.topk(j, dim=1).indices, True)            # reserve: top-j of each row
+        top = torch.sort(a, dim=1, descending=True, stable=True).indices[:, :j]
+        mask.scatter_(1, top, True)                                   # reserve: top-j of each row
     rest = min(max(k - rows * j, 0), rows * cols - rows * j)
     if rest:
         score = a.masked_fill(mask, -1.0).reshape(-1)                # reserved entries never re-picked
-        mask.view(-1)[score.topk(rest).indices] = True               # fill: global top of the rest
+        mask.view(-1)[torch.sort(score, descending=True, stable=True).indices[:rest]] = True  # fill
     return mask
 
 
@@ -141,8 +145,9 @@ class TrainConfig:
         validation loss is <= this (the dense twin's matched-loss stop), ``None`` to run all steps.
 
     Raises:
-        ValueError: a non-positive steps/batch/lr/eval_every, ``min_per_neuron < 0``, or a schedule
-            :func:`kept_fraction` rejects.
+        ValueError: a non-positive steps/batch/lr/eval_every, a non-finite lr/adam_eps/weight_decay/
+            stop_at_loss (``lr=inf`` would train to NaN), betas outside [0, 1), ``min_per_neuron < 0``,
+            or a schedule :func:`kept_fraction` rejects.
     """
 
     steps: int = 600
@@ -160,9 +165,19 @@ class TrainConfig:
     stop_at_loss: float | None = None
 
     def __post_init__(self) -> None:
+        import math
+
         if self.steps < 1 or self.batch < 1 or not self.lr > 0 or self.eval_every < 1:
             raise ValueError(f"steps={self.steps}, batch={self.batch}, lr={self.lr}, eval_every={self.eval_every}: "
                              "all must be positive")
+        for name in ("lr", "adam_eps", "weight_decay"):
+            v = getattr(self, name)
+            if not math.isfinite(v) or v < 0:
+                raise ValueError(f"TrainConfig.{name}={v}; allowed: a finite number >= 0 (lr > 0)")
+        if len(self.betas) != 2 or not all(math.isfinite(b) and 0 <= b < 1 for b in self.betas):
+            raise ValueError(f"TrainConfig.betas={self.betas}; allowed: two numbers in [0, 1)")
+        if self.stop_at_loss is not None and not math.isfinite(self.stop_at_loss):
+            raise ValueError(f"TrainConfig.stop_at_loss={self.stop_at_loss}; allowed: a finite loss or None")
         if isinstance(self.min_per_neuron, bool) or not isinstance(self.min_per_neuron, int) or self.min_per_neuron < 0:
             raise ValueError(f"min_per_neuron={self.min_per_neuron!r}; must be an integer >= 0")
         kept_fraction(0, self.steps, self.target_fraction, self.anneal_start, self.anneal_end, self.schedule)
