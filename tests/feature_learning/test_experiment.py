@@ -94,3 +94,56 @@ def test_full_config_uses_user_arrays_when_present(tmp_path):
     ids = {c.id for c in claims}
     assert {"whitening_matches_sgd_mnist", "tl_rises_mnist"} <= ids and "whitening_image_grids" not in ids
     assert len(metrics["whitening_mnist"]["differences"]) == 2
+
+
+def _bad_npz_files(tmp_path):
+    """Bad user data files, each with the word its one-line error must contain."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64)
+    good = dict(X_train=X[:15], y_train=y[:15], X_test=X[15:], y_test=y[15:])
+    cases = []
+    d = tmp_path / "corrupt"; d.mkdir()
+    (d / "mnist.npz").write_bytes(b"\x93NUMPY garbage that is not an archive" * 10)
+    cases.append((d, "not a readable .npz"))
+    d = tmp_path / "truncated"; d.mkdir()
+    np.savez(d / "mnist.npz", **good)
+    (d / "mnist.npz").write_bytes((d / "mnist.npz").read_bytes()[:200])
+    cases.append((d, "not a readable .npz"))
+    d = tmp_path / "pickled"; d.mkdir()
+    np.savez(d / "mnist.npz", **{**good, "X_train": np.array([object()] * 15, dtype=object)})
+    cases.append((d, "not a readable .npz"))
+    d = tmp_path / "missing"; d.mkdir()
+    np.savez(d / "mnist.npz", X_train=X, y_train=y)
+    cases.append((d, "missing arrays"))
+    d = tmp_path / "nan"; d.mkdir()
+    Xn = X.copy(); Xn[3, 1] = np.nan
+    np.savez(d / "mnist.npz", **{**good, "X_train": Xn[:15]})
+    cases.append((d, "NaN"))
+    d = tmp_path / "labels"; d.mkdir()
+    np.savez(d / "mnist.npz", **{**good, "y_train": y[:15] - 0.5})
+    cases.append((d, "integer class labels"))
+    d = tmp_path / "rows"; d.mkdir()
+    np.savez(d / "mnist.npz", **{**good, "y_train": y[:14]})
+    cases.append((d, "rows"))
+    d = tmp_path / "empty"; d.mkdir()
+    cases.append((d, "holds none of"))
+    return cases
+
+
+def test_bad_user_data_fails_before_any_training_in_one_line(tmp_path, monkeypatch):
+    """Catches: a corrupt mnist.npz failing after the digits parts (33 s of training) with numpy's
+    allow_pickle advice, instead of at once with one line naming the file (issue 33)."""
+    import neurips26.feature_learning.experiment as E
+
+    def no_training(*a, **k):
+        raise AssertionError("training started before the data files were validated")
+
+    monkeypatch.setattr(E, "_identities", no_training)
+    for folder, match in _bad_npz_files(tmp_path):
+        with pytest.raises(ValueError) as err:
+            run(Config(**{**TINY, "data_dir": str(folder)}), RunContext(seed=0, out_dir=tmp_path / "out"))
+        msg = str(err.value)
+        assert match in msg and "\n" not in msg and "allow_pickle" not in msg, (folder.name, msg)
+        if match != "holds none of":
+            assert str(folder / "mnist.npz") in msg, msg

@@ -69,20 +69,74 @@ def load_npz(path: str | Path) -> Split:
     CIFAR-10/100 exported by the user; nothing is downloaded).
 
     Raises:
-        FileNotFoundError: missing file. ValueError: missing arrays or mismatched lengths.
+        FileNotFoundError: missing file. ValueError: not a readable .npz (corrupt, truncated, pickled
+        objects), missing arrays, mismatched lengths, non-finite or non-numeric X, labels that are not
+        integers ≥ 0 (see :func:`check_npz`).
     """
+    arr = _read_npz(path)
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such data file (expected an .npz with X_train, y_train, X_test, y_test)")
-    with np.load(path) as z:
-        missing = [k for k in ("X_train", "y_train", "X_test", "y_test") if k not in z]
-        if missing:
-            raise ValueError(f"{path}: missing arrays {missing}; need X_train, y_train, X_test, y_test")
-        arr = {k: z[k] for k in ("X_train", "y_train", "X_test", "y_test")}
-    for s in ("train", "test"):
-        if len(arr[f"X_{s}"]) != len(arr[f"y_{s}"]):
-            raise ValueError(f"{path}: X_{s} has {len(arr[f'X_{s}'])} rows but y_{s} has {len(arr[f'y_{s}'])}")
     X_train = arr["X_train"].reshape(len(arr["X_train"]), -1).astype(np.float32)
     X_test = arr["X_test"].reshape(len(arr["X_test"]), -1).astype(np.float32)
     scale = max(float(np.abs(X_train).max()), 1e-12)
     return Split(X_train / scale, arr["y_train"].astype(np.int64), X_test / scale, arr["y_test"].astype(np.int64))
+
+
+NPZ_KEYS = ("X_train", "y_train", "X_test", "y_test")
+
+
+def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Open and validate a user ``.npz`` (see :func:`check_npz`); returns its four arrays."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such data file (expected an .npz with X_train, y_train, X_test, y_test)")
+    allowed = "an uncompressed or compressed numpy .npz (np.savez) with numeric arrays X_train, y_train, X_test, y_test"
+    try:
+        z = np.load(path, allow_pickle=False)
+    except Exception as e:  # BadZipFile, EOFError, OSError, bad .npy header: a corrupt or non-npz file
+        raise ValueError(f"{path}: not a readable .npz ({type(e).__name__}); expected {allowed}") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: is a single .npy array, not an .npz archive; expected {allowed}")
+    with z:
+        missing = [k for k in NPZ_KEYS if k not in z.files]
+        if missing:
+            raise ValueError(f"{path}: missing arrays {missing} (has {sorted(z.files)[:8]}); expected {allowed}")
+        try:
+            arr = {k: z[k] for k in NPZ_KEYS}
+        except Exception as e:  # truncated member, CRC error, pickled object array (allow_pickle=False)
+            raise ValueError(f"{path}: not a readable .npz ({type(e).__name__} reading its arrays); expected "
+                             f"{allowed}") from None
+    for k, a in arr.items():
+        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+            raise ValueError(f"{path}: array {k} has dtype {a.dtype}; expected numeric arrays")
+        if a.ndim < 1 or len(a) == 0:
+            raise ValueError(f"{path}: array {k} is empty or 0-d (shape {a.shape}); expected at least one row")
+    for s in ("train", "test"):
+        if len(arr[f"X_{s}"]) != len(arr[f"y_{s}"]):
+            raise ValueError(f"{path}: X_{s} has {len(arr[f'X_{s}'])} rows but y_{s} has {len(arr[f'y_{s}'])}")
+        if arr[f"y_{s}"].ndim != 1:
+            raise ValueError(f"{path}: y_{s} has shape {arr[f'y_{s}'].shape}; expected integer labels of shape (n,)")
+        y = arr[f"y_{s}"]
+        if not np.all(np.isfinite(y)) or np.any(y < 0) or np.any(y != np.round(y)):
+            raise ValueError(f"{path}: y_{s} must hold integer class labels 0..C-1")
+        if not np.all(np.isfinite(arr[f"X_{s}"])):
+            raise ValueError(f"{path}: X_{s} has NaN or infinite entries")
+    if arr["X_train"].shape[1:] != arr["X_test"].shape[1:]:
+        raise ValueError(f"{path}: X_train rows {arr['X_train'].shape[1:]} and X_test rows {arr['X_test'].shape[1:]} "
+                         "differ in shape")
+    if float(np.abs(arr["X_train"]).max()) == 0.0:
+        raise ValueError(f"{path}: X_train is all zeros")
+    return arr
+
+
+def check_npz(path: str | Path) -> None:
+    """Open and validate a user data set before any training (the run's preflight).
+
+    Checks: the file exists and is a numpy ``.npz`` archive (no pickled objects; a corrupt,
+    truncated or non-zip file is refused), with numeric arrays X_train, y_train, X_test, y_test;
+    equal row counts of X and y per split; finite X; integer labels ≥ 0 of shape (n,); the same
+    row shape in both splits; X_train not all zero.
+
+    Raises:
+        FileNotFoundError: missing file. ValueError: anything else above, in one line naming the file.
+    """
+    _read_npz(path)
