@@ -2,7 +2,7 @@
 
 1. Cost of one layer's rank diagnostics relative to one flow-matching training step (forward,
    backward, Adam) of the field that owns the layer: exact SVD vs randomised SVD (top 32) of the
-   hidden (width × width) gradient, for widths 64–1024.
+   hidden (width × width) gradient, for widths 64–1024, and which one ``method="auto"`` picks.
 2. RankMonitor's overhead on a training loop (all layers, every 50 and every 10 steps; exact, and
    randomised for the widest field): time with the monitor / time without.
 
@@ -18,13 +18,16 @@ import torch
 from _timing import median_wall
 
 from neurips26.lowrank_collapse import MLPVectorField, RankMonitor, flow_matching_loss, rank_summary, train
+from neurips26.lowrank_collapse.diagnostics import choose_svd_method
 
 
 def diagnostics_vs_step(dim: int = 32, batch: int = 256) -> None:
     print("1. rank diagnostics of the hidden layer / one training step (FM, d = 32, batch 256)")
-    print(f"{'width':>6} {'step ms':>8} {'exact/step':>11} {'rand/step':>10} {'exact/rand':>11} {'top-8 rel err':>14}")
+    print("   (exact/rand > 1: randomised faster; RankMonitor's default method='auto' picks the column 'auto')")
+    print(f"{'width':>6} {'step ms':>8} {'exact/step':>11} {'rand/step':>10} {'exact/rand':>11} {'top-8 rel err':>14} "
+          f"{'auto':>11} {'auto speed':>10}")
     g = torch.Generator().manual_seed(0)
-    for width in (64, 256, 1024):
+    for width in (64, 128, 256, 512, 1024):
         torch.manual_seed(0)
         field = MLPVectorField(dim, width, 2)
         opt = torch.optim.Adam(field.parameters(), 1e-3)
@@ -41,8 +44,11 @@ def diagnostics_vs_step(dim: int = 32, batch: int = 256) -> None:
         t_rand = median_wall(lambda: rank_summary(G, "randomized", k=32), 7)
         ex, ra = rank_summary(G, "exact").top, rank_summary(G, "randomized", k=32).top
         err = max(abs(a - b) / ex[0] for a, b in zip(ex, ra))
+        auto = choose_svd_method(tuple(G.shape))
+        # speed of the automatic choice relative to the other method (>= 1: auto picked the faster)
+        speed = (t_rand / t_exact) if auto == "exact" else (t_exact / t_rand)
         print(f"{width:>6} {1e3 * t_step:>8.2f} {t_exact / t_step:>11.2f} {t_rand / t_step:>10.2f} "
-              f"{t_exact / t_rand:>11.2f} {err:>14.1e}")
+              f"{t_exact / t_rand:>11.2f} {err:>14.1e} {auto:>11} {speed:>9.2f}x")
 
 
 def monitor_overhead(steps: int = 200, dim: int = 2, batch: int = 256) -> None:

@@ -82,23 +82,27 @@ def singular_values(M, method: str = "exact", k: int | None = None, oversample: 
 
 SVD_METHODS = ("auto", "exact", "randomized")
 
-#: smallest side min(m, n) above which ``auto`` uses the randomised top-k SVD; at and below it the
-#: exact SVD is faster on CPU (benchmarks/lowrank_collapse.py: exact/randomised time ratio
-#: measured per width in the same run) and gives the exact rank as well
-RANDOMIZED_MIN_SIDE = 512
+#: ``auto`` uses the exact SVD while min(m, n) ≤ this factor × (k + oversample), the randomised
+#: top-k SVD above: its cost O(mn(k + p)) only beats the exact O(mn·min(m, n)) once the matrix is
+#: several sketch widths wide. Measured on CPU (benchmarks/lowrank_collapse.py, k = 32, p = 10):
+#: exact/randomised time 0.07 at 96, 0.72 at 128, 0.98 at 160, 0.87 at 192, 1.35 at 256, 4.3 at 1024
+RANDOMIZED_SIDE_FACTOR = 6
 
 
-def choose_svd_method(shape: tuple[int, ...]) -> str:
-    """``"exact"`` when the matrix's smaller side is at most :data:`RANDOMIZED_MIN_SIDE`, else
-    ``"randomized"`` (a conv weight's shape is read as (out, in·kernel)).
+def choose_svd_method(shape: tuple[int, ...], k: int = 32, oversample: int = 10) -> str:
+    """``"exact"`` when the matrix's smaller side is at most ``RANDOMIZED_SIDE_FACTOR·(k + oversample)``
+    (252 for the default k = 32), else ``"randomized"`` (a conv weight's shape is read as
+    (out, in·kernel)).
 
     Raises:
-        ValueError: ``shape`` with fewer than 2 entries or a non-positive size.
+        ValueError: ``shape`` with fewer than 2 entries or a non-positive size, or k < 1.
     """
     if len(shape) < 2 or any(int(n) < 1 for n in shape):
         raise ValueError(f"choose_svd_method: shape={tuple(shape)}; expected (m, n, ...) with positive sizes")
+    if int(k) < 1:
+        raise ValueError(f"choose_svd_method: k={k!r}; allowed: an integer >= 1")
     m, n = int(shape[0]), int(math.prod(int(v) for v in shape[1:]))
-    return "exact" if min(m, n) <= RANDOMIZED_MIN_SIDE else "randomized"
+    return "exact" if min(m, n) <= RANDOMIZED_SIDE_FACTOR * (int(k) + int(oversample)) else "randomized"
 
 
 def rank_tolerance(shape: tuple[int, int], source_dtype: torch.dtype = torch.float32) -> float:

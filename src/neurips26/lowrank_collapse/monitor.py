@@ -43,9 +43,9 @@ class RankMonitor:
         layers: modules to watch (default: every Linear/Conv layer of ``model``); each must be one
             of the supported types.
         method: ``auto`` (default: the exact SVD for layers whose smaller side is at most
-            :data:`~neurips26.lowrank_collapse.diagnostics.RANDOMIZED_MIN_SIDE`, the randomised
-            top-``k`` SVD above it — below that size the exact SVD is the faster, measured in
-            ``benchmarks/lowrank_collapse.py``), ``exact``, or ``randomized`` (top ``k`` values).
+            6·(k + 10) — 252 for k = 32 — the randomised top-``k`` SVD above; below that size the
+            exact SVD is the faster, see :func:`~neurips26.lowrank_collapse.diagnostics.choose_svd_method`),
+            ``exact``, or ``randomized`` (top ``k`` values).
         k: values kept by the randomised SVD (default min(32, min(shape))).
         rtol: exact-rank tolerance (default max(m, n)·eps(float32) — gradients are float32).
 
@@ -80,7 +80,7 @@ class RankMonitor:
     def _summary(self, M: torch.Tensor):
         shape = tuple(M.reshape(M.shape[0], -1).shape)
         k = self.k if self.k is not None else min(32, *shape)
-        method = choose_svd_method(shape) if self.method == "auto" else self.method
+        method = choose_svd_method(shape, k) if self.method == "auto" else self.method
         return rank_summary(M, method, k if method == "randomized" else None, self.rtol, source_dtype=M.dtype)
 
     def __call__(self, step: int, loss: float | torch.Tensor | None = None) -> None:
