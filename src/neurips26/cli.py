@@ -181,6 +181,43 @@ _ADDRESS_HELP = "Ray cluster to join (HOST:PORT of `ray start --head`, or ray://
 _WORKERS_HELP = "Cores to use for pool / a local Ray instance (default: all)."
 
 
+_DRY_RUN_HELP = ("Check instead of running: validate each config, build its models at full size on the meta "
+                 "device, run its fast data generators, print the plan (tasks, resources, GPU-hours); exit 1 "
+                 "naming the stage that would crash.")
+
+
+def _dry_run(specs: list, scale: str, seeds: list[int], confirm: bool, workers: Optional[int]) -> None:
+    """``reproduce --dry-run``: check every config's stages and print the plan (exit 1 on a failure)."""
+    from .harness.dryrun import dry_run, print_plan
+
+    names = ", ".join(s.name.replace("_", "-") for s in specs)
+    console.print(f"dry run of {len(specs)} system(s) at scale {scale}, seeds {_seeds_text(seeds)}: {names}",
+                  highlight=False)
+
+    def done(plan) -> None:
+        f = plan.failure
+        mark = "[green]✓[/]" if f is None else "[red]✗[/]"
+        console.print(f"{mark} {plan.system.replace('_', '-')}"
+                      + ("" if f is None else f": stage {escape(f.name)!r} {f.status}: {escape(f.detail)}"),
+                      highlight=False)
+
+    try:
+        plans = dry_run(specs, scale=scale, seeds=seeds, confirm=confirm, workers=workers, on_done=done)
+    except ConfigError as exc:
+        _fail(str(exc))
+    print_plan(plans, console, seeds)
+    failed = [p for p in plans if not p.ok]
+    if failed:
+        _fail(f"dry run: {len(failed)} of {len(plans)} system(s) would fail: "
+              + "; ".join(f"{p.system.replace('_', '-')} at stage {p.failure.name!r}" for p in failed), code=1)
+
+
+def _seeds_text(seeds: list[int]) -> str:
+    if len(seeds) > 3 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}..{seeds[-1]}"
+    return ",".join(map(str, seeds))
+
+
 @app.command()
 def reproduce(
     systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to run (default: every implemented one).")] = None,
@@ -195,10 +232,12 @@ def reproduce(
     address: Annotated[Optional[str], typer.Option(help=_ADDRESS_HELP)] = None,
     workers: Annotated[Optional[int], typer.Option(help=_WORKERS_HELP)] = None,
     open_report: Annotated[bool, typer.Option("--open", help="Open report.html in a browser when done.")] = False,
+    confirm: Annotated[bool, typer.Option(help="Also run each system's confirmation seeds (they judge claims tuned after a look; only those verdicts count in the headline).")] = True,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help=_DRY_RUN_HELP)] = False,
 ) -> None:
     """Run the reproductions (each system once per seed), write results and report.html."""
     from .harness.executor import check_requirements
-    from .harness.runner import SystemSpec, git_commit, make_task, resolve_config
+    from .harness.runner import SystemSpec, git_commit, make_task, preflight_inputs, resolve_config
     from .harness.runner import reproduce as run_all
 
     if scale not in ("quick", "full"):
@@ -209,6 +248,10 @@ def reproduce(
         _check_device(device)
     papers = _select(systems or [])
     specs = [SystemSpec(p.system, load_experiment(p), {}) for p in papers]
+    if dry_run:
+        _apply_sets(specs, set_ or [])
+        _dry_run(specs, scale, seed_list, confirm, workers)
+        return
     try:
         _apply_sets(specs, set_ or [])
         commit = git_commit()
@@ -216,10 +259,11 @@ def reproduce(
             config = resolve_config(s.module, scale, s.overrides, s.name)
             check_requirements([make_task(s, config, scale=scale, seed=seed_list[0], commit=commit)],
                                executor=executor, address=address, device=device)
+            preflight_inputs(s.module, config, s.name)
         _prepare_out(out)
         results, interrupted = run_all(specs, scale=scale, seeds=seed_list, out=out, device=device,
                                        force=force, console=console, executor=executor, address=address,
-                                       workers=workers)
+                                       workers=workers, confirm=confirm, preflight=False)
     except ConfigError as exc:
         _fail(str(exc))
     except OSError as exc:  # disk full, folder removed mid-run, ...

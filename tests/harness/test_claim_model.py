@@ -98,26 +98,98 @@ def _seed_claim(value, bound=0.5):
                       source="abstract")
 
 
-def test_over_seeds_unanimous_rule():
-    held = C.over_seeds([_seed_claim(v) for v in (0.6, 0.7, 0.8)], [0, 1, 2])
+def test_over_seeds_judges_the_interval_of_the_seed_mean():
+    """Catches a k-of-n vote as the verdict: 2 of 3 seeds above the bound with a mean interval
+    that straddles it must be inconclusive, never holds; and 3 of 3 seeds above the bound with
+    a wide interval is inconclusive too (per-seed votes are stability only)."""
+    tight = C.over_seeds([_seed_claim(v) for v in (0.80, 0.81, 0.82)], [0, 1, 2])
     mixed = C.over_seeds([_seed_claim(v) for v in (0.6, 0.4, 0.8)], [0, 1, 2])
-    none = C.over_seeds([_seed_claim(v) for v in (0.1, 0.2, 0.3)], [0, 1, 2])
-    assert held.verdict is Verdict.HOLDS and held.seeds.held == 3 and held.seeds.n == 3
+    wide = C.over_seeds([_seed_claim(v) for v in (0.51, 0.9, 2.0)], [0, 1, 2])
+    none = C.over_seeds([_seed_claim(v) for v in (0.1, 0.11, 0.12)], [0, 1, 2])
+    assert tight.verdict is Verdict.HOLDS and tight.seeds.held == 3 and tight.seeds.n == 3
     assert mixed.verdict is Verdict.INCONCLUSIVE and mixed.seeds.held == 2
+    assert wide.seeds.held == 3 and wide.verdict is Verdict.INCONCLUSIVE
     assert none.verdict is Verdict.DOES_NOT_HOLD
-    assert held.measured == pytest.approx(0.7) and held.interval[0] < 0.7 < held.interval[1]
-    assert "held in 2 of 3 seeds" in mixed.note
-
-
-def test_over_seeds_declared_minimum():
-    c = C.over_seeds([_seed_claim(v) for v in (0.6, 0.4, 0.8)], [0, 1, 2], min_held=2)
-    assert c.verdict is Verdict.HOLDS
-    c = C.over_seeds([_seed_claim(v) for v in (0.6, 0.4, 0.3)], [0, 1, 2], min_held=2)
-    assert c.verdict is Verdict.DOES_NOT_HOLD
-    with pytest.raises(ValueError, match="min_held=4"):
-        C.over_seeds([_seed_claim(0.6)] * 3, [0, 1, 2], min_held=4)
+    assert mixed.measured == pytest.approx(0.6) and mixed.interval[0] < 0.5 < mixed.interval[1]
+    assert "held on 2 of 3 seeds" in mixed.note and "stability" in mixed.note
+    for c in (tight, mixed, wide, none):
+        assert C.rule_verdict(c.rule, c.measured, c.interval) is c.verdict
     with pytest.raises(ValueError, match="2 claims for 3 seeds"):
         C.over_seeds([_seed_claim(0.6)] * 2, [0, 1, 2])
+    with pytest.raises(TypeError):
+        C.over_seeds([_seed_claim(0.6)] * 3, [0, 1, 2], min_held=2)  # k-of-n rules are gone
+
+
+def test_seed_interval_stays_in_the_domain_and_is_never_zero_width_when_seeds_differ():
+    """Catches intervals outside the quantity's range (a negative distance, a rate above 1) and
+    zero-width intervals over seeds that differ."""
+    dist = [C.at_most("w2", "s", measured=v, bound=0.5, reason="r", kind="check", source=SRC,
+                      domain=(0, math.inf)) for v in (0.01, 0.02, 0.6)]
+    c = C.over_seeds(dist, [0, 1, 2])
+    assert c.interval[0] >= 0 and c.interval[1] > c.interval[0]
+    rate = [C.at_least("r", "s", measured=v, bound=0.5, reason="r", kind="check", source=SRC,
+                       domain=(0, 1)) for v in (0.99, 1.0, 0.7)]
+    c = C.over_seeds(rate, [0, 1, 2])
+    assert c.interval[1] <= 1 and c.interval[1] > c.interval[0]
+    with pytest.raises(ValueError, match="outside the quantity's domain"):
+        C.at_least("r", "s", measured=1.2, bound=0.5, reason="r", kind="check", source=SRC, domain=(0, 1))
+    with pytest.raises(ValueError, match="outside the quantity's domain"):
+        C.at_least("r", "s", measured=0.9, bound=0.5, reason="r", kind="check", source=SRC, domain=(0, 1),
+                   interval=(0.7, 1.1))
+
+
+def test_a_verdict_that_contradicts_its_interval_is_refused():
+    """Catches a hand-written verdict: Claim refuses 'holds' when its interval straddles the rule."""
+    with pytest.raises(ValueError, match="contradicts its rule"):
+        Claim("x", "s", 1, 1.0, "t", "r", Verdict.HOLDS, kind="check", source=SRC, interval=(0.5, 2.0),
+              rule={"op": "at_least", "bound": 1.0})
+    ok = Claim("x", "s", 1, 1.0, "t", "r", Verdict.INCONCLUSIVE, kind="check", source=SRC,
+               interval=(0.5, 2.0), rule={"op": "at_least", "bound": 1.0})
+    assert ok.verdict is Verdict.INCONCLUSIVE
+    with pytest.raises(TypeError, match="no interval"):
+        C.check("c", "s", measured=1, holds=True, tolerance="t", reason="r", kind="check", source=SRC,
+                interval=(0, 1))
+
+
+def test_composite_conditions_over_seeds():
+    """An invariant (kind check) must hold on every seed; a composite paper claim is judged on the
+    fraction of seeds (Clopper-Pearson), so three agreeing seeds are not yet a firm verdict."""
+    def chk(ok, kind="check", source=SRC):
+        return C.check("c", "s", measured=ok, holds=ok, tolerance="t", reason="r", kind=kind, source=source)
+    assert C.over_seeds([chk(True)] * 3, [0, 1, 2]).verdict is Verdict.HOLDS
+    assert C.over_seeds([chk(True), chk(False), chk(True)], [0, 1, 2]).verdict is Verdict.DOES_NOT_HOLD
+    paper = C.over_seeds([chk(True, "paper", "abstract")] * 3, [0, 1, 2])
+    assert paper.verdict is Verdict.INCONCLUSIVE and paper.measured == 1.0 and paper.interval[0] < 0.5
+    paper = C.over_seeds([chk(True, "paper", "abstract")] * 8, list(range(8)))
+    assert paper.verdict is Verdict.HOLDS
+
+
+def test_tuned_claims_are_exploratory_until_confirmed():
+    """Catches a tuned claim counted as confirmation: it is exploratory on development seeds and
+    only `confirmed` (role confirmation) makes it count."""
+    dev = C.at_least("g", "s", measured=0.9, bound=0.5, reason="r", kind="paper", source="abstract",
+                     tuned_after_look="bound lowered from 0.7 after a first run")
+    assert not dev.preregistered and dev.exploratory
+    conf = [C.at_least("g", "s", measured=v, bound=0.5, reason="r", kind="paper", source="abstract",
+                       tuned_after_look="bound lowered from 0.7 after a first run") for v in (0.8, 0.82)]
+    c = C.confirmed(dev, conf, [101, 102])
+    assert c.role == "confirmation" and not c.exploratory and c.verdict is Verdict.HOLDS
+    assert "101" in c.note
+    back = Claim.from_dict(json.loads(json.dumps(c.to_dict())))
+    assert back.role == "confirmation" and back.tuned_after_look.startswith("bound lowered")
+    with pytest.raises(ValueError, match="tuned_after_look"):
+        Claim("x", "s", 1, 1.0, "t", "r", Verdict.HOLDS, kind="check", source=SRC, preregistered=False)
+
+
+def test_failed_backend_calls_make_claims_not_checkable():
+    """Catches a verdict that rests on failed model calls."""
+    cs = [C.at_least("a", "s", measured=0.0, bound=0.0, reason="r", kind="paper", source="abstract")]
+    use = C.BackendUse(calls=40, failed=40, what="openai at http://127.0.0.1:9/v1")
+    out = C.unless_backend_ok(cs, use)
+    assert out[0].verdict is Verdict.NOT_CHECKABLE and "40 of 40 backend calls failed" in out[0].reason
+    assert use.too_many_failed
+    assert C.unless_backend_ok(cs, C.BackendUse(calls=40, failed=0)) == cs
+    assert not C.BackendUse(calls=100, failed=5).too_many_failed
 
 
 def test_check_none_is_inconclusive():
@@ -147,7 +219,7 @@ def test_round_trip_through_json_keeps_kind_source_interval_and_seeds():
     assert back.kind is Kind.PAPER and back.source == "abstract"
     assert back.interval == pytest.approx(c.interval)
     assert back.seeds.held == 2 and back.seeds.seeds == [0, 1, 2]
-    assert back.verdict is Verdict.INCONCLUSIVE
+    assert back.verdict is Verdict.INCONCLUSIVE and back.rule == c.rule
 
 
 def test_counts_by_kind_puts_paper_first():

@@ -189,18 +189,20 @@ def test_seed_groups_and_per_claim_stability(tmp_path):
     s = next(s for s in collect(tmp_path).sections if s.paper.system == "mdp_types")
     rows = {r.claim.id: r for r in s.rows}
     assert rows["gain"].verdict is Verdict.INCONCLUSIVE and rows["gain"].held == (2, 3)
-    assert rows["gain"].reason_line() == "held in 2 of 3 seeds; needs measured ≥ 0"
+    line = rows["gain"].reason_line()  # the interval of the seed mean decides; votes are stability
+    assert "(mean of 3 seeds), interval" in line and "straddles measured ≥ 0; held on 2 of 3 seeds" in line
     assert rows["inv"].verdict is Verdict.HOLDS and rows["inv"].held == (3, 3)
     assert rows["big"].verdict is Verdict.NOT_CHECKABLE  # not checkable in one seed: not checkable
     assert rows["big"].held is None
-    never = [C.at_least("never", "Never.", measured=-1.0 - seed, bound=0, reason="r", kind="paper",
+    never = [C.at_least("never", "Never.", measured=-1.0 - 0.1 * seed, bound=0, reason="r", kind="paper",
                         source="abstract") for seed in range(3)]
     row = _claim_rows("x", [Run(tmp_path, Result(**{**s.runs[i].result.__dict__, "claims": [never[i]]}))
                             for i in range(3)])[0]
     assert row.verdict is Verdict.DOES_NOT_HOLD and row.held == (0, 3)
-    assert row.reason_line() == "does not hold in every seed: ours per seed −1, −2, −3; needs measured ≥ 0"
+    assert row.reason_line().startswith("ours −1.1 (mean of 3 seeds) [−1.")
+    assert row.reason_line().endswith("needs measured ≥ 0; held on 0 of 3 seeds")
     html = build_report(tmp_path)
-    assert "held in 2 of 3 seeds" in html and "seeds 0, 1, 2" in html
+    assert "held on 2 of 3 seeds" in html and "seeds 0, 1, 2" in html
     assert "1 other run of this system" in html
 
 
@@ -209,7 +211,7 @@ def test_seed_record_inside_a_claim_is_shown(tmp_path):
                            source="abstract") for m in (0.1, -0.1, 0.2)]
     write_result(tmp_path, "mdp_types", claims=[C.over_seeds(per_seed, [0, 1, 2])])
     html = build_report(tmp_path)
-    assert "held in 2 of 3 seeds" in html and 'title="seed 1: does not hold"' in html
+    assert "held on 2 of 3 seeds" in html and 'title="seed 1: does not hold"' in html
 
 
 def test_stale_unreadable_failed_and_unclassified_are_visible(tmp_path):

@@ -170,7 +170,7 @@ def test_report_in_chromium(report, browser):
     problems = browser.find_element("id", "problems").find_element("xpath", "..").text
     assert "Unreadable results" in problems and "Runs that failed" in problems
     assert "seeds-summary" not in problems  # the runner's seeds summary is not a result file
-    assert "held in" in browser.find_element("id", "sys-mdp_types").text
+    assert "held on" in browser.find_element("id", "sys-mdp_types").text
 
     # the filter hides claims that hold and nothing else
     holds = "document.querySelectorAll('tr.claim.v-row-holds')"

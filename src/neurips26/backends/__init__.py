@@ -16,7 +16,8 @@ A backend maps chat messages to a reply with token usage and latency::
   OpenAI-compatible endpoint on loopback for tests.
 
 Failures that survive retries raise :class:`BackendError`; callers record them as an ``error``
-outcome, kept out of success rates. :class:`UsageMeter` totals usage for results files.
+outcome, kept out of success rates. :func:`preflight` makes one short call (no retries, a few
+seconds) before any work, so a dead endpoint stops a run at once, in one line. :class:`UsageMeter` totals usage for results files.
 :func:`make_backend` builds one from config strings (``kind`` = ``openai`` | ``transformers``).
 """
 
@@ -28,6 +29,7 @@ from .base import BackendError, ChatBackend, ChatParams, ChatReply, Message, Usa
 from .cache import ReplyCache
 from .local import TransformersBackend
 from .openai_compat import OpenAIBackend
+from .preflight import describe, preflight
 from .scripted import ScriptedBackend, replies
 from .stub import StubOpenAIServer
 
@@ -36,12 +38,13 @@ BACKEND_KINDS = ("openai", "transformers")
 
 def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str = "", model_path: str = "",
                  cache_dir: str | Path | None = None, device: str = "cpu", timeout_s: float = 60.0,
-                 max_retries: int = 4, reasoning: bool = False) -> ChatBackend:
+                 max_retries: int = 4, reasoning: bool = False, retry_budget_s: float | None = 600.0) -> ChatBackend:
     """Build a backend from plain config values.
 
     Args:
-        kind: ``openai`` (uses ``model``, ``base_url``, ``api_key``, ``reasoning``) or ``transformers``
-            (uses ``model_path``, ``device``).
+        kind: ``openai`` (uses ``model``, ``base_url``, ``api_key``, ``reasoning``,
+            ``retry_budget_s``: total seconds of failing calls before it stops retrying) or
+            ``transformers`` (uses ``model_path``, ``device``).
         cache_dir: folder for a :class:`ReplyCache` (``None``: no cache).
 
     Raises:
@@ -50,7 +53,8 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
     cache = ReplyCache(cache_dir) if cache_dir else None
     if kind == "openai":
         return OpenAIBackend(model, base_url=base_url or None, api_key=api_key or None, cache=cache,
-                             timeout_s=timeout_s, max_retries=max_retries, reasoning=reasoning)
+                             timeout_s=timeout_s, max_retries=max_retries, reasoning=reasoning,
+                             retry_budget_s=retry_budget_s)
     if kind == "transformers":
         if not model_path:
             raise ValueError("backend 'transformers' needs model_path (a folder written by save_pretrained)")
@@ -60,5 +64,5 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
 
 __all__ = ["BackendError", "ChatBackend", "ChatParams", "ChatReply", "Message", "UsageMeter", "as_messages",
            "ReplyCache", "OpenAIBackend", "TransformersBackend", "ScriptedBackend", "replies", "make_backend",
-           "StubOpenAIServer",
+           "StubOpenAIServer", "preflight", "describe",
            "BACKEND_KINDS"]

@@ -69,6 +69,10 @@ class OpenAIBackend:
             its waits (``Retry-After`` when the server sends it, else exponential backoff).
         cache: a :class:`ReplyCache`, or ``None`` for no caching.
         reasoning: send ``max_completion_tokens`` and no temperature (reasoning models).
+        retry_budget_s: total wall seconds this backend may spend on calls that end in failure
+            (retries and waits included) over its lifetime; once spent, every further call fails
+            at once with :class:`BackendError` instead of retrying again (``None``: no budget).
+            With no server, a run stops within this budget instead of retrying every call.
 
     Raises:
         ValueError: on an empty model, a malformed ``base_url``, bad numbers, or no API key for
@@ -77,7 +81,7 @@ class OpenAIBackend:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout_s: float = 60.0, max_retries: int = 4, cache: ReplyCache | None = None,
-                 reasoning: bool = False) -> None:
+                 reasoning: bool = False, retry_budget_s: float | None = 600.0) -> None:
         import openai
 
         if not model:
@@ -86,6 +90,10 @@ class OpenAIBackend:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+        if retry_budget_s is not None and not retry_budget_s > 0:
+            raise ValueError(f"retry_budget_s must be > 0 or None, got {retry_budget_s!r}")
+        self.retry_budget_s = retry_budget_s
+        self.failed_seconds = 0.0  # wall time spent on calls that failed
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if base_url is not None:
             check_base_url(base_url)
@@ -132,12 +140,16 @@ class OpenAIBackend:
             kwargs.update(temperature=params.temperature, max_tokens=params.max_tokens)
         if params.seed is not None:
             kwargs["seed"] = params.seed
+        if self.retry_budget_s is not None and self.failed_seconds >= self.retry_budget_s:
+            raise BackendError(f"{self.name}: retry budget spent ({self.failed_seconds:.0f} s of failing calls "
+                               f"to {self.base_url}, budget {self.retry_budget_s:g} s); not calling again")
         t0 = time.perf_counter()
         try:  # the client retries (Retry-After or backoff); the raw response says how often
             raw = self._client.chat.completions.with_raw_response.create(**kwargs)
             attempt = int(getattr(raw, "retries_taken", 0)) + 1
             resp = raw.parse()
         except self._openai.OpenAIError as exc:
+            self.failed_seconds += time.perf_counter() - t0
             o, status = self._openai, getattr(exc, "status_code", None)
             if not (isinstance(exc, (o.APITimeoutError, o.APIConnectionError))
                     or status in (408, 409, 429) or (isinstance(status, int) and status >= 500)):

@@ -11,25 +11,34 @@ Kinds (:class:`Kind`):
 - ``check``: an implementation invariant or sanity check. Shown in the report, never counted as
   a confirmation of a paper.
 
-Verdicts (:class:`Verdict`): ``holds``, ``does_not_hold``, ``inconclusive`` (the measurement's
-interval straddles the threshold, or seeds disagree), ``not_checkable`` (what this machine
-lacks; the note says what the full configuration does instead).
+Verdicts (:class:`Verdict`): ``holds``, ``does_not_hold``, ``inconclusive``, ``not_checkable``
+(what this machine lacks, or a measurement that would rest on failed backend calls; the note says
+what the full configuration does instead).
 
-The verdict is always computed by code from ``measured``, its ``interval`` and the tolerance —
-never written by hand. Build claims with the helpers below (:func:`close`, :func:`at_least`,
-:func:`at_most`, :func:`within`, :func:`check`, :func:`not_checkable`) and combine per-seed
-claims with :func:`over_seeds`. The helpers require ``kind`` (keyword-only; a missing kind is a
-``TypeError``); :class:`Claim` itself still reads older results that have none. With an ``interval=(lo, hi)`` a helper judges the whole interval:
-entirely inside the accepted region → holds, entirely outside → does not hold, across the
-boundary → inconclusive. Intervals come from :func:`mean_interval` (Student-t over seeds or
-replicates) or :func:`proportion_interval` (Clopper–Pearson for a success count).
+**One verdict rule** (:func:`rule_verdict`), computed by code, never written by hand: a claim holds
+only if its whole interval lies on the holding side of its threshold, does not hold only if the
+whole interval lies on the other side, and is inconclusive otherwise; a deterministic measurement
+(no interval) is judged as a point. Every numeric claim stores its threshold as a structured
+``rule`` and :class:`Claim` refuses a verdict that contradicts it. Over seeds
+(:func:`over_seeds`) the interval is that of the seed-aggregated quantity (Student-t interval of
+the mean, kept inside the quantity's ``domain``); per-seed verdicts are shown as stability, never
+as the verdict. A composite condition (:func:`check`) has no interval.
 
-A measured value (or interval end) that is NaN or ±inf never holds: the verdict is
-``does_not_hold`` and the note says why.
+Build claims with the helpers (:func:`close`, :func:`at_least`, :func:`at_most`, :func:`within`,
+:func:`check`, :func:`not_checkable`); they require ``kind`` (keyword-only; a missing kind is a
+``TypeError``). ``domain=(lo, hi)`` declares the quantity's range (a value or interval outside it
+raises). Intervals come from :func:`mean_interval` or :func:`proportion_interval` (Clopper–Pearson).
+A measured value (or interval end) that is NaN or ±inf never holds.
 
-Thresholds are fixed before looking at our result: they come from the paper's statement or
-from noise, and ``reason`` says which, in words — never a pointer to a document that does not
-ship with the project (a research brief, an issue, an unread section of the paper).
+Exploratory and confirmatory: thresholds and settings are fixed before looking at our result
+(``preregistered``). One chosen after a look says what changed in ``tuned_after_look``; its
+verdict on the development seeds is exploratory, and it counts in the headline only when judged on
+confirmation seeds never used while choosing (:func:`confirmed`; ``role="confirmation"``). The
+``reason`` says where a threshold comes from, in words — never a pointer to a document that does
+not ship with the project (a research brief, an issue, an unread section of the paper).
+
+Backends: a run that calls a model returns :class:`BackendUse` in its :class:`Outcome`; claims that
+rest on failed calls are not checkable (:func:`unless_backend_ok`), and too many failures fail the run.
 """
 
 from __future__ import annotations
@@ -149,6 +158,11 @@ class Claim:
     source: str = ""
     interval: tuple[float, float] | None = None
     seeds: SeedRecord | None = None
+    rule: dict[str, Any] | None = None
+    domain: tuple[float, float] | None = None
+    preregistered: bool = True
+    tuned_after_look: str = ""
+    role: str = "development"
 
     def __post_init__(self) -> None:
         if self.kind is not None:
@@ -175,6 +189,26 @@ class Claim:
             self.interval = (lo, hi)
         if isinstance(self.seeds, dict):
             self.seeds = SeedRecord(**self.seeds)
+        self.tuned_after_look = (self.tuned_after_look or "").strip()
+        if self.tuned_after_look:
+            self.preregistered = False
+        elif not self.preregistered:
+            raise ValueError(f"claim {self.id!r}: preregistered=False needs tuned_after_look (what was "
+                             "chosen after seeing a result)")
+        if self.role not in ROLES:
+            raise ValueError(f"claim {self.id!r}: role={self.role!r}; allowed: {', '.join(ROLES)}")
+        if self.domain is not None:
+            self.domain = _check_domain(self.id, self.domain)
+            _check_in_domain(self, self.domain)
+        if self.rule is not None:
+            self.rule = _check_rule(self.id, self.rule)
+            expected = rule_verdict(self.rule, self.measured, self.interval)
+            if (expected is not None and self.verdict is not Verdict.NOT_CHECKABLE
+                    and self.verdict is not expected):
+                raise ValueError(
+                    f"claim {self.id!r}: verdict {self.verdict.value!r} contradicts its rule "
+                    f"{describe_rule(self.rule)} on measured={self.measured!r}, interval={self.interval!r} "
+                    f"(the rule gives {expected.value!r})")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (verdict and kind as their string values)."""
@@ -182,7 +216,14 @@ class Claim:
         d["verdict"] = self.verdict.value
         d["kind"] = self.kind.value if self.kind is not None else None
         d["interval"] = list(self.interval) if self.interval is not None else None
+        d["domain"] = list(self.domain) if self.domain is not None else None
         return d
+
+    @property
+    def exploratory(self) -> bool:
+        """True when the threshold or a setting was chosen after a look and this verdict was not
+        judged on confirmation seeds (so it is not counted in the headline)."""
+        return not self.preregistered and self.role != "confirmation"
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Claim":
@@ -192,23 +233,139 @@ class Claim:
         interval = d.get("interval")
         if interval is not None:
             d["interval"] = tuple(float(v) for v in interval)
+        if d.get("domain") is not None:
+            d["domain"] = tuple(float(v) for v in d["domain"])
         return cls(**{**d, "verdict": Verdict(d["verdict"])})
+
+
+# --------------------------------------------------------------------------- rules and domains
+
+#: ``Claim.role``: judged on the development seeds (any seed a user runs), or on confirmation
+#: seeds that were never used while choosing a threshold or setting.
+ROLES = ("development", "confirmation")
+_RULE_OPS = ("at_least", "at_most", "within")
+#: Relative slack when checking a value against its domain (floating-point round-off).
+_DOMAIN_SLACK = 1e-9
+
+
+def _check_domain(cid: str, domain: Sequence[float]) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in domain)
+    except (TypeError, ValueError):
+        raise ValueError(f"claim {cid!r}: domain={domain!r}; allowed: (lo, hi) with lo < hi") from None
+    if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+        raise ValueError(f"claim {cid!r}: domain={domain!r}; allowed: (lo, hi) with lo < hi")
+    return lo, hi
+
+
+def _slack(v: float) -> float:
+    return _DOMAIN_SLACK * max(1.0, abs(v)) if math.isfinite(v) else 0.0
+
+
+def _check_in_domain(c: "Claim", domain: tuple[float, float]) -> None:
+    lo, hi = domain
+    values = []
+    if _finite(c.measured) and not isinstance(c.measured, bool):
+        values.append(("measured", float(c.measured)))
+    if c.interval is not None:
+        values += [("interval", v) for v in c.interval if math.isfinite(v)]
+    for what, v in values:
+        if v < lo - _slack(lo) or v > hi + _slack(hi):
+            raise ValueError(f"claim {c.id!r}: {what} {v!r} lies outside the quantity's domain "
+                             f"[{lo:g}, {hi:g}]; an interval must stay in the quantity's range")
+
+
+def _check_rule(cid: str, rule: dict[str, Any]) -> dict[str, Any]:
+    rule = dict(rule)
+    op = rule.get("op")
+    if op not in _RULE_OPS:
+        raise ValueError(f"claim {cid!r}: rule op {op!r}; allowed: {', '.join(_RULE_OPS)}")
+    keys = ("bound",) if op in ("at_least", "at_most") else ("low", "high")
+    for k in keys:
+        if k not in rule:
+            raise ValueError(f"claim {cid!r}: rule {op!r} needs {k!r}")
+        rule[k] = float(rule[k])
+    if op == "within" and not rule["low"] <= rule["high"]:
+        raise ValueError(f"claim {cid!r}: rule within low={rule['low']} > high={rule['high']}")
+    return rule
+
+
+def describe_rule(rule: dict[str, Any]) -> str:
+    """A structured rule in words: ``measured >= 0.5``, ``0.1 <= measured <= 0.3``."""
+    if rule["op"] == "at_least":
+        return f"measured >= {rule['bound']:.4g}"
+    if rule["op"] == "at_most":
+        return f"measured <= {rule['bound']:.4g}"
+    return f"{rule['low']:.4g} <= measured <= {rule['high']:.4g}"
+
+
+def rule_verdict(rule: dict[str, Any], measured: Any, interval: Sequence[float] | None) -> Verdict | None:
+    """The one verdict rule, applied to a point or an interval.
+
+    With ``interval=(lo, hi)``: **holds** only if the whole interval lies on the holding side of the
+    threshold (inside the accepted region), **does not hold** only if it lies wholly on the other
+    side, **inconclusive** otherwise. Without an interval (a deterministic measurement) the point
+    decides. A NaN or infinite measurement never holds: ``does_not_hold``. Returns ``None`` when
+    ``measured`` is not a number (the rule does not apply).
+
+    Args:
+        rule: ``{"op": "at_least" | "at_most", "bound": b}`` or ``{"op": "within", "low": l,
+            "high": h}`` (as stored in :attr:`Claim.rule`).
+    """
+    if isinstance(measured, bool) or measured is None:
+        return None
+    try:
+        x = float(measured)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x) or (interval is not None and not all(math.isfinite(float(v)) for v in interval)):
+        return Verdict.DOES_NOT_HOLD
+    op = rule["op"]
+    if op == "at_least":
+        b = rule["bound"]
+        inside, outside = (lambda v: v >= b), (lambda lo, hi: hi < b)
+    elif op == "at_most":
+        b = rule["bound"]
+        inside, outside = (lambda v: v <= b), (lambda lo, hi: lo > b)
+    else:
+        low, high = rule["low"], rule["high"]
+        inside = lambda v: low <= v <= high  # noqa: E731
+        outside = lambda lo, hi: hi < low or lo > high  # noqa: E731
+    if interval is None:
+        return Verdict.HOLDS if inside(x) else Verdict.DOES_NOT_HOLD
+    lo, hi = (float(v) for v in interval)
+    if inside(lo) and inside(hi):
+        return Verdict.HOLDS
+    if outside(lo, hi):
+        return Verdict.DOES_NOT_HOLD
+    return Verdict.INCONCLUSIVE
 
 
 # --------------------------------------------------------------------------- intervals
 
-def mean_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, tuple[float, float]]:
-    """Mean of ``values`` and its Student-t confidence interval.
+def mean_interval(values: Sequence[float], level: float = 0.95,
+                  domain: Sequence[float] | None = None) -> tuple[float, tuple[float, float]]:
+    """Mean of ``values`` and its Student-t confidence interval, kept inside ``domain``.
+
+    The interval is ``mean ± t_{(1+level)/2, n-1} · s / sqrt(n)`` with ``s`` the sample standard
+    deviation (ddof = 1), intersected with ``domain`` when given. The intersection never loses
+    coverage (the true mean lies in the domain) and keeps the interval in the quantity's range
+    (a distance never gets a negative end, a rate never passes 1). Its width is zero only when
+    all values are equal.
 
     Args:
         values: per-seed or per-replicate measurements, at least 2, all finite.
         level: confidence level in (0, 1).
+        domain: ``(lo, hi)`` range of the quantity (``None``: the real line).
 
     Returns:
         ``(mean, (lo, hi))``.
 
     Raises:
         ValueError: fewer than 2 values, a non-finite value, or ``level`` outside (0, 1).
+
+    References:
+        Student (1908), *The probable error of a mean*, Biometrika 6(1).
     """
     from scipy import stats
 
@@ -220,17 +377,25 @@ def mean_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, 
     if not 0.0 < level < 1.0:
         raise ValueError(f"mean_interval(): level={level}; allowed: 0 < level < 1")
     n = len(xs)
-    mean = sum(xs) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    mean = math.fsum(xs) / n
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return mean, (mean - half, mean + half)
+    lo, hi = mean - half, mean + half
+    if domain is not None:
+        dlo, dhi = (float(v) for v in domain)
+        lo, hi = max(lo, dlo), min(hi, dhi)
+    return mean, (lo, hi)
 
 
 def proportion_interval(successes: int, trials: int, level: float = 0.95) -> tuple[float, tuple[float, float]]:
-    """Success rate and its exact (Clopper–Pearson) confidence interval.
+    """Success rate and its exact (Clopper–Pearson) confidence interval (always inside [0, 1]).
 
     Raises:
         ValueError: ``trials < 1``, ``successes`` outside ``0..trials``, or ``level`` outside (0, 1).
+
+    References:
+        Clopper & Pearson (1934), *The use of confidence or fiducial limits illustrated in the case
+        of the binomial*, Biometrika 26(4).
     """
     from scipy import stats
 
@@ -257,41 +422,33 @@ def _nonfinite_note(measured: Any, note: str) -> str:
     return (f"measured value {measured!r} is not a finite number. " + note).strip()
 
 
-def _judge(measured: float, interval: tuple[float, float] | None,
-           inside: "callable", outside: "callable") -> Verdict:
-    """Verdict for a point (interval None) or an interval (both ends inside → holds, both
-    outside on the same side → does not hold, else inconclusive)."""
-    if interval is None:
-        return Verdict.HOLDS if inside(measured) else Verdict.DOES_NOT_HOLD
-    lo, hi = interval
-    if inside(lo) and inside(hi):
-        return Verdict.HOLDS
-    if outside(lo, hi):
-        return Verdict.DOES_NOT_HOLD
-    return Verdict.INCONCLUSIVE
-
-
-def _make(id, statement, pv, measured, rule, reason, note, kind, source, interval, seeds,
-          inside, outside) -> Claim:
+def _make(id, statement, pv, measured, text, reason, note, kind, source, interval, rule,
+          domain, tuned_after_look) -> Claim:
+    extra = dict(rule=rule, domain=None if domain is None else tuple(domain),
+                 tuned_after_look=tuned_after_look)
     if not _finite(measured) or (interval is not None and not all(_finite(v) for v in interval)):
         bad = measured if not _finite(measured) else interval
-        return Claim(id, statement, pv, measured, rule, reason, Verdict.DOES_NOT_HOLD,
-                     _nonfinite_note(bad, note), kind, source, None, seeds)
+        extra["rule"] = None  # no usable number to judge: the rule is kept in words (tolerance)
+        return Claim(id, statement, pv, measured if _finite(measured) else None, text, reason,
+                     Verdict.DOES_NOT_HOLD, _nonfinite_note(bad, note), kind, source, None, None, **extra)
     iv = None if interval is None else (float(interval[0]), float(interval[1]))
-    verdict = _judge(float(measured), iv, inside, outside)
-    return Claim(id, statement, pv, float(measured), rule, reason, verdict, note, kind, source,
-                 iv, seeds)
+    verdict = rule_verdict(_check_rule(id, rule), float(measured), iv)
+    return Claim(id, statement, pv, float(measured), text, reason, verdict, note, kind, source,
+                 iv, None, **extra)
 
 
 def close(id: str, statement: str, *, measured: float, target: float, reason: str,
           abs_tol: float | None = None, rel_tol: float | None = None,
           paper_value: Any = "__target__", note: str = "", kind: Kind | str,
-          source: str = "", interval: tuple[float, float] | None = None) -> Claim:
+          source: str = "", interval: tuple[float, float] | None = None,
+          domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
     """Claim that ``measured`` is within ``abs_tol`` (or ``rel_tol``·|target|) of ``target``.
 
     ``paper_value`` defaults to ``target``. Exactly one of ``abs_tol``/``rel_tol`` is required.
     With ``interval``: holds if the whole interval lies within the tolerance band, does not
-    hold if it lies entirely outside it, inconclusive otherwise.
+    hold if it lies entirely outside it, inconclusive otherwise (:func:`rule_verdict`).
+    ``domain``: the quantity's range (a value or interval outside it raises ValueError).
+    ``tuned_after_look``: what was chosen after seeing a result (marks the claim exploratory).
 
     Raises:
         ValueError: if neither or both tolerances are given, or a tolerance is negative.
@@ -301,35 +458,37 @@ def close(id: str, statement: str, *, measured: float, target: float, reason: st
     tol = abs_tol if abs_tol is not None else rel_tol * abs(target)  # type: ignore[operator]
     if tol < 0:
         raise ValueError(f"close(): tolerance must be >= 0, got {tol}")
-    rule = (f"|measured - {target:.4g}| <= {abs_tol:.3g}" if abs_tol is not None
+    text = (f"|measured - {target:.4g}| <= {abs_tol:.3g}" if abs_tol is not None
             else f"|measured - {target:.4g}| <= {rel_tol:.3g}·|{target:.4g}|")
     pv = target if isinstance(paper_value, str) and paper_value == "__target__" else paper_value
-    return _make(id, statement, pv, measured, rule, reason, note, kind, source, interval, None,
-                 lambda x: abs(x - target) <= tol,
-                 lambda lo, hi: hi < target - tol or lo > target + tol)
+    return _make(id, statement, pv, measured, text, reason, note, kind, source, interval,
+                 {"op": "within", "low": target - tol, "high": target + tol}, domain, tuned_after_look)
 
 
 def at_least(id: str, statement: str, *, measured: float, bound: float, reason: str,
              paper_value: Any = None, note: str = "", kind: Kind | str,
-             source: str = "", interval: tuple[float, float] | None = None) -> Claim:
+             source: str = "", interval: tuple[float, float] | None = None,
+             domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
     """Claim that ``measured >= bound`` (with ``interval``: lo >= bound holds, hi < bound does
-    not hold, otherwise inconclusive)."""
+    not hold, otherwise inconclusive). ``domain``/``tuned_after_look`` as in :func:`close`."""
     return _make(id, statement, paper_value, measured, f"measured >= {bound:.4g}", reason, note,
-                 kind, source, interval, None, lambda x: x >= bound, lambda lo, hi: hi < bound)
+                 kind, source, interval, {"op": "at_least", "bound": bound}, domain, tuned_after_look)
 
 
 def at_most(id: str, statement: str, *, measured: float, bound: float, reason: str,
             paper_value: Any = None, note: str = "", kind: Kind | str,
-            source: str = "", interval: tuple[float, float] | None = None) -> Claim:
+            source: str = "", interval: tuple[float, float] | None = None,
+            domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
     """Claim that ``measured <= bound`` (with ``interval``: hi <= bound holds, lo > bound does
-    not hold, otherwise inconclusive)."""
+    not hold, otherwise inconclusive). ``domain``/``tuned_after_look`` as in :func:`close`."""
     return _make(id, statement, paper_value, measured, f"measured <= {bound:.4g}", reason, note,
-                 kind, source, interval, None, lambda x: x <= bound, lambda lo, hi: lo > bound)
+                 kind, source, interval, {"op": "at_most", "bound": bound}, domain, tuned_after_look)
 
 
 def within(id: str, statement: str, *, measured: float, low: float, high: float, reason: str,
            paper_value: Any = None, note: str = "", kind: Kind | str,
-           source: str = "", interval: tuple[float, float] | None = None) -> Claim:
+           source: str = "", interval: tuple[float, float] | None = None,
+           domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
     """Claim that ``low <= measured <= high`` (interval semantics as in :func:`close`).
 
     Raises:
@@ -338,23 +497,30 @@ def within(id: str, statement: str, *, measured: float, low: float, high: float,
     if low > high:
         raise ValueError(f"within(): low={low} > high={high}")
     return _make(id, statement, paper_value, measured, f"{low:.4g} <= measured <= {high:.4g}",
-                 reason, note, kind, source, interval, None, lambda x: low <= x <= high,
-                 lambda lo, hi: hi < low or lo > high)
+                 reason, note, kind, source, interval, {"op": "within", "low": low, "high": high},
+                 domain, tuned_after_look)
 
 
 def check(id: str, statement: str, *, measured: Any, holds: bool | None, tolerance: str,
           reason: str, paper_value: Any = None, note: str = "", kind: Kind | str,
-          source: str = "", interval: tuple[float, float] | None = None) -> Claim:
+          source: str = "", interval: None = None, tuned_after_look: str = "") -> Claim:
     """Claim whose rule is a composite condition evaluated by the caller's code.
 
     ``holds`` must be the boolean result of evaluating ``tolerance`` on ``measured`` in code
     (e.g. ``all(np.diff(fractions) < 0)``); ``tolerance`` states that rule in words. ``None``
-    means the caller's own uncertainty rule (stated in ``tolerance``) could not decide: the
-    verdict is ``inconclusive``.
+    means the caller's own rule could not decide: the verdict is ``inconclusive``.
+
+    A composite condition has no interval to judge: a claim with an uncertainty interval is a
+    number against a threshold — build it with :func:`at_least`, :func:`at_most`,
+    :func:`within` or :func:`close`, so the one verdict rule applies.
 
     Raises:
-        TypeError: if ``holds`` is not a bool or None (a numpy bool is accepted).
+        TypeError: if ``holds`` is not a bool or None (a numpy bool is accepted), or an
+            ``interval`` is given.
     """
+    if interval is not None:
+        raise TypeError(f"check({id!r}): a composite condition takes no interval; express the claim "
+                        "as at_least/at_most/within on a number so its interval decides the verdict")
     if holds is not None and not isinstance(holds, bool):
         if type(holds).__name__ == "bool_":  # numpy.bool_
             holds = bool(holds)
@@ -363,12 +529,12 @@ def check(id: str, statement: str, *, measured: Any, holds: bool | None, toleran
     verdict = (Verdict.INCONCLUSIVE if holds is None
                else Verdict.HOLDS if holds else Verdict.DOES_NOT_HOLD)
     return Claim(id, statement, paper_value, measured, tolerance, reason, verdict, note, kind,
-                 source, None if interval is None else tuple(interval), None)
+                 source, None, None, tuned_after_look=tuned_after_look)
 
 
 def not_checkable(id: str, statement: str, *, paper_value: Any, reason: str, full_scale: str,
-                  note: str = "", kind: Kind | str, source: str = "") -> Claim:
-    """Claim this machine cannot check (frontier models, paper-scale data).
+                  note: str = "", kind: Kind | str, source: str = "", tuned_after_look: str = "") -> Claim:
+    """Claim this machine cannot check (frontier models, paper-scale data, failed backend calls).
 
     Args:
         reason: what is missing here (``no GPT-5 offline``).
@@ -380,25 +546,33 @@ def not_checkable(id: str, statement: str, *, paper_value: Any, reason: str, ful
     if not full_scale.strip():
         raise ValueError("not_checkable(): say what the full configuration does instead")
     return Claim(id, statement, paper_value, None, "—", reason, Verdict.NOT_CHECKABLE,
-                 (f"Full configuration: {full_scale}. " + note).strip(), kind, source)
+                 (f"Full configuration: {full_scale}. " + note).strip(), kind, source,
+                 tuned_after_look=tuned_after_look)
 
 
-def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, min_held: int | None = None,
-               level: float = 0.95) -> Claim:
-    """Combine one claim judged separately on each seed into one claim with a :class:`SeedRecord`.
+def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float = 0.95) -> Claim:
+    """Combine one claim judged separately on each seed into one claim judged over the seeds.
 
-    Rule (declared before looking): with ``min_held=None`` the rule is *unanimous* — holds if it
-    held in every seed, does not hold if it held in none, otherwise ``inconclusive``. With
-    ``min_held=k`` it holds if it held in at least ``k`` seeds, else does not hold. Any seed
-    ``not_checkable`` makes the whole claim not checkable.
+    The verdict is always that of the **seed-aggregated quantity**, by the one rule of
+    :func:`rule_verdict`; per-seed verdicts are kept in a :class:`SeedRecord` as stability, never
+    as the verdict:
 
-    ``measured`` becomes the mean of the per-seed values when they are all finite numbers (with
-    a Student-t ``interval`` at ``level``), otherwise the list of per-seed values. The id,
-    statement, kind, source, tolerance, reason and paper value are taken from the first claim.
+    - numeric claims (built with a rule: :func:`close`, :func:`at_least`, :func:`at_most`,
+      :func:`within`): ``measured`` is the mean over seeds and ``interval`` its Student-t interval
+      intersected with the claim's domain (:func:`mean_interval`); one seed keeps its own claim.
+    - composite conditions (:func:`check`) of kind ``check`` (implementation invariants): the
+      invariant holds over the seeds when it holds on every seed, and does not hold as soon as it
+      fails on one (it is a logical conjunction, not a vote: an invariant that fails once is broken).
+    - composite conditions of kind ``paper`` or ``reconstruction``: the quantity is the fraction of
+      seeds on which the condition held, with its Clopper–Pearson interval, judged against
+      "holds on more than half of the seeds' population" (``measured >= 0.5``). With few seeds
+      this is honestly inconclusive; prefer a numeric claim.
+
+    Any seed ``not_checkable`` makes the whole claim not checkable. A per-seed value that is not a
+    finite number (a failed seed) makes a numeric claim ``does_not_hold`` with the seeds listed.
 
     Raises:
-        ValueError: no claims, ``len(per_seed) != len(seeds)``, claims with different ids, or
-            ``min_held`` outside ``1..len(seeds)``.
+        ValueError: no claims, ``len(per_seed) != len(seeds)``, or claims with different ids.
     """
     claims = list(per_seed)
     if not claims:
@@ -408,30 +582,97 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, min_held: int
     if len({c.id for c in claims}) != 1:
         raise ValueError(f"over_seeds(): claims have different ids {sorted({c.id for c in claims})}")
     n = len(claims)
-    if min_held is not None and not 1 <= min_held <= n:
-        raise ValueError(f"over_seeds(): min_held={min_held}; allowed: 1..{n}")
     first = claims[0]
     held = sum(c.verdict is Verdict.HOLDS for c in claims)
     values = [c.measured for c in claims]
-    rule = "unanimous" if min_held is None else f"holds in at least {min_held} of {n} seeds"
-    record = SeedRecord([int(s) for s in seeds], held, values, [c.verdict.value for c in claims], rule)
+    rule_text = ("verdict from the interval of the seed mean" if first.rule is not None
+                 else "invariant: must hold on every seed" if first.kind is Kind.CHECK
+                 else "verdict from the interval of the fraction of seeds where it held")
+    record = SeedRecord([int(s) for s in seeds], held, values, [c.verdict.value for c in claims], rule_text)
+    common = dict(domain=first.domain, tuned_after_look=first.tuned_after_look,
+                  preregistered=first.preregistered, role=first.role)
+    stability = f"held on {held} of {n} seeds (stability, not the verdict). "
     if any(c.verdict is Verdict.NOT_CHECKABLE for c in claims):
-        verdict = Verdict.NOT_CHECKABLE
-    elif min_held is not None:
-        verdict = Verdict.HOLDS if held >= min_held else Verdict.DOES_NOT_HOLD
-    elif held == n:
-        verdict = Verdict.HOLDS
-    elif held == 0 and all(c.verdict is Verdict.DOES_NOT_HOLD for c in claims):
-        verdict = Verdict.DOES_NOT_HOLD
-    else:
-        verdict = Verdict.INCONCLUSIVE
-    measured: Any = values
-    interval = None
-    if n >= 2 and all(_finite(v) and not isinstance(v, bool) for v in values):
-        measured, interval = mean_interval(values, level)
-    note = f"held in {held} of {n} seeds ({rule}). " + first.note
-    return Claim(first.id, first.statement, first.paper_value, measured, first.tolerance,
-                 first.reason, verdict, note.strip(), first.kind, first.source, interval, record)
+        return Claim(first.id, first.statement, first.paper_value, None, first.tolerance, first.reason,
+                     Verdict.NOT_CHECKABLE, first.note, first.kind, first.source, None, record,
+                     rule=None, **common)
+    if n == 1:
+        c = claims[0]
+        return Claim(c.id, c.statement, c.paper_value, c.measured, c.tolerance, c.reason, c.verdict,
+                     c.note, c.kind, c.source, c.interval, record, rule=c.rule, **common)
+    if first.rule is not None:
+        numeric = [v for v in values if _finite(v) and not isinstance(v, bool)]
+        if len(numeric) < n:
+            bad = [s for s, v in zip(seeds, values) if not (_finite(v) and not isinstance(v, bool))]
+            return Claim(first.id, first.statement, first.paper_value, None, first.tolerance, first.reason,
+                         Verdict.DOES_NOT_HOLD, (f"no finite value on seed(s) {bad}. " + stability
+                                                 + first.note).strip(),
+                         first.kind, first.source, None, record, rule=None, **common)
+        mean, interval = mean_interval(numeric, level, first.domain)
+        verdict = rule_verdict(first.rule, mean, interval)
+        return Claim(first.id, first.statement, first.paper_value, mean, first.tolerance, first.reason,
+                     verdict, (stability + first.note).strip(), first.kind, first.source, interval,
+                     record, rule=first.rule, **common)
+    if first.kind is Kind.CHECK:
+        if all(c.verdict is Verdict.HOLDS for c in claims):
+            verdict = Verdict.HOLDS
+        elif any(c.verdict is Verdict.DOES_NOT_HOLD for c in claims):
+            verdict = Verdict.DOES_NOT_HOLD
+        else:
+            verdict = Verdict.INCONCLUSIVE
+        return Claim(first.id, first.statement, first.paper_value, values, first.tolerance, first.reason,
+                     verdict, (stability + first.note).strip(), first.kind, first.source, None, record,
+                     **common)
+    frac, interval = proportion_interval(held, n, level)
+    rule = {"op": "at_least", "bound": 0.5}
+    return Claim(first.id, first.statement, first.paper_value, frac,
+                 f"fraction of seeds where [{first.tolerance}] held >= 0.5", first.reason,
+                 rule_verdict(rule, frac, interval), (stability + first.note).strip(), first.kind,
+                 first.source, interval, record, rule=rule,
+                 **{**common, "domain": (0.0, 1.0)})
+
+
+def confirmed(development: Claim, confirmation: Sequence[Claim], seeds: Sequence[int]) -> Claim:
+    """The confirmatory verdict of a claim tuned after a look: ``development``'s claim judged on
+    the ``confirmation`` seeds (never used while choosing), combined by :func:`over_seeds`, with
+    ``role="confirmation"``. Statement, rule and domain are those fixed at development.
+
+    Raises:
+        ValueError: no confirmation claims, or ids that differ from ``development``'s.
+    """
+    if not confirmation:
+        raise ValueError(f"confirmed({development.id!r}): no confirmation claims")
+    if any(c.id != development.id for c in confirmation):
+        raise ValueError(f"confirmed({development.id!r}): confirmation claims have other ids")
+    combined = over_seeds(list(confirmation), seeds)
+    d = combined.to_dict()
+    d["role"] = "confirmation"
+    d["note"] = (f"confirmation seeds {list(seeds)}, never used while choosing. " + combined.note).strip()
+    return Claim.from_dict(d)
+
+
+def unless_backend_ok(claims: Sequence[Claim], use: "BackendUse") -> list[Claim]:
+    """``claims`` unchanged when every backend call they rest on succeeded; otherwise each becomes
+    ``not_checkable`` with ``"k of n backend calls failed"`` in its reason (a measurement that
+    rests on failed calls is never a verdict).
+
+    Args:
+        claims: the claims whose measurement used the backend calls counted in ``use``.
+        use: calls made and failed (:class:`BackendUse`).
+    """
+    if use.failed == 0:
+        return list(claims)
+    why = f"{use.failed} of {use.calls} backend calls failed" + (f" ({use.what})" if use.what else "")
+    out = []
+    for c in claims:
+        if c.verdict is Verdict.NOT_CHECKABLE:
+            out.append(c)
+            continue
+        out.append(Claim(c.id, c.statement, c.paper_value, None, "—", why, Verdict.NOT_CHECKABLE,
+                         ("Rerun with a working endpoint; the measurement would have rested on failed "
+                          "calls. " + c.note).strip(), c.kind, c.source,
+                         tuned_after_look=c.tuned_after_look, role=c.role))
+    return out
 
 
 def counts_by_kind(claims: Sequence[Claim]) -> dict[str, dict[str, int]]:
@@ -447,6 +688,40 @@ def counts_by_kind(claims: Sequence[Claim]) -> dict[str, dict[str, int]]:
 
 
 @dataclass
+class BackendUse:
+    """Model-backend calls a run made, for the run's status.
+
+    Attributes:
+        calls: calls attempted (cache hits included).
+        failed: calls that raised after their retries.
+        max_failed_fraction: the declared tolerance: a run with ``failed > max_failed_fraction ·
+            calls`` is ``failed`` (exit code 1); below it, the claims resting on failed calls are
+            ``not_checkable`` (:func:`unless_backend_ok`).
+        what: which backend (kind, URL, model), for messages.
+    """
+
+    calls: int = 0
+    failed: int = 0
+    max_failed_fraction: float = 0.05
+    what: str = ""
+
+    def __post_init__(self) -> None:
+        if self.calls < 0 or not 0 <= self.failed <= max(self.calls, self.failed) or self.failed < 0:
+            raise ValueError(f"BackendUse: calls={self.calls}, failed={self.failed}; allowed: 0 <= failed")
+        if not 0.0 <= self.max_failed_fraction <= 1.0:
+            raise ValueError(f"BackendUse: max_failed_fraction={self.max_failed_fraction}; allowed: 0..1")
+
+    @property
+    def too_many_failed(self) -> bool:
+        """True when more calls failed than the declared fraction allows."""
+        return self.failed > self.max_failed_fraction * max(self.calls, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
 class Outcome:
     """What a system's ``run(config, ctx)`` returns.
 
@@ -454,8 +729,11 @@ class Outcome:
         metrics: JSON-able numbers and small arrays (lists); numpy values are converted.
         claims: the checked claims, in the order the report shows them.
         notes: free text shown under the system's section (inferred choices, caveats).
+        backend: the model-backend calls made and failed (:class:`BackendUse`), or ``None`` when
+            the run used no backend. The runner marks the run ``failed`` when too many failed.
     """
 
     metrics: dict[str, Any] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     notes: str = ""
+    backend: BackendUse | None = None

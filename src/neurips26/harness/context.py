@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import random
+import re
+import resource
+import sys
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +24,106 @@ import numpy as np
 from .results import atomic_write_bytes
 
 T = TypeVar("T")
+
+
+def _peak_rss_kb() -> int | None:
+    """This process's peak resident memory in kB since the last reset (``VmHWM``), or ``None``."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            m = re.search(r"^VmHWM:\s+(\d+)\s+kB", fh.read(), re.M)
+        return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's peak-RSS counter (Linux ``/proc/self/clear_refs`` ← 5); True if done."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _maxrss_kb(who: int) -> int:
+    """``ru_maxrss`` of ``getrusage(who)`` in kB (macOS reports bytes)."""
+    v = resource.getrusage(who).ru_maxrss
+    return v // 1024 if sys.platform == "darwin" else v
+
+
+class TaskCost:
+    """CPU time and peak resident memory of a block of work (one task), children included.
+
+    Use as a context manager around a task; afterwards ``cpu_time_s`` (user + system seconds of
+    this process and of the child processes it waited for while in the block) and
+    ``peak_rss_mb`` (MiB: the larger of this process's peak resident set during the block and
+    the largest waited-for child's) are set, and ``wall_s``.
+
+    The peak is exact on Linux, where the process's counter is reset on entry (a task in a
+    fresh pool process or a reused Ray worker measures itself only; in the driver's process it
+    includes what earlier tasks left allocated). Elsewhere it is the process's lifetime peak, an
+    upper bound. CPU time covers every thread of the process: in the driver's process that
+    includes the progress display's thread (milliseconds).
+
+    Source: inferred: ``getrusage(2)`` and ``proc(5)`` (``clear_refs``, ``VmHWM``).
+    """
+
+    def __init__(self) -> None:
+        self.cpu_time_s: float | None = None
+        self.peak_rss_mb: float | None = None
+        self.wall_s: float | None = None
+
+    def __enter__(self) -> "TaskCost":
+        self._exact = _reset_peak_rss()
+        self._children_peak0 = _maxrss_kb(resource.RUSAGE_CHILDREN)
+        s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        self._cpu0 = s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.wall_s = time.perf_counter() - self._t0
+        s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu_time_s = round(max(0.0, s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime - self._cpu0), 3)
+        own = _peak_rss_kb() if self._exact else None
+        if own is None:
+            own = _maxrss_kb(resource.RUSAGE_SELF)
+        child = _maxrss_kb(resource.RUSAGE_CHILDREN)
+        child = child if child > self._children_peak0 else 0  # a child of this block raised the peak
+        self.peak_rss_mb = round(max(own, child) / 1024, 1)
+
+
+def limit_threads(n: int) -> None:
+    """Make this process use at most ``n`` threads for BLAS, OpenMP and torch from now on.
+
+    Sets ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
+    ``VECLIB_MAXIMUM_THREADS``, ``NUMEXPR_NUM_THREADS`` (read by libraries loaded later, and by
+    child processes), limits the thread pools of libraries already loaded (threadpoolctl), and
+    torch's intra-op threads (if torch is imported). Used by the pool and Ray workers so that a
+    task declaring ``num_cpus=1`` does not run a thread per core of the machine.
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
+    if isinstance(n, bool) or int(n) < 1:
+        raise ValueError(f"limit_threads(n={n!r}): n must be an integer >= 1")
+    n = int(n)
+    for var in _THREAD_VARS:
+        os.environ[var] = str(n)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(n)
+    except ImportError:  # threadpoolctl is a core dependency; tolerate its absence in tools
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                "NUMEXPR_NUM_THREADS")
 
 
 @contextlib.contextmanager
@@ -53,12 +158,16 @@ class RunContext:
         out_dir: the run folder; figures go to ``out_dir/figures``.
         device: torch device string (``cpu`` or ``cuda``).
         progress: a ``rich.progress.Progress`` owned by the runner, or ``None`` (no bars).
+        confirmation: True in a confirmation run (one of the experiment's ``CONFIRMATION_SEEDS``):
+            only claims tuned after a look are judged there, so ``run()`` may skip claim groups
+            without such claims.
     """
 
     seed: int
     out_dir: Path
     device: str = "cpu"
     progress: Any = None
+    confirmation: bool = False
     figures: list[str] = field(default_factory=list)
     captions: dict[str, str] = field(default_factory=dict)
 

@@ -17,10 +17,15 @@ Layout of the page:
 Several seeds. Results live in ``<out>/<system>/<scale>-seed<N>-<hash>/result.json``. For each
 system the report takes the most recently finished run and every run with the same scale,
 config and code version but another seed (:func:`seed_groups`). With more than one seed each
-claim is combined over them by :func:`neurips26.harness.claims.over_seeds` — the rule the
-runner's seeds summary uses: holds if it held in every seed, does not hold if in none,
-otherwise ``inconclusive``; ``not_checkable`` if any seed was — and shows in how many seeds it
-held.
+claim is combined over them by :func:`neurips26.harness.claims.over_seeds` — the verdict of the
+seed-aggregated quantity by the one rule (its interval wholly on the holding side: holds; wholly
+on the other: does not hold; else inconclusive) — and the per-seed verdicts are shown beside it as
+stability, never as the verdict.
+
+Exploratory and confirmed. A claim whose threshold or a setting was chosen after a look
+(``tuned_after_look``) is exploratory on the development seeds. Its confirmation runs
+(``<scale>-confirm-seed<N>-<hash>``, the experiment's ``CONFIRMATION_SEEDS``) judge it again; only
+that confirmed verdict counts in the headline. The page shows exploratory verdicts apart.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import Any, Sequence
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .catalogue import PAPERS, Paper
-from .claims import Claim, Kind, Verdict, counts_by_kind, over_seeds
+from .claims import Claim, Kind, Verdict, confirmed, counts_by_kind, over_seeds
 from .results import RESULT_FILE, Result, atomic_write_text, load_result
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -259,6 +264,8 @@ def seed_groups(runs: Sequence[Run]) -> dict[str, tuple[list[Run], int]]:
     """
     by_system: dict[str, list[Run]] = {}
     for run in runs:
+        if run.result.role == "confirmation":
+            continue
         by_system.setdefault(run.result.system, []).append(run)
     out: dict[str, tuple[list[Run], int]] = {}
     for system, items in by_system.items():
@@ -279,6 +286,23 @@ def _group_key(res: Result) -> tuple[str, str, str]:
     return res.scale, json.dumps(res.config, sort_keys=True), _version_hash(res.code_version)
 
 
+def confirmation_runs(runs: Sequence[Run], group: Sequence[Run]) -> list[Run]:
+    """The ``ok`` confirmation runs that belong to a development seed group (same system, scale,
+    config and code version), one per seed (the most recently finished), by seed."""
+    if not group:
+        return []
+    key, system = _group_key(group[0].result), group[0].result.system
+    chosen: dict[int, Run] = {}
+    for run in runs:
+        res = run.result
+        if res.role != "confirmation" or res.system != system or res.status != "ok" or _group_key(res) != key:
+            continue
+        cur = chosen.get(res.seed)
+        if cur is None or res.finished_at > cur.result.finished_at:
+            chosen[res.seed] = run
+    return [chosen[s] for s in sorted(chosen)]
+
+
 # --------------------------------------------------------------------------- the page's model
 
 @dataclass
@@ -295,6 +319,8 @@ class ClaimRow:
         combined: over several seeds, the claim combined by
             :func:`neurips26.harness.claims.over_seeds` (mean and interval of the per-seed
             values where they are numbers; its verdict is ``verdict``).
+        confirmation: for a claim tuned after a look, its verdict on the confirmation seeds
+            (:func:`neurips26.harness.claims.confirmed`), or ``None`` when none ran.
     """
 
     system: str
@@ -303,6 +329,26 @@ class ClaimRow:
     per_seed: list[tuple[int, Claim]] = field(default_factory=list)
     anchor: str = ""
     combined: Claim | None = None
+    confirmation: Claim | None = None
+
+    @property
+    def tuned(self) -> bool:
+        """True when the claim's threshold or a setting was chosen after a look."""
+        return not self.claim.preregistered
+
+    @property
+    def counted(self) -> Verdict | None:
+        """The verdict that counts in the headline: the verdict of a preregistered claim, the
+        confirmed verdict of a tuned one, ``None`` for a tuned claim without confirmation
+        (exploratory: shown, not counted)."""
+        if not self.tuned:
+            return self.verdict
+        return self.confirmation.verdict if self.confirmation is not None else None
+
+    @property
+    def shown_claim(self) -> Claim:
+        """The claim whose numbers explain :attr:`verdict` (combined over seeds when there are several)."""
+        return self.combined if self.combined is not None else self.claim
 
     @property
     def kind(self) -> str:
@@ -322,26 +368,29 @@ class ClaimRow:
         return None
 
     def reason_line(self) -> str:
-        """Why this claim needs attention, in one line."""
-        c, rule = self.claim, format_rule(self.claim.tolerance)
+        """Why this claim needs attention, in one line (never a raw dump of a structure)."""
+        c = self.shown_claim
+        rule = format_rule(c.tolerance)
         if self.verdict is Verdict.NOT_CHECKABLE:
-            return c.reason or c.note
-        ours = format_value(c.measured, max_items=4, max_chars=80)
-        if len(self.per_seed) > 1:
-            k, n = self.held  # type: ignore[misc]
-            if len({cl.verdict for _, cl in self.per_seed}) > 1:
-                return f"held in {k} of {n} seeds; needs {rule}"
-            ours = ", ".join(format_value(cl.measured, max_items=3, max_chars=30) for _, cl in self.per_seed)
-            word = "does not hold" if self.verdict is Verdict.DOES_NOT_HOLD else "inconclusive"
-            return f"{word} in every seed: ours per seed {ours}; needs {rule}"
+            return _one_line(c.reason or c.note)
+        if _is_number(c.measured):
+            ours = format_value(c.measured)
+        else:
+            ours = format_value(c.measured, max_items=3, max_chars=60)
+        over = f" (mean of {len(self.per_seed)} seeds)" if len(self.per_seed) > 1 else ""
+        held = self.held
+        stab = f"; held on {held[0]} of {held[1]} seeds" if held else ""
         if self.verdict is Verdict.INCONCLUSIVE:
             if c.interval is not None:
-                return f"ours {ours}, interval {format_interval(c.interval)} straddles {rule}"
-            if c.seeds is not None:
-                return f"held in {c.seeds.held} of {c.seeds.n} seeds ({c.seeds.rule}); needs {rule}"
-            return f"undecided: {rule}; ours {ours}"
+                return f"ours {ours}{over}, interval {format_interval(c.interval)} straddles {rule}{stab}"
+            return f"undecided: {rule}; ours {ours}{stab}"
         iv = f" {format_interval(c.interval)}" if c.interval is not None else ""
-        return f"ours {ours}{iv}; needs {rule}"
+        return f"ours {ours}{over}{iv}; needs {rule}{stab}"
+
+
+def _one_line(text: str, max_chars: int = 300) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
 
 @dataclass
@@ -366,6 +415,20 @@ class Section:
     in_catalogue: bool = True
     figure_seed: int | None = None
     unreadable: int = 0
+    confirm_runs: list[Run] = field(default_factory=list)
+
+    @property
+    def confirmation_seeds(self) -> list[int]:
+        """The seeds of the confirmation runs shown, ascending."""
+        return [r.result.seed for r in self.confirm_runs]
+
+    @property
+    def common_note(self) -> str:
+        """A note that every claim of the system repeats (said once, in the header), or ``""``."""
+        notes = [r.claim.note for r in self.rows]
+        if len(notes) >= 3 and notes[0] and all(n == notes[0] for n in notes):
+            return notes[0]
+        return ""
 
     @property
     def latest(self) -> Run | None:
@@ -410,19 +473,37 @@ class Section:
 
     @property
     def counts(self) -> dict[str, dict[str, int]]:
-        """``{kind: {verdict: count}}`` over the shown verdicts (every kind present)."""
-        shown = [dataclasses.replace(r.claim, verdict=r.verdict) for r in self.rows]
-        out = counts_by_kind(shown)
-        for k in [k.value for k in Kind]:
-            out.setdefault(k, {v.value: 0 for v in Verdict})
-        return out
+        """``{kind: {verdict: count}}`` over the verdicts that count: preregistered claims and the
+        confirmed verdicts of tuned ones (every kind present). Exploratory verdicts are left out
+        (:attr:`exploratory_counts`)."""
+        return _tally((r.kind, r.counted) for r in self.rows if r.counted is not None)
+
+    @property
+    def exploratory_counts(self) -> dict[str, dict[str, int]]:
+        """``{kind: {verdict: count}}`` of tuned claims without a confirmed verdict (shown apart,
+        not counted in the headline)."""
+        return _tally((r.kind, r.verdict) for r in self.rows if r.counted is None)
+
+    @property
+    def confirmed_counts(self) -> dict[str, dict[str, int]]:
+        """``{kind: {verdict: count}}`` of tuned claims judged on confirmation seeds."""
+        return _tally((r.kind, r.confirmation.verdict) for r in self.rows
+                      if r.tuned and r.confirmation is not None)
+
+
+def _tally(pairs) -> dict[str, dict[str, int]]:
+    """``{kind: {verdict: count}}`` from (kind, verdict) pairs; every kind and verdict present."""
+    out: dict[str, dict[str, int]] = {k.value: {v.value: 0 for v in Verdict} for k in Kind}
+    for kind, verdict in pairs:
+        out.setdefault(kind, {v.value: 0 for v in Verdict})[verdict.value] += 1
+    return out
 
 
 def _anchor(system: str, claim_id: str) -> str:
     return "c-" + re.sub(r"[^A-Za-z0-9_-]", "_", f"{system}--{claim_id}")
 
 
-def _claim_rows(system: str, runs: list[Run]) -> list[ClaimRow]:
+def _claim_rows(system: str, runs: list[Run], confirm: Sequence[Run] = ()) -> list[ClaimRow]:
     ok = [r for r in runs if r.result.status == "ok"]
     order: list[str] = []
     by_id: dict[str, list[tuple[int, Claim]]] = {}
@@ -437,9 +518,14 @@ def _claim_rows(system: str, runs: list[Run]) -> list[ClaimRow]:
         claim = by_id[cid][0][1]
         if len(ok) > 1:
             combined = over_seeds([c for _, c in per_seed], [seed for seed, _ in per_seed])
-            rows.append(ClaimRow(system, claim, combined.verdict, per_seed, _anchor(system, cid), combined))
+            row = ClaimRow(system, claim, combined.verdict, per_seed, _anchor(system, cid), combined)
         else:
-            rows.append(ClaimRow(system, claim, claim.verdict, [], _anchor(system, cid)))
+            row = ClaimRow(system, claim, claim.verdict, [], _anchor(system, cid))
+        if row.tuned:
+            pairs = [(r.result.seed, c) for r in confirm for c in r.result.claims if c.id == cid]
+            if pairs:
+                row.confirmation = confirmed(claim, [c for _, c in pairs], [s for s, _ in pairs])
+        rows.append(row)
     return rows
 
 
@@ -481,16 +567,30 @@ class ReportData:
         kinds = [k.value for k in Kind] + ["unclassified"]
         return sorted(rows, key=lambda r: (VERDICT_ORDER.index(r.verdict), kinds.index(r.kind)))
 
-    @property
-    def totals(self) -> dict[str, dict[str, int]]:
-        """``{kind: {verdict: count}}`` over every system with results."""
+    def _sum(self, attr: str) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for s in self.sections:
-            for kind, row in s.counts.items():
+            for kind, row in getattr(s, attr).items():
                 acc = out.setdefault(kind, {v.value: 0 for v in Verdict})
                 for v, n in row.items():
                     acc[v] += n
         return out
+
+    @property
+    def totals(self) -> dict[str, dict[str, int]]:
+        """``{kind: {verdict: count}}`` of the verdicts that count (preregistered claims and
+        confirmed verdicts of tuned ones) over every system with results."""
+        return self._sum("counts")
+
+    @property
+    def exploratory_totals(self) -> dict[str, dict[str, int]]:
+        """``{kind: {verdict: count}}`` of tuned claims without confirmation (not counted)."""
+        return self._sum("exploratory_counts")
+
+    @property
+    def confirmed_totals(self) -> dict[str, dict[str, int]]:
+        """``{kind: {verdict: count}}`` of tuned claims judged on confirmation seeds."""
+        return self._sum("confirmed_counts")
 
 
 def system_section(out_dir: Path, paper: Paper) -> Section | None:
@@ -501,7 +601,8 @@ def system_section(out_dir: Path, paper: Paper) -> Section | None:
     if group is None:
         return None
     s = Section(paper, paper.implemented, *group)
-    s.rows = _claim_rows(paper.system, s.runs)
+    s.confirm_runs = confirmation_runs(runs, s.runs)
+    s.rows = _claim_rows(paper.system, s.runs, s.confirm_runs)
     return s
 
 
@@ -519,7 +620,8 @@ def collect(out_dir: Path) -> ReportData:
     for s in sections:
         if s.paper.system in groups:
             s.runs, s.left_out = groups[s.paper.system]
-            s.rows = _claim_rows(s.paper.system, s.runs)
+            s.confirm_runs = confirmation_runs(runs, s.runs)
+            s.rows = _claim_rows(s.paper.system, s.runs, s.confirm_runs)
             figure_run = max(s.ok_runs or s.runs, key=lambda r: r.result.finished_at)
             s.figures, s.figure_seed = _figures(figure_run), figure_run.result.seed
     for s in sections:

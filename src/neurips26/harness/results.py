@@ -97,12 +97,19 @@ class Result:
         run_key: the folder name (scale, seed and a hash of config + code version).
         code_version: hash of the system's and the spine's source files (+ git commit if known).
         started_at / finished_at: ISO-8601 UTC times; ``wall_time_s``: seconds.
+        cpu_time_s: CPU seconds (user + system) of the task's process, child processes
+            included (:class:`~neurips26.harness.context.TaskCost`); ``None`` if not measured
+            (records written before it existed, a worker that died).
+        peak_rss_mb: peak resident memory of the task in MiB (``None``: not measured).
         metrics, claims, notes: from the system's :class:`~neurips26.harness.claims.Outcome`.
         figures: figure file names relative to the run folder (the first is the key figure).
         captions: figure file name → caption (what to look at, what the paper predicts).
         environment: versions, machine, device.
         error: traceback text if ``status == "failed"``.
         overrides: the ``--set`` values applied on top of the scale's config (empty if none).
+        role: ``development`` (a seed the user asked for) or ``confirmation`` (one of the
+            experiment's ``CONFIRMATION_SEEDS``; judges the claims tuned after a look).
+        backend: model-backend calls made and failed (``BackendUse`` as a dict), or ``None``.
     """
 
     system: str
@@ -123,6 +130,10 @@ class Result:
     error: str = ""
     overrides: dict[str, Any] = field(default_factory=dict)
     captions: dict[str, str] = field(default_factory=dict)
+    role: str = "development"
+    backend: dict[str, Any] | None = None
+    cpu_time_s: float | None = None
+    peak_rss_mb: float | None = None
 
     def to_json(self) -> str:
         """Strict JSON text (no NaN)."""
@@ -186,6 +197,8 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "run_key": (str,), "code_version": (str,), "started_at": (str,), "finished_at": (str,),
     "wall_time_s": (int, float), "metrics": (dict,), "claims": (list,), "notes": (str,),
     "figures": (list,), "environment": (dict,), "error": (str,), "overrides": (dict,), "captions": (dict,),
+    "role": (str,), "backend": (dict, type(None)),
+    "cpu_time_s": (int, float, type(None)), "peak_rss_mb": (int, float, type(None)),
 }
 _REQUIRED = ("system", "status", "scale", "seed", "config", "run_key", "code_version",
              "started_at", "finished_at", "wall_time_s")

@@ -94,6 +94,8 @@ class Task:
         index: position in the run's task list (results are returned in this order).
         module: the module object on the driver (not pickled; the local executor uses it, so
             in-process test modules need not be importable).
+        role: ``development`` (a seed a user asked for) or ``confirmation`` (one of the
+            experiment's ``CONFIRMATION_SEEDS``, run to confirm claims tuned after a look).
     """
 
     system: str
@@ -109,6 +111,7 @@ class Task:
     label: str = ""
     index: int = 0
     module: ModuleType | None = field(default=None, repr=False, compare=False)
+    role: str = "development"
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -215,10 +218,50 @@ def config_resources(config: ExperimentConfig, system: str) -> Resources:
     return res
 
 
-def run_key(scale: str, seed: int, config: ExperimentConfig, version: str) -> str:
-    """Folder name of a run: scale, seed and a hash of (config, code version)."""
+def run_key(scale: str, seed: int, config: ExperimentConfig, version: str, role: str = "development") -> str:
+    """Folder name of a run: scale, seed and a hash of (config, code version); a confirmation run
+    is ``<scale>-confirm-seed<N>-<hash>``."""
     blob = json.dumps({"config": to_jsonable(config.model_dump()), "code": version}, sort_keys=True)
-    return f"{scale}-seed{seed}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    tag = "-confirm" if role == "confirmation" else ""
+    return f"{scale}{tag}-seed{seed}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+
+
+def preflight_inputs(module: ModuleType, config: ExperimentConfig, system: str) -> None:
+    """Call the experiment's ``preflight(config)`` when it defines one: it opens and validates every
+    external input (model folders with weights and tokenizer, data roots, mask files) and makes one
+    short call to each model endpoint, before any run starts.
+
+    Raises:
+        ConfigError: one line naming the system, the input and what is allowed (from the
+            system's ``ValueError``/``OSError``/``BackendError``/``ConfigError``).
+    """
+    check = getattr(module, "preflight", None)
+    if check is None:
+        return
+    try:
+        check(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{system}: {exc}" if not str(exc).startswith(system) else str(exc)) from None
+    except (ValueError, OSError, RuntimeError, ImportError) as exc:  # BackendError is a RuntimeError
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise ConfigError(f"{system}: {text}") from None
+
+
+def confirmation_seeds(module: ModuleType) -> list[int]:
+    """The experiment's declared ``CONFIRMATION_SEEDS`` (seeds never used while choosing a
+    threshold or setting after a look), or ``[]``.
+
+    Raises:
+        ConfigError: if the declaration is not a sequence of distinct integers in 0..2**32-1.
+    """
+    seeds = getattr(module, "CONFIRMATION_SEEDS", ())
+    try:
+        out = [int(s) for s in seeds]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{module.__name__}.CONFIRMATION_SEEDS={seeds!r}; allowed: a tuple of integers") from None
+    if any(not 0 <= s < 2**32 for s in out) or len(set(out)) != len(out):
+        raise ConfigError(f"{module.__name__}.CONFIRMATION_SEEDS={seeds!r}; allowed: distinct integers 0..2**32-1")
+    return out
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -254,15 +297,17 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def make_task(spec: SystemSpec, config: ExperimentConfig, *, scale: str, seed: int, index: int = 0,
-              label: str = "", commit: str | None = None) -> Task:
-    """The :class:`Task` that runs ``spec`` with ``config`` at ``scale`` and ``seed``."""
+              label: str = "", commit: str | None = None, role: str = "development") -> Task:
+    """The :class:`Task` that runs ``spec`` with ``config`` at ``scale`` and ``seed`` (``role``:
+    ``development`` or ``confirmation``)."""
     version = code_version(spec.name)
+    default_label = f"{spec.name.replace('_', '-')} {'confirmation ' if role == 'confirmation' else ''}seed {seed}"
     return Task(system=spec.name, module_name=spec.module.__name__, config=config,
                 overrides=dict(spec.overrides), scale=scale, seed=int(seed), version=version,
                 commit=git_commit() if commit is None else commit,
-                run_key=run_key(scale, seed, config, version),
+                run_key=run_key(scale, seed, config, version, role),
                 resources=config_resources(config, spec.name),
-                label=label or f"{spec.name.replace('_', '-')} seed {seed}", index=index, module=spec.module)
+                label=label or default_label, index=index, module=spec.module, role=role)
 
 
 def _now() -> str:
@@ -280,6 +325,8 @@ def _result(task: Task, config: Any, *, status: str, error: str, outcome: Outcom
         metrics=to_jsonable(outcome.metrics), claims=list(outcome.claims), notes=outcome.notes,
         figures=list(figures), environment=environment(device, task.commit) if device else {}, error=error,
         overrides=to_jsonable(task.overrides), captions=dict(captions or {}),
+        role=getattr(task, "role", "development"),
+        backend=outcome.backend.to_dict() if outcome.backend is not None else None,
     )
 
 
@@ -291,7 +338,8 @@ def execute(task: Task, run_dir: Path, *, device: str | None = None, progress: A
     propagates. ``device=None`` takes this machine's default (cuda if torch sees a GPU).
     """
     device = device or default_device()
-    ctx = RunContext(seed=task.seed, out_dir=Path(run_dir), device=device, progress=progress)
+    ctx = RunContext(seed=task.seed, out_dir=Path(run_dir), device=device, progress=progress,
+                     confirmation=getattr(task, "role", "development") == "confirmation")
     started, t0 = _now(), time.perf_counter()
     status, error, outcome = "ok", "", Outcome()
     config: Any = task.config
@@ -304,6 +352,12 @@ def execute(task: Task, run_dir: Path, *, device: str | None = None, progress: A
         raise
     except Exception:  # one system failing must not lose the others
         status, error, outcome = "failed", traceback.format_exc(), Outcome()
+    else:
+        use = outcome.backend
+        if use is not None and use.too_many_failed:  # a verdict never rests on a dead backend
+            status = "failed"
+            error = (f"backend failed: {use.failed} of {use.calls} calls failed (allowed: at most "
+                     f"{use.max_failed_fraction:.0%}){' — ' + use.what if use.what else ''}")
     if _SIGINT.is_set():  # a Ctrl-C was swallowed during the run: its result is not trusted
         raise KeyboardInterrupt
     return _result(task, config, status=status, error=error, outcome=outcome, started=started,
@@ -460,7 +514,7 @@ def results_by_seed(out: Path, system: str | None = None, scale: str | None = No
             res = load_result(path)
         except (OSError, ValueError):
             continue
-        if scale is not None and res.scale != scale:
+        if (scale is not None and res.scale != scale) or res.role == "confirmation":
             continue
         per = found.setdefault((res.system, res.scale), {})
         cur = per.get(res.seed)
@@ -657,13 +711,19 @@ def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, fo
 def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 0,
               seeds: Sequence[int] | None = None, out: Path = Path("results"), device: str | None = None,
               force: bool = False, console: Any = None, executor: str = "local", address: str | None = None,
-              workers: int | None = None) -> tuple[list[Result], bool]:
+              workers: int | None = None, confirm: bool = True, preflight: bool = True) -> tuple[list[Result], bool]:
     """Run each system over ``seeds`` (default ``[seed]``) on ``executor``, then write
     ``out/report.html`` (and, over two or more seeds, each system's seeds summary).
 
-    Configs are resolved (and validated) and each run's requirements checked
-    (:func:`neurips26.harness.executor.check_requirements`) before any runs, so a bad ``--set``
-    or a missing GPU/credential fails fast. Returns (results of the runs that finished, in
+    With ``confirm`` (the default) each system that declares ``CONFIRMATION_SEEDS`` in its
+    experiment module is also run on those seeds (``role="confirmation"``, ``ctx.confirmation``
+    True): the claims it tuned after a look are judged there, on seeds never used while choosing,
+    and only those verdicts count in the report's headline.
+
+    Configs are resolved (and validated), each experiment's ``preflight(config)`` run
+    (:func:`preflight_inputs`: external inputs opened, endpoints called once) and each run's
+    requirements checked (:func:`neurips26.harness.executor.check_requirements`) before any runs,
+    so a bad ``--set``, a missing model folder, a dead endpoint or a missing GPU fails fast. Returns (results of the runs that finished, in
     system-then-seed order; interrupted?).
 
     Raises:
@@ -678,14 +738,22 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
     if executor == "local":
         device = device or default_device()
     configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+    for s, c in zip(specs, configs):  # every external input and endpoint, before any run
+        if preflight:  # (the CLI has already done this while validating; it passes False)
+            preflight_inputs(s.module, c, s.name)
     commit = git_commit()
     tasks = [make_task(s, c, scale=scale, seed=sd, commit=commit) for s, c in zip(specs, configs) for sd in seeds]
+    if confirm:
+        tasks += [make_task(s, c, scale=scale, seed=sd, commit=commit, role="confirmation")
+                  for s, c in zip(specs, configs) for sd in confirmation_seeds(s.module)]
+        for i, t in enumerate(tasks):
+            t.index = i
     check_requirements(tasks, executor=executor, address=address, device=device)
     results, interrupted = run_tasks(tasks, out=out, device=device, force=force, console=console,
                                      executor=executor, address=address, workers=workers)
     if len(seeds) > 1:
         for s in specs:
-            mine = [r for r in results if r.system == s.name]
+            mine = [r for r in results if r.system == s.name and r.role != "confirmation"]
             if len({r.seed for r in mine}) > 1:
                 write_seeds_summary(mine, out)
     try:
@@ -696,5 +764,5 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
 
 
 __all__ = ["SystemSpec", "Task", "reproduce", "run_tasks", "run_one", "execute", "make_task", "resolve_config",
-           "code_version", "parse_seeds", "seeds_summary", "write_seeds_summary", "results_by_seed",
+           "code_version", "confirmation_seeds", "preflight_inputs", "parse_seeds", "seeds_summary", "write_seeds_summary", "results_by_seed",
            "estimate_seconds", "ConfigError", "SCALES", "EXECUTORS"]
