@@ -46,6 +46,8 @@ RELATIONS: dict[str, tuple[tuple[str, str], str, str]] = {
 CHAINS = (("founded_by", "born_in"), ("born_in", "located_in"), ("located_in", "leader_of"))
 _SYL = ("ka", "lo", "mer", "vin", "tas", "dro", "pel", "qui", "zar", "nu", "bel", "tor", "sa", "fen", "ri",
         "gal", "mo", "ven", "dar", "hul")
+#: draws of a name at one syllable count before it gets one more syllable (KnowledgeGraph.generate)
+NAME_TRIES = 8
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,22 @@ class Question:
     chain: tuple[tuple[str, str, str], ...]
 
 
-def _name(rng: np.random.Generator, parts: int = 2) -> str:
-    return "".join(_SYL[int(i)] for i in rng.integers(0, len(_SYL), parts)).capitalize()
+class _SyllableStream:
+    """Syllable indices drawn from ``rng`` in blocks (one numpy call per 65 536 draws instead of
+    one per name); names are built from consecutive draws."""
+
+    def __init__(self, rng: np.random.Generator, block: int = 1 << 16) -> None:
+        self.rng, self.block = rng, block
+        self.buf: list[int] = []
+        self.pos = 0
+
+    def name(self, parts: int) -> str:
+        if self.pos + parts > len(self.buf):
+            self.buf = self.buf[self.pos:] + self.rng.integers(0, len(_SYL), self.block).tolist()
+            self.pos = 0
+        out = "".join(_SYL[i] for i in self.buf[self.pos:self.pos + parts]).capitalize()
+        self.pos += parts
+        return out
 
 
 @dataclass
@@ -93,20 +109,34 @@ class KnowledgeGraph:
     def generate(cls, n_companies: int = 150, seed: int = 0) -> "KnowledgeGraph":
         """A random fictional graph. Names are syllable strings, unique across entity kinds.
 
+        Time is linear in ``n_companies`` (10⁵ companies: a few CPU seconds): a name is drawn
+        with its nominal number of syllables up to :data:`NAME_TRIES` times; when all of those
+        draws are taken (the small name spaces fill up for large graphs: 20² two-syllable names)
+        that kind of name gets one more syllable from then on, so no draw loops over an
+        exhausted name space. Syllables come from one child generator in blocks; which city a
+        founder was born in and which country a city lies in from another, vectorised.
+
         Raises:
-            ValueError: n_companies outside 4..100000.
+            ValueError: n_companies not an integer in 4..100000.
         """
-        if isinstance(n_companies, bool) or not 4 <= int(n_companies) <= 100_000:
-            raise ValueError(f"n_companies={n_companies!r}; allowed: 4..100000")
-        rng = np.random.default_rng(seed)
+        if isinstance(n_companies, bool) or not isinstance(n_companies, (int, np.integer)) \
+                or not 4 <= int(n_companies) <= 100_000:
+            raise ValueError(f"n_companies={n_companies!r}; allowed: an integer in 4..100000")
+        names_rng, links_rng = np.random.default_rng(seed).spawn(2)
+        syllables = _SyllableStream(names_rng)
         used: set[str] = set()
+        level: dict[tuple[int, str], int] = {}  # (nominal syllables, suffix) -> syllables drawn now
 
         def fresh(parts: int, suffix: str = "") -> str:
+            k = level.get((parts, suffix), parts)
             while True:
-                name = _name(rng, parts) + suffix
-                if name not in used:
-                    used.add(name)
-                    return name
+                for _ in range(NAME_TRIES):
+                    name = syllables.name(k) + suffix
+                    if name not in used:
+                        used.add(name)
+                        return name
+                k += 1  # this space is (nearly) full: longer names from now on for this kind
+                level[(parts, suffix)] = k
 
         n = int(n_companies)
         countries = [fresh(3, "ia") for _ in range(max(4, n // 10))]
@@ -114,13 +144,14 @@ class KnowledgeGraph:
         kg = cls()
         for c in countries:
             kg.facts[("leader_of", c)] = f"{fresh(2)} {fresh(2)}"
-        for city in cities:
-            kg.facts[("located_in", city)] = countries[int(rng.integers(len(countries)))]
-        for _ in range(n):
+        for city, j in zip(cities, links_rng.integers(len(countries), size=len(cities)).tolist()):
+            kg.facts[("located_in", city)] = countries[j]
+        born = links_rng.integers(len(cities), size=n).tolist()
+        for i in range(n):
             company = fresh(2, " Corp")
             founder = f"{fresh(2)} {fresh(3)}"
             kg.facts[("founded_by", company)] = founder
-            kg.facts[("born_in", founder)] = cities[int(rng.integers(len(cities)))]
+            kg.facts[("born_in", founder)] = cities[born[i]]
         return kg
 
     def documents(self) -> list[Doc]:
@@ -140,8 +171,9 @@ class KnowledgeGraph:
         if isinstance(n, bool) or int(n) < 1:
             raise ValueError(f"n={n!r}; allowed: n >= 1")
         chains = []
+        ordered = sorted(self.facts.items())
         for r1, r2 in CHAINS:
-            for (rel, s), mid in sorted(self.facts.items()):
+            for (rel, s), mid in ordered:
                 if rel == r1 and (r2, mid) in self.facts:
                     chains.append(((r1, s, mid), (r2, mid, self.facts[(r2, mid)])))
         rng = np.random.default_rng(seed)
