@@ -286,3 +286,22 @@ def test_show_formats_claims(monkeypatch, tmp_path):
     assert "reconstruction claims: 1 does not hold" in out
     assert "0.01 [−0.02, 0.04]" in out and "p_fails: ours 0.7; needs measured ≥ 0.9" in out
     assert "None" not in out
+
+
+def test_a_sentence_repeated_under_many_claims_is_said_once_and_reasons_are_one_line(tmp_path):
+    """Catches the same caveat printed under ten claims, and attention rows that end in a
+    truncated dump of a dict instead of a reason."""
+    shared = "Quick scale: 200 steps instead of 10000."
+    claims = [C.at_least(f"c{i}", f"Claim {i}.", measured=1.0 * i, bound=2.0, reason="from noise",
+                         kind="paper", source="abstract", note=f"{shared} Own note {i}.") for i in range(4)]
+    claims.append(C.check("d", "Dict claim.", measured={"a": list(range(50)), "b": {"c": 1}}, holds=False,
+                          tolerance="all a below 10", reason="the invariant of the method", kind="check",
+                          source="inferred: x", note=shared))
+    write_result(tmp_path, "mdp_types", claims=claims)
+    s = next(s for s in collect(tmp_path).sections if s.paper.system == "mdp_types")
+    assert s.common_note == shared
+    assert [s.row_note(r) for r in s.rows][:2] == ["Own note 0.", "Own note 1."]
+    html = build_report(tmp_path)
+    assert html.count(shared) == 1 + len(claims)  # once in the header, then only in the raw JSON
+    row = next(r for r in s.rows if r.claim.id == "d")
+    assert row.reason_line() == "fails: all a below 10 — the invariant of the method"

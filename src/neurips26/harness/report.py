@@ -373,10 +373,10 @@ class ClaimRow:
         rule = format_rule(c.tolerance)
         if self.verdict is Verdict.NOT_CHECKABLE:
             return _one_line(c.reason or c.note)
-        if _is_number(c.measured):
-            ours = format_value(c.measured)
-        else:
-            ours = format_value(c.measured, max_items=3, max_chars=60)
+        if not _is_number(c.measured):  # a structure: its rule and reason say more than a dump
+            word = {"inconclusive": "undecided", "does_not_hold": "fails"}.get(self.verdict.value, "")
+            return _one_line(f"{word}: {rule} — {c.reason}" if word else f"{rule} — {c.reason}", 240)
+        ours = format_value(c.measured)
         over = f" (mean of {len(self.per_seed)} seeds)" if len(self.per_seed) > 1 else ""
         held = self.held
         stab = f"; held on {held[0]} of {held[1]} seeds" if held else ""
@@ -386,6 +386,12 @@ class ClaimRow:
             return f"undecided: {rule}; ours {ours}{stab}"
         iv = f" {format_interval(c.interval)}" if c.interval is not None else ""
         return f"ours {ours}{over}{iv}; needs {rule}{stab}"
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` split into sentences (after ``. ``, ``! ``, ``? ``), whitespace normalised."""
+    text = " ".join((text or "").split())
+    return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", text) if s]
 
 
 def _one_line(text: str, max_chars: int = 300) -> str:
@@ -423,12 +429,24 @@ class Section:
         return [r.result.seed for r in self.confirm_runs]
 
     @property
+    def common_sentences(self) -> list[str]:
+        """Sentences that three or more claim notes of this system repeat: said once, in the
+        system's header, and left out of the rows (:meth:`row_note`)."""
+        counts: dict[str, int] = {}
+        for r in self.rows:
+            for sentence in dict.fromkeys(_sentences(r.claim.note)):
+                counts[sentence] = counts.get(sentence, 0) + 1
+        return [s for s, n in counts.items() if n >= 3]
+
+    @property
     def common_note(self) -> str:
-        """A note that every claim of the system repeats (said once, in the header), or ``""``."""
-        notes = [r.claim.note for r in self.rows]
-        if len(notes) >= 3 and notes[0] and all(n == notes[0] for n in notes):
-            return notes[0]
-        return ""
+        """The repeated sentences of :attr:`common_sentences` as one paragraph (``""`` if none)."""
+        return " ".join(self.common_sentences)
+
+    def row_note(self, row: "ClaimRow") -> str:
+        """A claim's note without the sentences said once in the header."""
+        common = set(self.common_sentences)
+        return " ".join(s for s in _sentences(row.claim.note) if s not in common)
 
     @property
     def latest(self) -> Run | None:
