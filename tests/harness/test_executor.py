@@ -14,13 +14,23 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from neurips26.harness import claims as C
 from neurips26.cli import app
+from neurips26.harness import claims as C
 from neurips26.harness.config import ConfigError, Resources
 from neurips26.harness.executor import check_requirements, make_executor
 from neurips26.harness.results import latest_results, load_result
-from neurips26.harness.runner import (SystemSpec, estimate_line, estimate_seconds, make_task, parse_seeds, reproduce,
-                                      resolve_config, results_by_seed, schedule_length, seeds_summary)
+from neurips26.harness.runner import (
+    SystemSpec,
+    estimate_line,
+    estimate_seconds,
+    make_task,
+    parse_seeds,
+    reproduce,
+    resolve_config,
+    results_by_seed,
+    schedule_length,
+    seeds_summary,
+)
 
 from .executor_fakes import install
 from .test_cli import _patch_fake_system

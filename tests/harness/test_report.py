@@ -15,9 +15,21 @@ from neurips26.cli import app
 from neurips26.harness import claims as C
 from neurips26.harness.catalogue import PAPERS
 from neurips26.harness.claims import Claim, Verdict
-from neurips26.harness.report import (Run, _claim_rows, build_report, collect, counts_text, format_interval, format_number,
-                                      format_rule, format_seconds, format_value, paper_link,
-                                      seed_groups, scan_results)
+from neurips26.harness.report import (
+    Run,
+    _claim_rows,
+    build_report,
+    collect,
+    counts_text,
+    format_interval,
+    format_number,
+    format_rule,
+    format_seconds,
+    format_value,
+    paper_link,
+    scan_results,
+    seed_groups,
+)
 from neurips26.harness.results import Result
 from neurips26.harness.runner import code_version
 

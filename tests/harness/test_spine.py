@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import math
-import types
 from pathlib import Path
 
 import pytest
 
 from neurips26.harness import claims as C
 from neurips26.harness.catalogue import PAPERS, get_paper
-from neurips26.harness.claims import Outcome, Verdict
-from neurips26.harness.config import ConfigError, ExperimentConfig, apply_overrides, parse_assignment
+from neurips26.harness.claims import Verdict
+from neurips26.harness.config import ConfigError, apply_overrides, parse_assignment
 from neurips26.harness.report import build_report
 from neurips26.harness.results import Result, latest_results, load_result
 from neurips26.harness.runner import SystemSpec, reproduce, run_one

@@ -9,7 +9,6 @@ import types
 
 import pytest
 from pydantic import Field
-from typer.testing import CliRunner
 
 from neurips26.backends import BackendError, ScriptedBackend, make_backend, preflight
 from neurips26.harness import claims as C

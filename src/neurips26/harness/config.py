@@ -131,7 +131,7 @@ def apply_overrides(config: ExperimentConfig, overrides: dict[str, Any], system:
         ConfigError: one line naming the key, the value and what is allowed.
     """
     cls = type(config)
-    for key, value in overrides.items():
+    for key in overrides:
         if key not in cls.model_fields:
             allowed = ", ".join(cls.model_fields)
             raise ConfigError(f"{system}: unknown config key {key!r}; allowed keys: {allowed}")

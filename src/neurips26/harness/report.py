@@ -31,7 +31,6 @@ that confirmed verdict counts in the headline. The page shows exploratory verdic
 from __future__ import annotations
 
 import base64
-import dataclasses
 import datetime as _dt
 import json
 import math
@@ -43,7 +42,7 @@ from typing import Any, Sequence
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .catalogue import PAPERS, Paper
-from .claims import Claim, Kind, Verdict, confirmed, counts_by_kind, over_seeds
+from .claims import Claim, Kind, Verdict, confirmed, over_seeds
 from .results import RESULT_FILE, Result, atomic_write_text, load_result
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

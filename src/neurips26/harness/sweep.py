@@ -351,8 +351,7 @@ def run_sweep(spec: Any, grid: dict[str, list[Any]], *, scale: str = "quick", se
             ``metric`` and ``claim``, or a missing requirement.
     """
     from .executor import check_requirements
-    from .runner import (EXECUTORS, SystemSpec, default_device, git_commit, make_task, resolve_config,
-                         run_tasks)
+    from .runner import EXECUTORS, SystemSpec, default_device, git_commit, make_task, resolve_config, run_tasks
 
     if metric and claim:
         raise ConfigError("sweep: give --metric or --claim, not both")
