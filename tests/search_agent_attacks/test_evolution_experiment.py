@@ -103,3 +103,59 @@ def test_experiment_llm_arm_is_judged_with_an_endpoint(tmp_path):
 def test_config_errors(key, value, match):
     with pytest.raises(ConfigError, match=match):
         apply_overrides(Config.quick(), {key: value}, "search_agent_attacks")
+
+
+def test_creo_contrast_gives_the_always_successful_value_the_largest_positive_contrast():
+    """Catches a sign flip in CREO's value contrast (issue 34 item 4): with an archive where every
+    rollout of framing='correction' corrupts the answer and no other framing ever does, the contrast
+    must be largest and positive for 'correction' and negative for the others ([0.42, -0.42]-like,
+    not its negative)."""
+    from neurips26.search_agent_attacks.attacks import GENES
+    from neurips26.search_agent_attacks.evolution import _contrast_values
+
+    archive = []
+    for v in GENES["framing"]:
+        for _ in range(10):
+            r = Rollout("x", "g", "x", True, True, v == "correction", v == "correction")
+            archive.append((Genome(framing=v), r))
+    c = _contrast_values(archive, "framing")
+    best = GENES["framing"].index("correction")
+    assert int(np.argmax(c)) == best and c[best] > 0
+    assert all(c[i] < 0 for i in range(len(c)) if i != best)
+    # CREO's mutation then prefers the successful value (softmax at tau = 0.1, eps = 0.2 mixing):
+    # its share must exceed the uniform 1/4 by far (0.8 * ~1 + 0.05 = ~0.85 expected)
+    rng = np.random.default_rng(0)
+    failed = [Rollout("y", "g", "t", True, False, False, False)] * 10  # all died at adoption
+    picks = []
+    for _ in range(300):
+        child = creo_mutation(Genome(framing="plain"), failed, archive, rng)
+        if child.framing != "plain" or child == Genome(framing="plain"):
+            picks.append(child.framing)
+    share = np.mean([p == "correction" for p in picks])
+    assert share > 0.5  # binomial noise over ~80 framing draws is ~0.05; a sign flip gives ~0.05
+
+
+def test_elitism_keeps_the_best_genome_evaluated():
+    """Catches elitism that keeps the worst genomes (issue 34 item 5): ``best_train_asr`` must equal
+    the best ASR among every genome evaluation the run made (fitness differs from ASR only by
+    tie-breaks smaller than one ASR step), and the history must be non-decreasing."""
+    from neurips26.search_agent_attacks.evolution import asr
+
+    kg = KnowledgeGraph.generate(40, 2)
+    qs = kg.questions(40, 1)
+    sb = Sandbox(kg.documents())
+
+    class Recording(Evaluator):
+        def __call__(self, genome, questions, defender):
+            rs = super().__call__(genome, questions, defender)
+            self.seen.append(asr(rs))
+            return rs
+
+    for method in ("random_ga", "creo"):
+        ev = Recording(sb, ScriptedAgent())
+        ev.seen = []
+        res = evolve(method, ev, qs, Defender(), population=5, generations=5, rollouts_per_genome=4, elites=2,
+                     seed=3)
+        assert res.best_train_asr == max(ev.seen)
+        assert all(b >= a for a, b in zip(res.history, res.history[1:]))
+        assert min(ev.seen) < max(ev.seen)  # informative: the genomes differ, so a wrong pick shows
