@@ -137,3 +137,49 @@ def test_non_log_concave_composite_warns_that_the_rule_is_a_heuristic():
                                     schedule=SCH, fit=fit, generator=torch.Generator().manual_seed(0),
                                     level_rule="min_total")
     assert torch.isfinite(res.samples).all()
+
+
+class _MLPEstimator(torch.nn.Module):
+    """Stand-in for an sbi score estimator: s(θ, x, t) = MLP([θ, x, t]) with sbi's call signature
+    (input (..., d) broadcast against condition (n, d_x)); records the rows of every call."""
+
+    condition_shape = (2,)
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.SiLU(), torch.nn.Linear(16, 2))
+        self.rows = []
+
+    def forward(self, input, condition, time):
+        inp, cond = torch.broadcast_tensors(input, condition.expand(*input.shape[:-1], 2))
+        self.rows.append(inp[..., 0].numel())
+        return self.net(torch.cat([inp, cond, time.expand(*inp.shape[:-1], 1)], -1))
+
+
+def test_batched_single_scores_equal_a_loop_over_observations_and_chunk_the_rows():
+    """Catches: the batched call for the n observations mis-pairing particles and observations when
+    the rows are chunked (b not a multiple of the chunk), and one call on all b·n rows (0.54× a
+    Python loop on CPU, issue 37): every call now carries at most batch_rows rows."""
+    from neurips26.annealed_langevin.sbi_adapter import single_scores_from_estimator
+
+    est = _MLPEstimator()
+    x = torch.randn(7, 2, generator=torch.Generator().manual_seed(1))
+    theta = torch.randn(23, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    f = single_scores_from_estimator(est, x, batch_rows=30)          # 4 particles (28 rows) per call
+    out = f(theta, 0.3)
+    with torch.no_grad():
+        loop = torch.stack([est.net(torch.cat([theta.float(), x[j].expand(23, 2), torch.full((23, 1), 0.3)], -1))
+                            for j in range(7)], 1).double()
+    assert out.shape == (23, 7, 2) and out.dtype == torch.float64
+    assert torch.allclose(out, loop, atol=1e-6)                        # float32 network
+    est.rows.clear()
+    paired = torch.randn(23, 7, 2, dtype=torch.float64)
+    outp = f(paired, 0.3)
+    assert max(est.rows) <= 30 and sum(est.rows) == 23 * 7
+    with torch.no_grad():
+        ref = torch.stack([est.net(torch.cat([paired[:, j].float(), x[j].expand(23, 2), torch.full((23, 1), 0.3)], -1))
+                           for j in range(7)], 1).double()
+    assert torch.allclose(outp, ref, atol=1e-6)
+    with pytest.raises(ValueError, match="batch_rows must be an integer >= 1"):
+        single_scores_from_estimator(est, x, batch_rows=0)

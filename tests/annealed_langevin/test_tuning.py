@@ -97,3 +97,33 @@ def test_min_total_rule_is_never_costlier_than_max_gap():
     a = tune("linhart", SCH, fit, 0.1, level_rule="min_total", bias_term="hessian_lipschitz")
     b = tune("linhart", SCH, fit, 0.1, level_rule="max_gap", bias_term="hessian_lipschitz")
     assert a.total_steps <= b.total_steps and a.bound <= 0.1
+
+
+def _exact_w2(kind, hp, fit):
+    bs = [bridge(kind, float(t), SCH, fit) for t in hp.times]
+    m, c = ald_output(np.zeros(fit.d), np.eye(fit.d), bs, hp.step_sizes, hp.n_steps)
+    return w2_gaussian(m, c, *fit.tall_posterior())
+
+
+@pytest.mark.parametrize("kind", ["linhart", "geffner"])
+def test_tuned_rule_spends_no_more_than_hand_tuned_ald_and_reaches_eps(kind):
+    """Catches: the rule keeping every annealing level within ε (track = 1), which made each of
+    Geffner's 65 levels pay a full contraction: 2.31× the score evaluations of hand-tuned ALD
+    (h = 1e-3, K = 5, smallest L reaching ε) in the benchmark's Gaussian example (d = 2, n = 10,
+    ε = 0.1). The default must cost ≤ 1× hand-tuned on both compositions and still reach ε exactly
+    (exact W2 of the output law, not a simulation)."""
+    from neurips26.annealed_langevin import hand_tuned
+    from neurips26.annealed_langevin.experiment import _gaussian_problem
+
+    fit = _gaussian_problem(2, 10, np.random.default_rng(0))
+    hp = tune(kind, SCH, fit, 0.1)
+    L = 25
+    while _exact_w2(kind, hand_tuned(kind, SCH, fit, num_levels=L), fit) > 0.1:
+        L *= 2
+    hand = hand_tuned(kind, SCH, fit, num_levels=L)
+    assert hp.bound <= 0.1 and _exact_w2(kind, hp, fit) <= 0.1
+    assert hp.total_steps <= hand.total_steps, (hp.total_steps, hand.total_steps)
+    old = tune(kind, SCH, fit, 0.1, track=1)                  # every level within ε: the old rule
+    assert old.total_steps > hp.total_steps and old.bound <= 0.1
+    with pytest.raises(ValueError, match="track must be 'auto' or a finite number >= 1"):
+        tune(kind, SCH, fit, 0.1, track=0.5)
