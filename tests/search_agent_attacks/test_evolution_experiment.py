@@ -159,3 +159,56 @@ def test_elitism_keeps_the_best_genome_evaluated():
         assert res.best_train_asr == max(ev.seen)
         assert all(b >= a for a, b in zip(res.history, res.history[1:]))
         assert min(ev.seen) < max(ev.seen)  # informative: the genomes differ, so a wrong pick shows
+
+
+def _dead_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
+
+
+def test_dead_endpoint_stops_the_run_in_seconds_before_any_work(tmp_path, monkeypatch):
+    """Catches a run that turns a dead endpoint into verdicts (issue 32 item 3: 40 of 40 failed calls
+    gave `llm_superior_to_static` holds with 0.0 [0, 0], exit 0): the module preflight and run() must
+    raise one-line BackendError naming the URL within seconds, before the sandbox is built."""
+    import time
+
+    from neurips26.backends import BackendError
+    from neurips26.search_agent_attacks import experiment
+
+    url = f"http://127.0.0.1:{_dead_port()}/v1"
+    config = Config(**TINY, backend="openai", model="x", base_url=url)
+    called = []
+    monkeypatch.setattr(experiment, "_questions", lambda *a: called.append(1))
+    for call in (lambda: experiment.preflight(config), lambda: run(config, RunContext(seed=0, out_dir=tmp_path))):
+        t = time.perf_counter()
+        with pytest.raises(BackendError) as err:
+            call()
+        assert time.perf_counter() - t < 15  # one call, no retries, 10 s timeout; refused at once here
+        assert url in str(err.value) and "\n" not in str(err.value)
+    assert not called
+
+
+def test_failed_calls_make_the_llm_claim_not_checkable(tmp_path):
+    """Catches verdicts from failed calls: an endpoint that answers the preflight and then fails
+    (HTTP 503 on every call) must give `llm_superior_to_static` not checkable with the failed-call
+    count in its reason, and report the calls in Outcome.backend."""
+    from neurips26.backends import OpenAIBackend
+    from neurips26.search_agent_attacks import experiment
+
+    with StubOpenAIServer(reply="ok", max_requests=1) as server:  # the preflight is answered, then HTTP 503
+        config = Config(**TINY, backend="openai", model="stub", base_url=server.url, llm_questions=2)
+        orig = experiment.make_llm_backend
+        experiment.make_llm_backend = lambda c, *a, **k: OpenAIBackend("stub", base_url=server.url, api_key="x",
+                                                                       max_retries=0)
+        try:
+            out = run(config, RunContext(seed=0, out_dir=tmp_path))
+        finally:
+            experiment.make_llm_backend = orig
+    claim = next(c for c in out.claims if c.id == "llm_superior_to_static")
+    assert claim.verdict is Verdict.NOT_CHECKABLE and "backend calls failed" in claim.reason
+    assert out.backend.calls == 4 and out.backend.failed == 4 and out.backend.too_many_failed

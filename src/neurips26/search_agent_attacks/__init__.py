@@ -18,13 +18,15 @@ Parts:
 * :mod:`.evolution` — static templates, random-mutation GA, CREO, and the bi-level loop.
 """
 
-from .agents import LLMAgent, Rollout, ScriptedAgent
+from .agents import LLMAgent, Rollout, ScriptedAgent, attack_succeeded, exact_match, f1_score, normalize_answer
 from .attacks import GENES, STATIC_TEMPLATES, Genome, llm_render, random_genome, render_documents, target_for
 from .defenders import MITIGATIONS, Defender, adapt, defender_from_names
-from .evolution import METHODS, CoevolutionRound, EvolutionResult, Evaluator, asr, coevolve, creo_mutation, evolve
+from .evolution import (METHODS, CoevolutionRound, EvolutionResult, Evaluator, asr, attack_counts, coevolve,
+                        creo_mutation, evolve, pass_at_k, pass_at_k_per_question)
 from .sandbox import Doc, KnowledgeGraph, Question, Sandbox, load_corpus, no_network
 
-__all__ = ["LLMAgent", "Rollout", "ScriptedAgent", "GENES", "STATIC_TEMPLATES", "Genome", "llm_render",
+__all__ = ["LLMAgent", "Rollout", "ScriptedAgent", "attack_succeeded", "exact_match", "f1_score", "normalize_answer",
+           "attack_counts", "pass_at_k", "pass_at_k_per_question", "GENES", "STATIC_TEMPLATES", "Genome", "llm_render",
            "random_genome", "render_documents", "target_for", "MITIGATIONS", "Defender", "adapt",
            "defender_from_names", "METHODS", "CoevolutionRound", "EvolutionResult", "Evaluator", "asr", "coevolve",
            "creo_mutation", "evolve", "Doc", "KnowledgeGraph", "Question", "Sandbox", "load_corpus", "no_network"]
