@@ -132,3 +132,62 @@ def test_non_finite_training_settings_fail_before_training(kw):
     with pytest.raises(ValueError) as e:
         TrainConfig(**kw)
     assert next(iter(kw)) in str(e.value) and "\n" not in str(e.value)
+
+
+def _dead_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()                      # nothing listens on it now
+    return port
+
+
+def test_dead_endpoint_fails_in_seconds_before_any_training(tmp_path, monkeypatch):
+    """Catches a dead endpoint found only after training (8 minutes, then a `does not hold` from
+    backend errors): run() and the module preflight fail in one line within seconds, before the
+    corpus is even read."""
+    import time
+
+    from neurips26.backends import BackendError
+    from neurips26.harness import RunContext
+    from neurips26.weight_interp import experiment as E
+
+    def no_work(*a, **k):
+        raise AssertionError("work started before the endpoint was checked")
+
+    monkeypatch.setattr(E, "_corpus", no_work)
+    cfg = E.Config(backend="openai", base_url=f"http://127.0.0.1:{_dead_port()}/v1", model="x")
+    for call in (lambda: E.preflight(cfg), lambda: E.run(cfg, RunContext(seed=0, out_dir=tmp_path))):
+        t0 = time.perf_counter()
+        with pytest.raises(BackendError) as e:
+            call()
+        assert time.perf_counter() - t0 < 15 and "\n" not in str(e.value) and "127.0.0.1" in str(e.value)
+
+
+def test_missing_local_model_folder_fails_before_training(tmp_path, monkeypatch):
+    """Catches backend=transformers with a missing model_path found after training (65 s)."""
+    from neurips26.harness import RunContext
+    from neurips26.weight_interp import experiment as E
+
+    monkeypatch.setattr(E, "_corpus", lambda *a, **k: (_ for _ in ()).throw(AssertionError("work started")))
+    cfg = E.Config(backend="transformers", model_path=str(tmp_path / "nope"))
+    with pytest.raises(ValueError, match="nope"):
+        E.run(cfg, RunContext(seed=0, out_dir=tmp_path))
+
+
+@pytest.mark.parametrize("content", [b"", b"not a torch file", b"PK\x03\x04garbage" * 10])
+def test_corrupt_model_pt_is_refused_in_one_line_without_unpickling_advice(tmp_path, content):
+    """Catches torch's own message for a corrupt model.pt, which suggests weights_only=False (running
+    arbitrary pickled code): the error names the file and what is allowed, in one line."""
+    from neurips26.weight_interp import CheckpointMismatchError, SparseGPT, SparseGPTConfig, load_checkpoint, \
+        save_checkpoint
+
+    m = SparseGPT(SparseGPTConfig(vocab_size=V.size, ctx=8, d_model=16, n_layer=1, n_head=2, d_head=8, d_mlp=32))
+    save_checkpoint(m, tmp_path)
+    (tmp_path / "model.pt").write_bytes(content)
+    with pytest.raises(CheckpointMismatchError) as e:
+        load_checkpoint(tmp_path)
+    msg = str(e.value)
+    assert "model.pt" in msg and "\n" not in msg and "weights_only=False" not in msg

@@ -227,7 +227,9 @@ def load_circuit_sparsity(folder: str | Path) -> CircuitSparsityGPT:
     except (TypeError, ValueError) as e:
         raise CheckpointMismatchError(f"{folder}/beeg_config.json: {e}") from None
     model = CircuitSparsityGPT(cfg)
-    sd = torch.load(folder / "final_model.pt", map_location="cpu", weights_only=True)
+    from .model import safe_load_state_dict
+
+    sd = safe_load_state_dict(folder / "final_model.pt", "the circuit-sparsity final_model.pt (a torch state dict)")
     if isinstance(sd, dict) and "model" in sd and isinstance(sd["model"], dict):
         sd = sd["model"]
     clean = {}

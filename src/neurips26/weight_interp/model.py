@@ -202,13 +202,37 @@ def save_checkpoint(model: SparseGPT, folder: str | Path, extra: dict | None = N
     return folder
 
 
+def safe_load_state_dict(path: str | Path, allowed: str) -> dict:
+    """``torch.load(path, weights_only=True)`` with a one-line error naming the file.
+
+    A file that is not a tensor state dict is refused — never unpickled with
+    ``weights_only=False`` (which would run arbitrary code from the file).
+
+    Raises:
+        CheckpointMismatchError: the file is truncated, corrupt, not a torch file, holds
+            something other than a dict of tensors, or needs unpickling beyond tensors.
+    """
+    path = Path(path)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 — torch raises many types (RuntimeError, UnpicklingError, EOFError …)
+        first = " ".join(str(e).split("\n")[0].split())[:160]
+        raise CheckpointMismatchError(f"{path} is not a readable tensor state dict ({type(e).__name__}: {first}); "
+                                      f"allowed: {allowed}") from None
+    if not isinstance(state, dict):
+        raise CheckpointMismatchError(f"{path} holds a {type(state).__name__}, not a dict of tensors; allowed: {allowed}")
+    return state
+
+
 def load_checkpoint(folder: str | Path) -> tuple[SparseGPT, dict]:
     """Load a checkpoint written by :func:`save_checkpoint`; returns ``(model in eval mode, extra)``.
 
     Raises:
         FileNotFoundError: ``config.json`` or ``model.pt`` missing.
-        CheckpointMismatchError: invalid JSON, unknown format tag, no or unknown config keys, or a tensor missing,
-            unexpected or of another shape than the config implies (names it and both shapes).
+        CheckpointMismatchError: invalid JSON, unknown format tag, no or unknown config keys, a
+            ``model.pt`` that is not a readable tensor state dict (:func:`safe_load_state_dict`), or a
+            tensor missing, unexpected or of another shape than the config implies (names it and
+            both shapes).
     """
     folder = Path(folder)
     for name in ("config.json", "model.pt"):
@@ -216,7 +240,7 @@ def load_checkpoint(folder: str | Path) -> tuple[SparseGPT, dict]:
             raise FileNotFoundError(f"{folder / name} not found (a checkpoint folder holds config.json and model.pt)")
     try:
         meta = json.loads((folder / "config.json").read_text())
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointMismatchError(f"{folder}/config.json is not valid JSON: {e}") from None
     if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
         fmt = meta.get("format") if isinstance(meta, dict) else None
@@ -227,8 +251,12 @@ def load_checkpoint(folder: str | Path) -> tuple[SparseGPT, dict]:
     unknown = set(meta["config"]) - allowed
     if unknown:
         raise CheckpointMismatchError(f"{folder}: unknown config keys {sorted(unknown)}; allowed {sorted(allowed)}")
-    model = SparseGPT(SparseGPTConfig(**meta["config"]))
-    state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+    try:
+        model = SparseGPT(SparseGPTConfig(**meta["config"]))
+    except (TypeError, ValueError) as e:
+        raise CheckpointMismatchError(f"{folder}/config.json: the config {meta['config']} cannot build a SparseGPT "
+                                      f"({' '.join(str(e).split())[:160]})") from None
+    state = safe_load_state_dict(folder / "model.pt", "the model.pt written by save_checkpoint")
     want = model.state_dict()
     missing, unexpected = sorted(set(want) - set(state)), sorted(set(state) - set(want))
     if missing or unexpected:
