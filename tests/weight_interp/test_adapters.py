@@ -7,9 +7,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from neurips26.weight_interp import (CheckpointMismatchError, CircuitSparsityConfig, CircuitSparsityGPT,
-                                     SymbolicExplainer, SymbolicScorer, explain_weights, load_circuit_sparsity,
-                                     make_corpus, sample_nonzero_weights)
+from neurips26.weight_interp import (
+    CheckpointMismatchError,
+    CircuitSparsityConfig,
+    CircuitSparsityGPT,
+    SymbolicExplainer,
+    SymbolicScorer,
+    explain_weights,
+    load_circuit_sparsity,
+    make_corpus,
+    sample_nonzero_weights,
+)
 
 CFG = {"block_size": 16, "vocab_size": 100, "n_layer": 2, "n_head": 2, "d_head": 8, "d_model": 16, "n_mlp": 32,
        "bias": False, "ln_bias": False, "rms_norm": True, "activation_type": "gelu", "afrac": 0.25,
@@ -24,7 +32,7 @@ def _write(folder, cfg, prefix="_orig_mod.", seed=0):
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0, 0.3)
-        for name, b in model.named_buffers():
+        for _name, b in model.named_buffers():
             b.normal_(0, 0.1)
     sd = {prefix + k: v for k, v in model.state_dict().items()}
     sd[prefix + "transformer.h.0.attn.bias"] = torch.ones(1, 1, 16, 16).tril()   # the format's mask buffer

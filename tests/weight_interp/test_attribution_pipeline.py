@@ -6,10 +6,25 @@ import pytest
 import torch
 from scipy.stats import spearmanr
 
-from neurips26.weight_interp import (LeakageError, PlantedModel, SelectionSettings, SparseGPT, SparseGPTConfig,
-                                     SymbolicExplainer, SymbolicScorer, WeightRef, ZeroWeightError, ablation_effects,
-                                     attributions, capture, explain_weights, interpretable_fraction,
-                                     load_hf_causal_lm, make_corpus, sample_nonzero_weights)
+from neurips26.weight_interp import (
+    LeakageError,
+    PlantedModel,
+    SelectionSettings,
+    SparseGPT,
+    SparseGPTConfig,
+    SymbolicExplainer,
+    SymbolicScorer,
+    WeightRef,
+    ZeroWeightError,
+    ablation_effects,
+    attributions,
+    capture,
+    explain_weights,
+    interpretable_fraction,
+    load_hf_causal_lm,
+    make_corpus,
+    sample_nonzero_weights,
+)
 from neurips26.weight_interp.corpus import CharVocabulary
 
 
@@ -134,7 +149,7 @@ def test_hugging_face_folder_gpt2_conv1d(tmp_path, corpus):
 
 def test_bpe_tokenizer_vocabulary_with_a_gpt2_folder_and_vocab_mismatch(tmp_path):
     """A user's BPE model: the corpus is tokenised with its own tokenizer (trained here in-process)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel
 
     from neurips26.weight_interp import TokenizerVocabulary, stdlib_source_text

@@ -4,8 +4,17 @@ import numpy as np
 import pytest
 
 from neurips26.backends import BackendError, ScriptedBackend, replies
-from neurips26.weight_interp import (ExampleSet, Explanation, ExplanationFailed, LLMExplainer, LLMScorer,
-                                     SymbolicExplainer, SymbolicScorer, parse_explanation, parse_yes_no)
+from neurips26.weight_interp import (
+    ExampleSet,
+    Explanation,
+    ExplanationFailed,
+    LLMExplainer,
+    LLMScorer,
+    SymbolicExplainer,
+    SymbolicScorer,
+    parse_explanation,
+    parse_yes_no,
+)
 from neurips26.weight_interp.corpus import CharVocabulary
 
 V = CharVocabulary()

@@ -10,8 +10,18 @@ import pytest
 import torch
 import torch.nn as nn
 
-from neurips26.weight_interp import (PlantedModel, SelectionSettings, SymbolicExplainer, SymbolicScorer, TrainConfig,
-                                     WeightRef, attributions, capture, explain_weights, make_corpus)
+from neurips26.weight_interp import (
+    PlantedModel,
+    SelectionSettings,
+    SymbolicExplainer,
+    SymbolicScorer,
+    TrainConfig,
+    WeightRef,
+    attributions,
+    capture,
+    explain_weights,
+    make_corpus,
+)
 from neurips26.weight_interp.corpus import CharVocabulary
 from neurips26.weight_interp.pipeline import weight_importances
 from neurips26.weight_interp.sparsity import topk_mask_with_floor
@@ -181,8 +191,13 @@ def test_missing_local_model_folder_fails_before_training(tmp_path, monkeypatch)
 def test_corrupt_model_pt_is_refused_in_one_line_without_unpickling_advice(tmp_path, content):
     """Catches torch's own message for a corrupt model.pt, which suggests weights_only=False (running
     arbitrary pickled code): the error names the file and what is allowed, in one line."""
-    from neurips26.weight_interp import CheckpointMismatchError, SparseGPT, SparseGPTConfig, load_checkpoint, \
-        save_checkpoint
+    from neurips26.weight_interp import (
+        CheckpointMismatchError,
+        SparseGPT,
+        SparseGPTConfig,
+        load_checkpoint,
+        save_checkpoint,
+    )
 
     m = SparseGPT(SparseGPTConfig(vocab_size=V.size, ctx=8, d_model=16, n_layer=1, n_head=2, d_head=8, d_mlp=32))
     save_checkpoint(m, tmp_path)

@@ -10,11 +10,27 @@ import torch
 
 from neurips26.backends import ScriptedBackend, replies
 from neurips26.harness.claims import Verdict
-from neurips26.weight_interp import (CheckpointMismatchError, ExplanationFailed, LLMExplainer, LLMScorer,
-                                     PlantedModel, SelectionSettings, SparseGPT, SparseGPTConfig, SymbolicExplainer,
-                                     SymbolicScorer, TrainConfig, WeightRef, explain_weights, interpretable_fraction,
-                                     load_checkpoint, make_corpus, parse_explanation, sample_nonzero_weights,
-                                     save_checkpoint)
+from neurips26.weight_interp import (
+    CheckpointMismatchError,
+    ExplanationFailed,
+    LLMExplainer,
+    LLMScorer,
+    PlantedModel,
+    SelectionSettings,
+    SparseGPT,
+    SparseGPTConfig,
+    SymbolicExplainer,
+    SymbolicScorer,
+    TrainConfig,
+    WeightRef,
+    explain_weights,
+    interpretable_fraction,
+    load_checkpoint,
+    make_corpus,
+    parse_explanation,
+    sample_nonzero_weights,
+    save_checkpoint,
+)
 from neurips26.weight_interp.corpus import CharVocabulary
 from neurips26.weight_interp.explainers import _EXPLAIN_SYSTEM, _system
 from neurips26.weight_interp.pipeline import MIN_ANSWERED

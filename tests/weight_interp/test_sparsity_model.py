@@ -7,10 +7,22 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.weight_interp import (CheckpointMismatchError, CorpusTooSmallError, SparseGPT, SparseGPTConfig,
-                                     TrainConfig, abs_topk, kept_fraction, load_checkpoint, make_corpus,
-                                     nonzeros_target, normalize_grad_rms_, save_checkpoint, topk_mask_with_floor,
-                                     train_lm)
+from neurips26.weight_interp import (
+    CheckpointMismatchError,
+    CorpusTooSmallError,
+    SparseGPT,
+    SparseGPTConfig,
+    TrainConfig,
+    abs_topk,
+    kept_fraction,
+    load_checkpoint,
+    make_corpus,
+    nonzeros_target,
+    normalize_grad_rms_,
+    save_checkpoint,
+    topk_mask_with_floor,
+    train_lm,
+)
 
 TINY = SparseGPTConfig(vocab_size=20, ctx=8, d_model=16, n_layer=1, n_head=1, d_head=16, d_mlp=32)
 

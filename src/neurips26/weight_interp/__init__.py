@@ -36,18 +36,62 @@ Example::
 """
 
 from .adapters import CircuitSparsityConfig, CircuitSparsityGPT, load_circuit_sparsity
-from .attribution import (ActivationCache, WeightRef, ZeroWeightError, ablation_effects, attributions, capture,
-                          linear_modules, sample_nonzero_weights, weight_value)
-from .corpus import CharVocabulary, TokenizerVocabulary, Corpus, CorpusTooSmallError, make_corpus, stdlib_source_text
-from .explainers import (ExampleSet, Explanation, ExplanationFailed, LLMExplainer, LLMScorer, Predicate,
-                         ReplyFailures, SymbolicExplainer, SymbolicScorer, parse_explanation, parse_yes_no)
-from .model import (CheckpointMismatchError, SparseGPT, SparseGPTConfig, abs_topk, load_checkpoint,
-                    load_hf_causal_lm, logits_function, save_checkpoint)
-from .pipeline import (LeakageError, SelectionSettings, WeightReport, check_disjoint, check_vocabulary, explain_weights,
-                       interpretable_fraction)
+from .attribution import (
+                          ActivationCache,
+                          WeightRef,
+                          ZeroWeightError,
+                          ablation_effects,
+                          attributions,
+                          capture,
+                          linear_modules,
+                          sample_nonzero_weights,
+                          weight_value,
+)
+from .corpus import CharVocabulary, Corpus, CorpusTooSmallError, TokenizerVocabulary, make_corpus, stdlib_source_text
+from .explainers import (
+                          ExampleSet,
+                          Explanation,
+                          ExplanationFailed,
+                          LLMExplainer,
+                          LLMScorer,
+                          Predicate,
+                          ReplyFailures,
+                          SymbolicExplainer,
+                          SymbolicScorer,
+                          parse_explanation,
+                          parse_yes_no,
+)
+from .model import (
+                          CheckpointMismatchError,
+                          SparseGPT,
+                          SparseGPTConfig,
+                          abs_topk,
+                          load_checkpoint,
+                          load_hf_causal_lm,
+                          logits_function,
+                          save_checkpoint,
+)
+from .pipeline import (
+                          LeakageError,
+                          SelectionSettings,
+                          WeightReport,
+                          check_disjoint,
+                          check_vocabulary,
+                          explain_weights,
+                          interpretable_fraction,
+)
 from .planted import PlantedModel
-from .sparsity import (TrainConfig, TrainResult, kept_fraction, nonzeros_target, normalize_grad_rms_,
-                       project_topk_, topk_mask_with_floor, train_lm, validation_loss)
+from .sparsity import (
+                          TrainConfig,
+                          TrainResult,
+                          kept_fraction,
+                          nonzeros_target,
+                          normalize_grad_rms_,
+                          project_topk_,
+                          topk_mask_with_floor,
+                          train_lm,
+                          validation_loss,
+)
 
 __all__ = [
     "CharVocabulary", "TokenizerVocabulary", "Corpus", "CorpusTooSmallError", "make_corpus", "stdlib_source_text",

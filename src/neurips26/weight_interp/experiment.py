@@ -182,7 +182,7 @@ def _training(config: Config, pairs: dict, metrics: dict) -> list:
                 and dense_until == math.ceil(s0) and all(f < 1.0 for i, f in enumerate(fr) if i > s0)
                 and reach == math.ceil(0.5 * config.steps))
     nnz = {}
-    for s, p in pairs.items():
+    for p in pairs.values():
         for name, m in p["sparse"].matrices().items():
             nnz.setdefault(name, []).append(float((m.weight != 0).float().mean()))
     gaps = {s: p["dense_run"].val_loss - p["sparse_run"].val_loss for s, p in pairs.items()}

@@ -35,7 +35,7 @@ import torch.nn as nn
 
 from .attribution import WeightRef, attributions, capture
 from .corpus import CharVocabulary
-from .explainers import (ExampleSet, Explainer, ExplanationFailed, Scorer, balanced_accuracy, token_features)
+from .explainers import ExampleSet, Explainer, ExplanationFailed, Scorer, balanced_accuracy, token_features
 
 __all__ = ["SelectionSettings", "WeightReport", "LeakageError", "select_examples", "importance_threshold",
            "explain_weights", "explain_from_importance", "interpretable_fraction", "check_disjoint",
