@@ -57,6 +57,8 @@ def test_documented_command_against_stub_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
     def reply(body):  # a fixed policy: one move of the goal's object… or DONE once it has acted
+        if len(body["messages"]) == 1:
+            return "ok"  # the preflight call
         return "DONE" if len(body["messages"]) > 2 else "MOVE nothing TO nowhere\nDONE" if "whole plan" in \
             body["messages"][1]["content"] else "SEND Nobody TO nowhere"
 
@@ -69,7 +71,9 @@ def test_documented_command_against_stub_server(tmp_path, monkeypatch):
         n_requests = len(server.requests)
         rerun = CliRunner().invoke(app, args + ["--force"])  # same run folder: replies come from the cache
         assert rerun.exit_code == 0, rerun.output
-        assert len(server.requests) == n_requests  # the rerun was free
+        # the rerun was free: only the two one-token preflight calls (CLI and run()) reach the server
+        assert len(server.requests) == n_requests + 2
+        assert all(b.get("max_tokens") == 1 for b in server.requests[n_requests:])
     assert res.exit_code == 0, res.output
     run_dir = next(tmp_path.glob("ncp_tom/*/result.json")).parent
     result = json.loads((run_dir / "result.json").read_text())
@@ -83,7 +87,7 @@ def test_documented_command_against_stub_server(tmp_path, monkeypatch):
     assert llm["n"] == 3 and llm["unknown_entities"] == 3 and llm["success"] == 0.0
     usage = result["metrics"]["llm"]["usage"]
     # agentic: 2 calls per instance (act, then DONE); one-shot: 1 call per instance
-    assert usage["calls"] == 9 == n_requests and usage["prompt_tokens"] > 0 and usage["errors"] == 0
+    assert usage["calls"] == 9 == n_requests - 2 and usage["prompt_tokens"] > 0 and usage["errors"] == 0
     assert usage["cache_hits"] == 9  # the result on disk is the rerun's: every reply cached, same outcome
     assert llm["prompt_tokens"] > 0
     assert "api_key" not in result["config"]
@@ -148,12 +152,13 @@ def test_dead_or_garbled_endpoint_is_counted_and_cut_short(tmp_path):
     """A server answering garbage: each episode is an `error` (one request each, no crash), and after
     max_consecutive_errors in a row the rest are recorded as errors without calling it. A GPT-5 name
     with too few scored episodes does not get a verdict on the 80% claim."""
-    with StubOpenAIServer(failures=["<html>proxy error</html>"] * 50, max_requests=50) as server:
+    # the first request (the preflight) is answered normally, then the server garbles every reply
+    with StubOpenAIServer(failures=[0.0] + ["<html>proxy error</html>"] * 50, max_requests=51) as server:
         cfg = Config(n_instances=8, random_repeats=1, pipeline_instances=0, n_boot=100, backend="openai",
                      base_url=server.url, model="gpt-5-stub", llm_instances=8, settings=["agentic"],
                      max_consecutive_errors=3, max_retries=1, cache_dir=str(tmp_path / "cache"))
         out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
-        assert len(server.requests) == 3
+        assert len(server.requests) == 1 + 3
     claims = _well_formed(out)
     s = out.metrics["summaries"]["llm_agentic"]
     assert s["n"] == 0 and s["errors"] == 8 and out.metrics["llm"]["usage"]["errors"] == 8
@@ -161,5 +166,40 @@ def test_dead_or_garbled_endpoint_is_counted_and_cut_short(tmp_path):
     assert all("malformed reply" in e["error"] for e in episodes[:3])
     assert all(e["error"].startswith("skipped: 3 backend errors in a row") for e in episodes[3:])
     assert claims["gpt5_agentic_success"].verdict is Verdict.NOT_CHECKABLE
-    assert "only 0 scored agentic episodes" in claims["gpt5_agentic_success"].reason
     assert claims["tb_gt_fb_llm_agentic"].verdict is Verdict.NOT_CHECKABLE
+    # the reason is the failed calls, not advice to set a backend that was set
+    assert "8 of 8 backend calls failed" in claims["gpt5_agentic_success"].reason
+    assert out.backend.failed == 8 and out.backend.too_many_failed
+
+
+def _dead_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
+
+
+def test_dead_endpoint_stops_the_run_in_seconds_before_any_work(tmp_path, monkeypatch):
+    """Catches a dead endpoint found only after the benchmark is built and 1200 calls have failed
+    (issue 32 item 3: exit 0, claims 'not checkable: set backend=openai ...' although it was set): the
+    module preflight and run() raise a one-line BackendError naming the URL within seconds, before
+    any instance is generated."""
+    import time
+
+    from neurips26.backends import BackendError
+    from neurips26.ncp_tom import experiment
+
+    url = f"http://127.0.0.1:{_dead_port()}/v1"
+    cfg = Config(**TINY, backend="openai", base_url=url, model="x")
+    generated = []
+    monkeypatch.setattr(experiment, "generate_instances", lambda *a, **k: generated.append(1))
+    for call in (lambda: experiment.preflight(cfg), lambda: run(cfg, RunContext(seed=0, out_dir=tmp_path))):
+        t = time.perf_counter()
+        with pytest.raises(BackendError) as err:
+            call()
+        assert time.perf_counter() - t < 15  # one call, no retries, a 10 s timeout; refused at once here
+        assert url in str(err.value) and "\n" not in str(err.value)
+    assert not generated

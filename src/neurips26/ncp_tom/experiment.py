@@ -217,8 +217,38 @@ def _run_baselines(instances: list, config: Config, rng: np.random.Generator, ct
     return per_agent
 
 
+def _make_backend(config: Config, cache_dir: str | Path | None = None, device: str = "cpu"):
+    """The configured chat backend (``None`` for ``backend=none``)."""
+    if config.backend == "none":
+        return None
+    return make_backend(config.backend, model=config.model, base_url=config.base_url,
+                        model_path=config.model_path, cache_dir=cache_dir, device=device,
+                        timeout_s=config.timeout_s, max_retries=config.max_retries,
+                        reasoning=config.reasoning_model)
+
+
+def preflight(config: Config) -> None:
+    """Before any work: one short call to the configured backend (``none``: nothing to check).
+
+    Raises:
+        BackendError: the endpoint or model does not answer (one line: kind, URL, model, what failed).
+    """
+    from neurips26.backends import preflight as ping
+
+    backend = _make_backend(config)
+    if backend is not None:
+        ping(backend, timeout_s=min(10.0, config.timeout_s))
+
+
 def run(config: Config, ctx: RunContext) -> Outcome:
-    """Table of contents: build the benchmark over seeds, then one function per claim group."""
+    """Table of contents: check the backend, build the benchmark over seeds, then one function per
+    claim group."""
+    from neurips26.backends import preflight as ping
+
+    cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
+    backend = _make_backend(config, cache, ctx.device)
+    if backend is not None:
+        ping(backend, timeout_s=min(10.0, config.timeout_s))  # a dead endpoint stops here, before any work
     types = GOAL_TYPES if config.second_order else ("TB1", "FB1")
     seeds = [ctx.seed + k for k in range(config.n_seeds)]
     t0 = time.perf_counter()
@@ -246,12 +276,18 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                      for j, (k, v) in enumerate(r.items()) if k != "oracle"} for s, r in zip(seeds, runs)]
     claims += _tb_fb_gap_without_theory_of_mind(runs, gaps_by_seed, seeds)
     claims += _chat_loop_agrees_with_tracker(config, instances)
-    llm_name, usage = _run_llm_agent(config, ctx, instances, per_agent, out_dir)
+    llm_name, usage = _run_llm_agent(config, ctx, instances, per_agent, out_dir, backend)
     gaps = dict(gaps_by_seed[0])
     gaps.update({k: tb_fb_gap(v, ctx.child_rng(10 + j), config.n_boot)
                  for j, (k, v) in enumerate(per_agent.items()) if k.startswith("llm_")})
     summaries = {k: summary(v) for k, v in per_agent.items()}
-    claims += _paper_claims_need_frontier_models(config, summaries, gaps, llm_name)
+    use = None
+    if backend is not None:
+        from neurips26.backends.preflight import describe
+
+        # a failed call ends its episode: error episodes (skipped ones included) are the failed calls
+        use = C.BackendUse(calls=usage.calls + usage.errors, failed=usage.errors, what=describe(backend))
+    claims += _unless_calls_ok(_paper_claims_need_frontier_models(config, summaries, gaps, llm_name), use)
 
     lengths_by_type = {t: [i.min_plan_length for i in instances if i.goal_type == t] for t in types}
     _plot(per_agent, gaps, lengths_by_type, ctx, types)
@@ -275,7 +311,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         f"{len(seeds)} independently generated instance sets (seeds {seeds}, chosen before looking). The first "
         "seed's instances are written to instances.jsonl in the run folder."
         + (f" LLM usage: {json.dumps(usage.to_dict())}." if llm_name else ""))
-    return Outcome(metrics=metrics, claims=claims, notes=notes)
+    return Outcome(metrics=metrics, claims=claims, notes=notes, backend=use)
 
 
 def _benchmark_is_well_formed(config: Config, instances: list, rejected: dict, roundtrip_ok: bool,
@@ -400,16 +436,11 @@ def _chat_loop_agrees_with_tracker(config: Config, instances: list) -> list:
 
 
 def _run_llm_agent(config: Config, ctx: RunContext, instances: list, per_agent: dict,
-                   out_dir: Path) -> tuple[str, UsageMeter]:
-    """The optional LLM agent (``backend != none``): episodes into ``per_agent["llm_<setting>"]``."""
+                   out_dir: Path, backend) -> tuple[str, UsageMeter]:
+    """The optional LLM agent (``backend`` not ``None``): episodes into ``per_agent["llm_<setting>"]``."""
     llm_name, usage = "", UsageMeter()
-    if config.backend == "none":
+    if backend is None:
         return llm_name, usage
-    cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
-    backend = make_backend(config.backend, model=config.model, base_url=config.base_url,
-                           model_path=config.model_path, cache_dir=cache, device=ctx.device,
-                           timeout_s=config.timeout_s, max_retries=config.max_retries,
-                           reasoning=config.reasoning_model)
     llm_name = backend.name
     params = ChatParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=ctx.seed)
     for setting in config.settings:
@@ -439,6 +470,23 @@ def _run_llm_agent(config: Config, ctx: RunContext, instances: list, per_agent: 
         usage.errors += sum(e.status == "error" for e in eps)
     usage.by_model = {llm_name: usage.calls}
     return llm_name, usage
+
+
+def _unless_calls_ok(claims: list, use: C.BackendUse | None) -> list:
+    """Claims measured on LLM episodes (``gpt5_agentic_success``, ``tb_gt_fb_llm_*``) become not
+    checkable with "k of n backend calls failed" as the reason when any call failed — also one that
+    was already not checkable for a consequence of the failures (too few scored episodes)."""
+    if use is None or use.failed == 0:
+        return claims
+    why = f"{use.failed} of {use.calls} backend calls failed ({use.what})"
+    out = []
+    for c in claims:
+        if c.id == "gpt5_agentic_success" or c.id.startswith("tb_gt_fb_llm_"):
+            c = C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
+                                reason=why, full_scale="rerun with a working endpoint; the measurement would "
+                                                       "have rested on failed calls")
+        out.append(c)
+    return out
 
 
 def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: dict, llm_name: str) -> list:
