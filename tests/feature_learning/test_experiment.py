@@ -92,7 +92,7 @@ def test_full_config_uses_user_arrays_when_present(tmp_path):
     metrics: dict = {}
     claims = _paper_scale(cfg, RunContext(seed=0, out_dir=tmp_path), metrics)
     ids = {c.id for c in claims}
-    assert {"whitening_matches_sgd_mnist", "tl_rises_mnist"} <= ids and "whitening_image_grids" not in ids
+    assert {"whitening_matches_sgd_mnist", "tl_closes_gap_mnist"} <= ids and "whitening_image_grids" not in ids
     assert len(metrics["whitening_mnist"]["differences"]) == 2
 
 
@@ -147,3 +147,17 @@ def test_bad_user_data_fails_before_any_training_in_one_line(tmp_path, monkeypat
         assert match in msg and "\n" not in msg and "allow_pickle" not in msg, (folder.name, msg)
         if match != "holds none of":
             assert str(folder / "mnist.npz") in msg, msg
+
+
+def test_confirmation_run_returns_only_tuned_claims_on_fresh_internal_seeds(tmp_path):
+    """Catches: a confirmation run that re-judges tuned claims on the development seeds (the
+    internal seeds come from config.seeds, not ctx.seed) or returns untuned claims."""
+    from neurips26.feature_learning import experiment as E
+
+    assert E.CONFIRMATION_SEEDS and all(s not in Config.quick().seeds for s in E.CONFIRMATION_SEEDS)
+    ctx = RunContext(seed=101, out_dir=tmp_path, confirmation=True)
+    out = run(Config(**TINY), ctx)
+    assert out.claims and all(c.tuned_after_look and not c.preregistered for c in out.claims)
+    assert {c.id for c in out.claims} == {"tl_rises", "tl_closes_gap", "whitening_matches_sgd", "grokking_tl_rises",
+                                          "grokking_tl_tracks_test_accuracy"}
+    assert out.metrics["whitening_digits"]["sgd_final"] and "101000" in out.notes
