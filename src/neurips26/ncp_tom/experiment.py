@@ -201,6 +201,7 @@ def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured
                                full_scale="the quick configuration (600 instances) has both at every length 1-3",
                                note=note)
     return C.at_least(id, statement, measured=gap, bound=0.0, interval=(ci[0], ci[1]), paper_value=paper_value,
+                      domain=(-1, 1),
                       kind=kind, source=source, reason=reason, note=(measured_note + " " + note).strip())
 
 
@@ -349,6 +350,7 @@ def _benchmark_is_well_formed(config: Config, instances: list, rejected: dict, r
                 "Replaying the oracle's stored plans (after JSONL export/import) satisfies the tracker on every "
                 "instance.", measured=summary(per_agent["oracle"])["success"], target=1.0, abs_tol=0.0,
                 paper_value=None, kind="check", source="inferred: the oracle is a breadth-first search over our tracker",
+                domain=(0, 1),
                 reason="deterministic tracker: any failure is a bug, so no tolerance",
                 note="planner and scorer share the goal predicate, so a wrong order-2 predicate (reading the true "
                      "location instead of the inner believer's belief) leaves this and every other claim unchanged "
@@ -361,7 +363,7 @@ def _no_tom_cannot_induce_false_beliefs(runs: list, seeds: list[int]) -> list:
     per_seed = []
     for r in runs:
         fb = summary(r["no_tom"])["fb"]
-        per_seed.append(C.at_most("no_tom_fb_zero", NO_TOM_STATEMENT, measured=fb, bound=0.0, kind="check",
+        per_seed.append(C.at_most("no_tom_fb_zero", NO_TOM_STATEMENT, measured=fb, bound=0.0, kind="check", domain=(0, 1),
                                   source="inferred: after MOVE o TO L the object is at L, so a false belief about "
                                          "o cannot be induced by that move alone",
                                   paper_value="0 (an agent that ignores beliefs cannot induce a false one)",
@@ -499,6 +501,7 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
     if is_gpt5 and "llm_agentic" in summaries and n_gpt5 >= MIN_GPT5_EPISODES:
         k = int(round(summaries["llm_agentic"]["success"] * n_gpt5))
         claims.append(C.close("gpt5_agentic_success", statement, measured=k / n_gpt5, target=PAPER_GPT5_AGENTIC,
+                              domain=(0, 1),
                               abs_tol=0.10, interval=C.proportion_interval(k, n_gpt5)[1], kind="paper",
                               source=PAPER_SOURCE,
                               reason="the abstract says 'approximately 80%' and our instances are regenerated, not "
