@@ -39,3 +39,22 @@ def test_config_bounds_and_full():
         apply_overrides(Config.quick(), {"orbit_architecture": [3, 1, 3, 1]}, "relu_symmetries")
     full = Config.full()
     assert full.scaling_widths[-1] >= 1000 and full.n_seeds >= 3 and Config.quick() == Config()
+
+
+def test_confirmation_run_judges_only_the_tuned_groups_and_claims_say_what_they_measure(tmp_path):
+    """Issue 32: the confirmation seeds re-run only the groups with claims tuned after a look, and the
+    claims that measure our own constructions are not paper claims (items 1 and 4). Catches a confirmation
+    run that recomputes everything, or a reclassification that is lost."""
+    from neurips26.relu_symmetries import experiment as ex
+
+    assert ex.CONFIRMATION_SEEDS and 0 not in ex.CONFIRMATION_SEEDS
+    cfg = Config(generic_fiber_points=1000, gd_steps=800, gd_points=64, fiber_points=200, exact_fiber_points=60)
+    out = run(cfg, RunContext(seed=101, out_dir=tmp_path, confirmation=True))
+    by = {c.id: c for c in out.claims}
+    assert "equivalence_polynomial_time" not in by and "hide_or_preserve" not in by
+    tuned = {c.id for c in out.claims if not c.preregistered}
+    assert tuned == {"fiber_generic_equals_hidden", "switching_unit_not_conserved"}
+    sw = by["switching_unit_not_conserved"]
+    # judged on the interval of the seed mean of log10(|ΔQ02|/|ΔQ01|): at least two orders of magnitude
+    assert sw.rule == {"op": "at_least", "bound": 2.0} and sw.interval is not None and sw.seeds.n == 3
+    assert by["bottleneck_fibers_described"].kind is Kind.RECONSTRUCTION

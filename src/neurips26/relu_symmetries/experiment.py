@@ -10,6 +10,7 @@ and theorems were not readable: the decision procedure and every dimension count
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -27,6 +28,10 @@ from .network import Box, ReluNet3, from_sequential, random_network, to_sequenti
 from .regions import activation_cells
 from .symmetries import (deepen_hidden_inhibition, flip_unit, move_dead_unit, move_hidden_hyperplane,
                          random_orbit_element, redistribute_affine, unit_status)
+
+#: Run seeds never used while choosing a threshold or setting; ``reproduce`` re-runs the fiber and
+#: conservation groups (the ones with claims tuned after a look) on them.
+CONFIRMATION_SEEDS = (101,)
 
 SOURCE_OURS = "inferred: our derivation for width-1 hidden layers (the paper's theorems were not readable)"
 SOURCE_DECISION = "inferred: our decision procedure (the paper's algorithm was not readable)"
@@ -161,19 +166,19 @@ def _decisions_on_orbits(config: Config, ctx: RunContext, metrics: dict) -> list
                                "[0.1, 10]) of a generic (3,4,3,1) network is decided equivalent, with the group "
                                "element as proof.", measured=eq / n, holds=eq == n, tolerance="all pairs",
                                reason="the orbit is exact in real arithmetic; a miss is a bug",
-                               kind="reconstruction", source=SOURCE_DECISION))
+                               kind="check", source=SOURCE_DECISION))
         pert_c.append(C.check("perturbation_decided_not_equivalent", "Adding 1e-3 to one first-layer weight is "
                               "decided not equivalent, with a witness whose exact gap exceeds 1e-6.",
                               measured=ne / n, holds=ne == n, tolerance="all pairs, exact gap > 1e-6",
                               reason="a 1e-3 weight change moves f by ~1e-3 on a positive-volume set",
-                              kind="reconstruction", source=SOURCE_DECISION))
+                              kind="check", source=SOURCE_DECISION))
         fun_c.append(C.at_most("orbit_preserves_function", "The orbit maps preserve f: max |f − f′| / (1 + |f|) "
-                               "on uniform points of [−3, 3]^3.", measured=worst_fun, bound=1e-12,
+                               "on uniform points of [−3, 3]^3.", measured=worst_fun, bound=1e-12, domain=(0, math.inf),
                                reason="only float rounding of scaled weights (~1e-16 relative) may differ",
                                kind="check", source="inferred: σ(λz) = λσ(z) for λ > 0"))
         torch_c.append(C.at_most("witness_matches_torch", "The exact value at each witness matches an independent "
                                  "float64 evaluation through torch.nn.Sequential (to_sequential).",
-                                 measured=torch_err, bound=1e-9,
+                                 measured=torch_err, bound=1e-9, domain=(0, math.inf),
                                  reason="float64 rounding through three layers is far below 1e-9",
                                  kind="check", source="inferred: conversion and exact evaluation agree"))
     metrics["orbit_pairs"] = per_seed
@@ -232,8 +237,11 @@ def _bottleneck_moves(config: Config, ctx: RunContext, metrics: dict, figs: dict
                 holds=preserved <= 1e-12 and outside and discrete,
                 tolerance="max |Δf|/(1+|f|) <= 1e-12 on uniform points, naive orbit comparer says different for all",
                 reason="exact identities (σ(z) = z + σ(−z), units off in flat regions); 1e-12 for rounding",
-                kind="paper", source="abstract", paper_value="discrete and continuous symmetries",
-                note="the four moves are our constructions for width-1 hidden layers"),
+                kind="reconstruction", source="abstract: layer composition 'yields symmetries beyond permutation "
+                "and scaling, both discrete and continuous'; the four moves are our constructions",
+                paper_value="discrete and continuous symmetries",
+                note="the four moves are our constructions for width-1 hidden layers: this shows that such symmetries "
+                     "exist at the parameters we built, not the paper's classification"),
         C.check("bottleneck_moves_decided_equivalent", "The decision procedure answers Equivalent for all four "
                 "bottleneck moves, where comparing canonical forms of the orbit alone answers different "
                 "(regression test of the naive comparer).",
@@ -242,14 +250,16 @@ def _bottleneck_moves(config: Config, ctx: RunContext, metrics: dict, figs: dict
                 holds=decided and outside, tolerance="4 of 4 Equivalent and 0 of 4 naive-equal",
                 reason="the moves are exact symmetries outside the orbit", kind="reconstruction",
                 source=SOURCE_DECISION),
-        C.check("hide_or_preserve", "Whether a symmetry exists depends on whether the deeper layer hides or "
-                "preserves earlier geometry: the first-layer hyperplane can move when ψ is flat on both sides "
-                "(s₀ = 0) and the same move is refused when it is a visible kink (s₀ ≠ 0).",
+        C.check("hide_or_preserve", "Our hidden-hyperplane move is applied only where the deeper layer hides the "
+                "first-layer hyperplane: it is accepted (f unchanged, above) when ψ is flat on both sides (s₀ = 0) "
+                "and refused with ValueError when the hyperplane is a visible kink (s₀ ≠ 0).",
                 measured={"move_allowed_hidden": True, "move_refused_visible": refused},
                 holds=refused, tolerance="move valid at s₀ = 0 (f unchanged, above) and refused at s₀ ≠ 0",
                 reason="the move's precondition is exactly the flatness of ψ around s = 0",
-                kind="paper", source="abstract", paper_value="depend on whether deeper layers hide or preserve "
-                "geometric structure"),
+                kind="check", source="abstract: the symmetries 'depend on whether deeper layers hide or preserve "
+                "geometric structure'; this checks our own move's precondition on two constructed networks (our "
+                "function raising ValueError), not that statement", paper_value="depend on whether deeper layers "
+                "hide or preserve geometric structure"),
     ]
 
 
@@ -282,10 +292,12 @@ def _fiber_dimensions(config: Config, ctx: RunContext, metrics: dict, figs: dict
         "from the Jacobian equals the one the description gives.",
         measured={k: f"{r['float']} (exact {r['exact']}) vs {r['predicted']}" for k, r in rows.items()},
         holds=all(agree), tolerance="4 of 4 strata agree (float and exact ranks)",
-        reason="integer-valued dimensions", kind="paper", source="abstract",
+        reason="integer-valued dimensions", kind="reconstruction",
+        source="abstract: generic fibers of three-layer bottleneck architectures have an 'explicit semi-algebraic "
+               "description'; the description checked here is our own for the width-1 cases",
         paper_value="explicit semi-algebraic description of generic fibers",
-        note="checked against our own description of the width-1 cases; the paper's was not readable, so a "
-        "failure here would count against the reconstruction first"))
+        note="checked against our own description of the width-1 cases at parameters we constructed in each stratum; "
+        "the paper's description was not readable, so this is evidence for our reconstruction, not for the paper's"))
     seeds = [ctx.seed + k for k in range(config.n_seeds)]
     per = []
     arch = tuple(config.orbit_architecture)
@@ -294,17 +306,18 @@ def _fiber_dimensions(config: Config, ctx: RunContext, metrics: dict, figs: dict
         rng = np.random.default_rng([s, 3])
         net = generic_switching_network(arch, box, rng)
         fd = fiber_dimension(net, box, rng, config.generic_fiber_points)
-        per.append(C.check("fiber_generic_equals_hidden", f"At generic {tuple(arch)} parameters (every unit "
-                           "switching, every weight acting somewhere on the box) the fiber dimension equals the "
-                           "number of hidden units (only permutations and scalings).",
-                           measured=fd.fiber, holds=fd.fiber == net.n_hidden,
-                           tolerance=f"fiber == n1 + n2 = {net.n_hidden}", reason="integer-valued",
-                           paper_value=net.n_hidden, kind="reconstruction",
-                           source="inferred: generic identifiability up to permutation and scaling (Grillo & "
-                           "Montúfar 2026, first page)",
-                           note=f"{config.generic_fiber_points} samples: each co-active pair region holds >= 1% of "
-                           "the box by construction, so it is hit ~20 times; a first run with 400 samples gave 8 or "
-                           "9 at some seeds (a region missed, rank too low)"))
+        per.append(C.within("fiber_generic_equals_hidden", f"At generic {tuple(arch)} parameters (every unit "
+                            "switching, every weight acting somewhere on the box) the fiber dimension equals the "
+                            "number of hidden units (only permutations and scalings): fiber − (n1 + n2)",
+                            measured=float(fd.fiber - net.n_hidden), low=-0.5, high=0.5,
+                            reason="integer-valued: any deviation of the mean by half a dimension is a real one",
+                            paper_value=0, kind="reconstruction",
+                            source="inferred: generic identifiability up to permutation and scaling (Grillo & "
+                            "Montúfar 2026, first page)",
+                            tuned_after_look="generic_fiber_points 400 -> 2000 after a first run gave fiber 8 or 9 at "
+                                             "some seeds (a co-active pair region missed, rank too low)",
+                            note=f"{config.generic_fiber_points} samples: each co-active pair region holds >= 1% of "
+                            f"the box by construction, so it is hit ~20 times; stratum {fd.stratum}"))
     claims.append(C.over_seeds(per, seeds))
     metrics["fibers"] = rows
     figs["spectra"] = spectra
@@ -337,30 +350,37 @@ def _conservation(config: Config, ctx: RunContext, metrics: dict, figs: dict) ->
         premise = base.always_on[0] and base.always_on[1]
         switching = not base.always_on[2]
         tracks[s] = base
-        law.append(C.check("local_law_conserved", "Some symmetries induce local conservation laws along gradient "
-                           "flow: for two units on at every training point, the off-diagonal GL quantity "
-                           "Q01 = ⟨(w0, b0), (w1, b1)⟩ − ⟨v0, v1⟩ stays constant while that pattern holds.",
-                           measured=d["gl"][0][1], holds=premise and d["gl"][0][1] <= 1e-3,
-                           tolerance="premise held at every step and |ΔQ01| <= 1e-3 over the run",
-                           reason=f"gradient descent conserves it to O(lr); lr = {lr:g} over {config.gd_steps} steps",
-                           kind="paper", source="abstract", paper_value="conserved (local)"))
-        switch.append(C.check("switching_unit_not_conserved", "… while others do not: the same quantity Q02 "
-                              "with a unit that switches on the data drifts.", measured=d["gl"][0][2],
-                              holds=switching and d["gl"][0][2] >= 0.1,
-                              tolerance="unit 2 switches and |ΔQ02| >= 0.1",
-                              reason="the GL action is not a symmetry once a unit switches; 0.1 is two orders "
-                              "above the conserved drift at this lr", kind="paper", source="abstract",
-                              paper_value="not conserved"))
+        q01, q02 = d["gl"][0][1], d["gl"][0][2]
+        law.append(C.at_most("local_law_conserved", "Some symmetries induce local conservation laws along gradient "
+                             "flow: for two units on at every training point, the off-diagonal GL quantity "
+                             "Q01 = ⟨(w0, b0), (w1, b1)⟩ − ⟨v0, v1⟩ stays constant while that pattern holds: "
+                             "|ΔQ01| over the run", measured=q01 if premise else float("nan"), bound=1e-3,
+                             domain=(0, math.inf),
+                             reason=f"gradient descent conserves it to O(lr); lr = {lr:g} over {config.gd_steps} steps",
+                             note="no value (does not hold) on a seed where units 0 and 1 were not on at every step",
+                             kind="paper", source="abstract", paper_value="conserved (local)"))
+        switch.append(C.at_least(
+            "switching_unit_not_conserved", "… while others do not: the same quantity Q02 with a unit that switches "
+            "on the data drifts: log10 of its drift |ΔQ02| over the conserved drift |ΔQ01| of the same run",
+            measured=math.log10(q02 / max(q01, 1e-300)) if switching else float("nan"), bound=2.0,
+            reason="the GL action is not a symmetry once a unit switches: its drift must be at least two orders of "
+                   "magnitude above the O(lr) drift of the conserved quantity", kind="paper", source="abstract",
+            paper_value="not conserved",
+            tuned_after_look="the measure was |ΔQ02| >= 0.1; after its seed interval straddled 0.1 it became the drift "
+                             "ratio to the conserved Q01 (the original reason already said 'two orders above the "
+                             "conserved drift')",
+            note=f"|ΔQ02| = {q02:.3g}, |ΔQ01| = {q01:.3g}; no value on a seed where unit 2 did not switch"))
         ratio = db["per_neuron"] / max(d["per_neuron"], 1e-300)
-        order.append(C.check("per_neuron_drift_order_lr", "The per-neuron scaling law ‖w_in‖² + b² − ‖w_out‖² is "
-                             "conserved to O(lr): drift ≤ 1e-3 at lr, and 4× lr over the same time multiplies "
-                             "the drift by 2–8.", measured={"drift": d["per_neuron"], "ratio_4x_lr": ratio},
-                             holds=d["per_neuron"] <= 1e-3 and 2 <= ratio <= 8,
-                             tolerance="drift <= 1e-3 and 2 <= ratio <= 8",
-                             reason="first-order error of explicit Euler on a fixed time horizon is linear in lr; "
-                             "[2, 8] brackets 4 by a factor 2 for higher-order terms",
-                             kind="reconstruction", source="inferred: standard law (Kunin et al. 2021) under "
-                             "explicit Euler discretisation"))
+        order.append(C.within("per_neuron_drift_order_lr", "The per-neuron scaling law ‖w_in‖² + b² − ‖w_out‖² is "
+                              "conserved to O(lr): its drift is ≤ 1e-3 at lr, and 4× lr over the same time multiplies "
+                              "the drift by 2–8 (measured: that factor)",
+                              measured=ratio if d["per_neuron"] <= 1e-3 else float("nan"), low=2.0, high=8.0,
+                              domain=(0, math.inf),
+                              reason="first-order error of explicit Euler on a fixed time horizon is linear in lr; "
+                              "[2, 8] brackets 4 by a factor 2 for higher-order terms",
+                              note=f"drift at lr: {d['per_neuron']:.3g} (no value when above 1e-3)",
+                              kind="reconstruction", source="inferred: standard law (Kunin et al. 2021) under "
+                              "explicit Euler discretisation"))
         frozen.append(C.check("dead_unit_frozen", "A unit dead on every training point keeps bit-identical "
                               "parameters (zero gradient; not a symmetry-induced law).",
                               measured=base.frozen_max_change, holds=base.frozen_max_change == 0.0,
@@ -507,12 +527,14 @@ def _decision_scaling(config: Config, ctx: RunContext, metrics: dict, figs: dict
     metrics["decision_scaling"] = rows
     figs["scaling"] = rows
     return [
-        C.at_most("equivalence_polynomial_time", "Functional equivalence is decided in polynomial time: CPU time of "
-                  "the decision on orbit pairs and on perturbed pairs grows polynomially with the hidden width "
+        C.at_most("equivalence_polynomial_time", "Our procedure decides functional equivalence in polynomial time: "
+                  "CPU time of the decision on orbit pairs and on perturbed pairs grows polynomially with the hidden width "
                   "(larger of the two log-log slopes), with every decision correct.", measured=slope if all(rows["correct"]) else float("nan"), bound=3.0,
                   reason="the orbit path sorts n units and touches the n² second-layer weights, the witness check "
-                  "evaluates n² exact products (slope ≈ 2); 3 leaves room for timer noise on a shared machine", kind="paper", source="abstract",
-                  paper_value="polynomial time",
+                  "evaluates n² exact products (slope ≈ 2); 3 leaves room for timer noise on a shared machine",
+                  kind="reconstruction", source="abstract: functional equivalence 'can be decided in polynomial time'; "
+                  "the timed procedure is ours (the paper's algorithm was not readable), so this shows our procedure "
+                  "is polynomial on random networks, not the paper's bound", paper_value="polynomial time",
                   note=f"widths {config.scaling_widths}; our procedure, not the paper's algorithm. Random "
                   f"evaluation with {n_rand} points (miss probability {config.confidence_delta:g} for a "
                   f"difference on a {config.confidence_fraction:g} volume fraction) takes {ratio:.2g}× the "
@@ -594,6 +616,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {}
     figs: dict = {}
     claims = []
+    if ctx.confirmation:   # confirmation seeds: only the groups with claims tuned after a look
+        claims += _fiber_dimensions(config, ctx, metrics, figs)
+        claims += _conservation(config, ctx, metrics, figs)
+        return Outcome(metrics=metrics, claims=claims, notes="Confirmation run of the claims tuned after a look.")
     claims += _decisions_on_orbits(config, ctx, metrics)
     claims += _bottleneck_moves(config, ctx, metrics, figs)
     claims += _fiber_dimensions(config, ctx, metrics, figs)
