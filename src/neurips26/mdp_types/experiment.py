@@ -14,6 +14,7 @@ known exactly, over several independently drawn toy MDPs (seeds chosen before lo
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -123,6 +124,12 @@ def _toy(rng, S, A):
     return T, pi
 
 
+#: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the groups with
+#: claims tuned after a look (:data:`_TUNED_GROUPS`) on them (each run seed draws n_seeds toy MDPs).
+CONFIRMATION_SEEDS = (101,)
+_TUNED_GROUPS = ("ldp",)
+
+
 class _Toy:
     """One drawn toy MDP (kernel, logging policy, reward, evaluated policy) and its seed."""
 
@@ -148,9 +155,12 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {"seeds": seeds, "toy_T": [t.T.tolist() for t in toys], "toy_pi": [t.pi.tolist() for t in toys]}
     timings: dict = {}
     claims = []
-    for name, group in (("types", _type_bounds_hold_on_every_type), ("ldp", _large_deviations_match_rates),
-                        ("coverage", _kl_set_covers_the_truth), ("pessimism", _pessimistic_values_are_valid),
-                        ("coding", _coding_exponent_shape), ("offline", _offline_rl_on_frozenlake)):
+    groups = (("types", _type_bounds_hold_on_every_type), ("ldp", _large_deviations_match_rates),
+              ("coverage", _kl_set_covers_the_truth), ("pessimism", _pessimistic_values_are_valid),
+              ("coding", _coding_exponent_shape), ("offline", _offline_rl_on_frozenlake))
+    if ctx.confirmation:   # only the LDP group has claims tuned after a look
+        groups = tuple(g for g in groups if g[0] in _TUNED_GROUPS)
+    for name, group in groups:
         t0 = time.perf_counter()
         claims += group(config, ctx, toys, metrics)
         timings[name] = time.perf_counter() - t0
@@ -314,38 +324,44 @@ def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy]
     metrics["ldp"] = {"m": cfg.ldp_m, "per_seed": res, "rate_bellman": j_b, "rate_convex": j_c}
     seeds = [t.seed for t in toys]
     mL = cfg.ldp_m[-1]
-    tol_reason = ("±20% at the largest m: the finite-m error is the polynomial prefactor, ≈ c/(mJ), which at "
-                  "J ≈ 0.08 and m = 400 a prototype run measured at about 10%; threshold set from that prototype "
-                  "before this implementation")
+    tol_reason = ("±20% at the largest m: the finite-m error is the polynomial prefactor, ≈ c/(mJ), about 10% "
+                  "at J ≈ 0.08 and m = 400")
+    tuned = "the ±20% tolerance was set from a prototype run of this LDP check (which measured about 10%)"
     claims = [
         C.over_seeds([C.at_most(
             "ldp_rate_largest_m", "LDP for learned dynamics: −(1/m) log P(T̂(s'|s,a) ≥ x) approaches the variational "
             "rate J = inf{D(Q‖Q_1⊗P): Q balanced, Q(s'|s,a) ≥ x}; relative error at the largest m",
             measured=r["rel_error"][-1], bound=0.2, paper_value="rate function = variational formula", kind="paper",
             source="abstract (large deviation principles for learned MDP dynamics)", reason=tol_reason,
+            domain=(0, math.inf), tuned_after_look=tuned,
             note=f"m={mL}; importance-sampling relative s.e. ≤ {max(max(q['is_rel_se']) for q in res):.3f}")
             for r in res], seeds),
-        C.over_seeds([C.check(
-            "ldp_error_shrinks", "The relative error of the finite-m exponent shrinks as m grows (LDP convergence)",
-            measured=[round(e, 4) for e in r["rel_error"]], holds=bool(np.all(np.diff(r["rel_error"]) < 0)),
-            tolerance="relative errors strictly decreasing over the m grid", kind="paper",
-            source="abstract (large deviation principles for learned MDP dynamics)",
-            reason="importance-sampling standard errors (a few %) are far below the differences between grid points",
-            note=f"m grid {cfg.ldp_m}") for r in res], seeds),
+        C.over_seeds([C.at_most(
+            "ldp_error_shrinks", "The relative error of the finite-m exponent shrinks as m grows (LDP convergence): "
+            "the largest change of the relative error between neighbouring m of the grid is negative",
+            measured=float(np.max(np.diff(r["rel_error"]))), bound=0.0, kind="paper",
+            source="abstract (large deviation principles for learned MDP dynamics)", domain=(-math.inf, math.inf),
+            reason="a shrinking error decreases at every step of the grid; importance-sampling standard errors (a few "
+                   "%) are far below the differences between grid points",
+            note=f"m grid {cfg.ldp_m}; per-seed relative errors "
+                 f"{[[round(e, 4) for e in q['rel_error']] for q in res]}") for r in res], seeds),
         C.over_seeds([C.at_most(
             "ldp_value_rate_largest_m", "Variational rate function of the plug-in value estimator: −(1/m) log "
             "P(V̂(s0) ≥ v) approaches I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v}; relative error at the largest m",
             measured=r["value_rel_error"][-1], bound=0.2, paper_value="rate = variational formula", kind="paper",
             source="abstract (variational rate functions for plug-in value- and Q-function estimators)",
-            reason=tol_reason + "; the level v is chosen so that I_V ≈ J",
+            reason=tol_reason + "; the level v is chosen so that I_V ≈ J", domain=(0, math.inf), tuned_after_look=tuned,
             note="I_V found by a local solve (SLSQP), so a non-global minimum would show up as an estimate below "
                  "I_V") for r in res], seeds),
-        C.over_seeds([C.check(
-            "ldp_value_error_shrinks", "The value estimator's finite-m exponent approaches I_V as m grows",
-            measured=[round(e, 4) for e in r["value_rel_error"]], holds=bool(np.all(np.diff(r["value_rel_error"]) < 0)),
-            tolerance="relative errors strictly decreasing over the m grid", kind="paper",
+        C.over_seeds([C.at_most(
+            "ldp_value_error_shrinks", "The value estimator's finite-m exponent approaches I_V as m grows: the largest "
+            "change of its relative error between neighbouring m of the grid is negative",
+            measured=float(np.max(np.diff(r["value_rel_error"]))), bound=0.0, kind="paper",
             source="abstract (variational rate functions for plug-in value- and Q-function estimators)",
-            reason="importance-sampling standard errors are a few % of the estimate") for r in res], seeds),
+            reason="a shrinking error decreases at every step of the grid; importance-sampling standard errors are a "
+                   "few % of the estimate",
+            note=f"per-seed relative errors {[[round(e, 4) for e in q['value_rel_error']] for q in res]}")
+            for r in res], seeds),
         C.close("rate_two_solvers_agree", "The kernel rate J(T') from the per-state soft-Bellman solver equals the "
                 "joint convex program's", measured=j_b, target=j_c, abs_tol=1e-5 + 1e-4 * abs(j_c), kind="check",
                 source="inferred: two independent solvers of the same convex program",
@@ -405,17 +421,23 @@ def _kl_set_covers_the_truth(cfg: Config, ctx: RunContext, toys: list[_Toy], met
                          "power_vs_shift_0p15": float(np.mean([kl_test(Ni, T_alt, cfg.delta).reject for Ni in Nc]))})
         out.append(rows)
         k = sum(r["covered_r_n"] for r in rows), sum(r["reps"] for r in rows)
-        typ.append(C.at_least(
-            "kl_set_coverage", "Finite-sample UQ: the KL set U_n(δ) = {T': Σ Q̂_1 KL(T̂‖T') ≤ r_n} covers the true "
-            "kernel with probability ≥ 1 − δ", measured=k[0] / k[1], bound=1 - cfg.delta,
-            interval=C.proportion_interval(*k)[1], paper_value=f"≥ {1 - cfg.delta}", kind="paper",
-            source="abstract (finite-sample uncertainty-quantification guarantees based on KL uncertainty sets)",
-            reason=f"Clopper–Pearson 95% interval over {k[1]} replicates must lie above 1 − δ"))
+        q_ratio = max(r["calibrated_radius"] / r["r_n"] for r in rows)
+        typ.append(C.at_most(
+            "kl_set_coverage", "The type-counting radius r_n = [log(1/δ) + |Z|² log(m+1)]/m is a valid finite-sample "
+            "radius for the KL set U_n(δ) = {T': Σ Q̂_1 KL(T̂‖T') ≤ r_n}: the (1 − δ)-quantile of the statistic at the "
+            "true kernel, divided by r_n, is at most 1 (largest over the m grid). This measures how much of r_n the "
+            "coverage uses; a value far below 1 means r_n is conservative", measured=q_ratio, bound=1.0,
+            domain=(0, math.inf), paper_value=f"coverage ≥ {1 - cfg.delta}", kind="reconstruction",
+            source="abstract: 'finite-sample uncertainty-quantification guarantees based on KL uncertainty sets'; "
+                   "the radius r_n (type counting) is ours, the abstract gives none",
+            reason=f"the quantile of {k[1]} replicates (per m) below r_n is the guarantee P(covered) ≥ 1 − δ; the "
+                   "Monte Carlo error of a 95% quantile over 1000 replicates is a few % of it",
+            note=f"coverage at r_n: {k[0]} of {k[1]} replicates"))
         kw = sum(r["covered_wilks"] for r in rows)
         wil.append(C.close(
             "kl_coverage_at_calibrated_radius", "At the asymptotically calibrated radius χ²_{S·A·(S−1), 1−δ}/(2m) the "
             "same statistic covers the truth with probability 1 − δ", measured=kw / k[1], target=1 - cfg.delta,
-            abs_tol=0.03, interval=C.proportion_interval(kw, k[1])[1], kind="check",
+            abs_tol=0.03, interval=C.proportion_interval(kw, k[1])[1], kind="check", domain=(0, 1),
             source="inferred: Wilks (1938), 2m·Σ Q̂_1 KL(T̂‖T) is asymptotically χ² with S·A·(S−1) degrees of freedom",
             reason="±0.03: finite-m departure of a likelihood-ratio statistic from its χ² limit at ≥ 50 visits per "
                    "pair, plus the Clopper–Pearson interval (±0.014 at 1000 replicates)"))
@@ -426,10 +448,9 @@ def _kl_set_covers_the_truth(cfg: Config, ctx: RunContext, toys: list[_Toy], met
     loose = f"{min(map(min, ratio)):.0f}–{max(map(max, ratio)):.0f}"
     c1 = C.over_seeds(typ, seeds)
     c1.note = (c1.note + f" r_n is {loose}× the radius calibrated to exactly 1 − δ (the empirical {1 - cfg.delta:.0%} "
-               "quantile of the statistic; per m and seed in the metrics), so this coverage cannot fail for a "
-               "too-large radius: a constant-factor error in r_n that keeps it above the calibrated radius leaves "
-               "this verdict unchanged, and the radius formula has its own direct test. The calibrated-radius claim "
-               "below is the one that can fail. The universal test's power against a 0.15 shift in one row: "
+               "quantile of the statistic; per m and seed in the metrics), so the guarantee holds with a wide margin "
+               "and this claim fails only for a statistic that many times too large; the calibrated-radius claim "
+               "below is the sensitive one. The universal test's power against a 0.15 shift in one row: "
                f"{power}").strip()
     return [c1, C.over_seeds(wil, seeds)]
 
@@ -446,19 +467,25 @@ def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy]
     for toy in ctx.track(toys, "pessimism"):
         rng = toy.rng(4)
         V_true = policy_evaluation(toy.T, toy.r, pi=toy.pi_e, gamma=cfg.gamma)[0]
-        below, gaps = [], []
+        below, below_cal, gaps = [], [], []
         for k, mm in enumerate(cfg.pess_m):
             path = sample_pair_chain(toy.P, mm + 1, rng, n_chains=cfg.pess_reps)
             Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
             V_low = np.array([pessimistic_values(Ni, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e, delta=cfg.delta).V[s0]
                               for Ni in Nc])
             below.append(int(np.sum(V_low <= V_true[s0] + 1e-12)))
+            # the same sets shrunk to the calibrated (Wilks) radius χ²_{df,1−δ}/(2m): value coverage can fail there
+            shrink = stats.chi2.ppf(1 - cfg.delta, S * A * (S - 1)) / (2 * mm) / radii[k]
+            V_cal = np.array([pessimistic_values(Ni, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e,
+                                                 eps=shrink * set_radii(Ni, cfg.delta, "kl", "pair_types")).V[s0]
+                              for Ni in Nc])
+            below_cal.append(int(np.sum(V_cal <= V_true[s0] + 1e-12)))
             gaps.append(float(np.mean(V_true[s0] - V_low)))
             if k == 0 and toy is toys[0]:
                 baseline = _baselines(Nc, toy.T, toy.r, toy.pi_e, cfg, V_true[s0], s0, toy.rng(7))
         slope = float(np.polyfit(np.log(np.sqrt(radii)), np.log(gaps), 1)[0])
         local = (np.diff(np.log(gaps)) / np.diff(np.log(np.sqrt(radii)))).tolist()   # between grid neighbours
-        per_seed.append({"seed": toy.seed, "below": below, "mean_gap": gaps, "slope": slope, "local_slopes": local,
+        per_seed.append({"seed": toy.seed, "below": below, "below_calibrated": below_cal, "mean_gap": gaps, "slope": slope, "local_slopes": local,
                          "V_true_s0": float(V_true[s0])})
     metrics["pessimism"] = {"m": cfg.pess_m, "r_n": radii, "reps": cfg.pess_reps, "per_seed": per_seed,
                             "baselines_first_seed": baseline}
@@ -466,11 +493,21 @@ def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy]
     n_rep = cfg.pess_reps * len(cfg.pess_m)
     valid = [C.at_least(
         "pessimism_valid", "Pessimistic value estimation: V_low = min over the KL set of V^{π_e}(T') lies below "
-        "the true V^{π_e}(T) with probability ≥ 1 − δ", measured=sum(p["below"]) / n_rep, bound=1 - cfg.delta,
-        interval=C.proportion_interval(sum(p["below"]), n_rep)[1], paper_value=f"≥ {1 - cfg.delta}", kind="paper",
-        source="abstract (applications to pessimistic value and Q-function estimation)",
-        reason=f"Clopper–Pearson 95% interval over {n_rep} replicates (all m) must lie above 1 − δ",
-        note="rectangular relaxation of the joint KL set (a superset, so more conservative)") for p in per_seed]
+        "the true V^{π_e}(T) with probability ≥ 1 − δ, with the set at the calibrated radius χ²_{S·A·(S−1), 1−δ}/(2m) "
+        "(where the set itself covers with probability ≈ 1 − δ, so a V_low that is too high shows)",
+        measured=sum(p["below_calibrated"]) / n_rep, bound=1 - cfg.delta, domain=(0, 1),
+        interval=C.proportion_interval(sum(p["below_calibrated"]), n_rep)[1], paper_value=f"≥ {1 - cfg.delta}",
+        kind="reconstruction",
+        source="abstract: 'applications to pessimistic value and Q-function estimation'; the calibrated radius "
+               "(Wilks 1938) and the rectangular relaxation are ours",
+        reason=f"fraction of {n_rep} replicates (all m) per drawn MDP; over the drawn MDPs the Student-t interval "
+               "of the mean must lie above 1 − δ",
+        note=f"rectangular relaxation of the joint KL set (a superset, so more conservative). At the type-counting "
+             f"radius r_n (≈ 20× the calibrated one) V_low ≤ V_true in {sum(p['below'])} of {n_rep} replicates, a "
+             "coverage that cannot fail for any plausible error; that is why the verdict is taken at the calibrated "
+             "radius, where a V_low too high by about √20 ≈ 4.5 times less already fails. Even there the value is "
+             "covered more often than 1 − δ: one value is a single direction of the set, and the per-pair "
+             "(rectangular) set is larger than the joint one, so a measured fraction near 1 is expected") for p in per_seed]
     slopes = [C.within(
         "pessimism_gap_sqrt_radius", "The pessimism gap V_true − V_low shrinks like √r_n (log-log slope 1)",
         measured=p["slope"], low=0.8, high=1.2, paper_value=None, kind="reconstruction",
@@ -529,7 +566,7 @@ def _coding_exponent_shape(cfg: Config, ctx: RunContext, toys: list[_Toy], metri
         per_seed.append({"H": H, "R": np.r_[below_R, above_R].tolist(), "E": np.r_[E_below, E_above].tolist()})
         zero.append(C.at_most(
             "coding_zero_below_entropy", "Coding error exponent E(R) = 0 for every rate R ≤ H(P), the entropy rate",
-            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="paper",
+            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="paper", domain=(0, math.inf),
             source="abstract (explicit coding error exponents; the form of E(R) is Davisson, Longo & Sgarro 1981's)",
             reason="±1e-6 is the interior-point solver's tolerance", note=f"H(P) = {H:.4f} nats"))
         shape.append(C.check(
@@ -585,6 +622,7 @@ def _offline_rl_on_frozenlake(cfg: Config, ctx: RunContext, toys: list[_Toy], me
         "frozenlake_pessimism_valid", "Offline RL on FrozenLake 8×8 logged data: the pessimistic value of the "
         "evaluated policy at the start state lies below its true value with probability ≥ 1 − δ",
         measured=k / n, bound=1 - cfg.delta, interval=C.proportion_interval(k, n)[1], paper_value="V_low ≤ V_true",
+        domain=(0, 1),
         kind="reconstruction", source="inferred: the per-pair radius used here (the joint radius is vacuous at "
         "|Z| = 256) is ours",
         reason=f"Clopper–Pearson 95% interval over {n} independent logs must lie above 1 − δ; a handful of logs "
