@@ -33,6 +33,7 @@ the environment (and is forwarded to Ray workers).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
 import os
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
+from .context import _THREAD_VARS, TaskCost, limit_threads
 from .results import RESULT_FILE, Result
 from .runner import EXECUTORS, Task, execute, failed_result
 
@@ -105,31 +107,72 @@ def check_requirements(tasks: Sequence[Task], *, executor: str = "local", addres
 
 # ----------------------------------------------------------------------------- worker side
 
-def _cpu_threads(task: Task) -> int:
-    return max(1, int(task.resources.num_cpus))
+def task_threads(task: Task, total_cpus: float | None = None) -> int:
+    """Threads a task may use: its declared ``num_cpus`` (rounded down, at least 1), capped at
+    ``total_cpus`` (the executor's cores) when given."""
+    n = max(1, int(task.resources.num_cpus))
+    return max(1, min(n, int(total_cpus))) if total_cpus else n
+
+
+@contextlib.contextmanager
+def pinned(n: int) -> Iterator[None]:
+    """Run a block with at most ``n`` threads in torch, BLAS and OpenMP; restore afterwards.
+
+    Sets the thread environment variables (``OMP_NUM_THREADS`` …, for libraries loaded and
+    processes started inside the block), the pools of loaded BLAS/OpenMP libraries
+    (threadpoolctl) and torch's intra-op threads, and puts every setting back on exit. Why: two
+    one-CPU tasks on two cores each starting a thread per core run four busy threads on two
+    cores (measured in ``benchmarks/executor.py``).
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
+    from threadpoolctl import threadpool_limits
+
+    if isinstance(n, bool) or int(n) < 1:
+        raise ValueError(f"pinned(n={n!r}): n must be an integer >= 1")
+    saved_env = {v: os.environ.get(v) for v in _THREAD_VARS}
+    torch = sys.modules.get("torch")
+    saved_torch = torch.get_num_threads() if torch is not None else None
+    try:
+        with threadpool_limits(int(n)):
+            limit_threads(int(n))
+            yield
+    finally:
+        for v, old in saved_env.items():
+            if old is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = old
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(saved_torch or (os.cpu_count() or 1))
+
+
+def run_measured(task: Task, run_dir: Path, *, device: str | None, threads: int, progress: Any = None) -> Result:
+    """:func:`~neurips26.harness.runner.execute` pinned to ``threads`` threads, with its cost.
+
+    The result carries ``cpu_time_s`` and ``peak_rss_mb`` (:class:`TaskCost`). Every executor
+    runs its tasks through this function.
+    """
+    with pinned(threads), TaskCost() as cost:
+        result = execute(task, run_dir, device=device, progress=progress)
+    result.cpu_time_s, result.peak_rss_mb = cost.cpu_time_s, cost.peak_rss_mb
+    return result
 
 
 def worker_entry(task: Task, device: str | None) -> WorkerOutput:
     """Run ``task`` in a temporary folder on a worker; return its result and files.
 
-    Limits BLAS/OpenMP and torch threads to the task's declared CPUs (so tasks sharing a
-    machine do not oversubscribe it). ``device=None``: the worker's default (cuda if its torch
-    sees a GPU). Used by the process pool and by Ray.
+    Pins BLAS/OpenMP and torch threads to the task's declared CPUs (so tasks sharing a machine
+    do not oversubscribe it) and measures its CPU time and peak memory. ``device=None``: the
+    worker's default (cuda if its torch sees a GPU). Used by the process pool and by Ray.
     """
-    from threadpoolctl import threadpool_limits
-
     os.environ.setdefault("MPLBACKEND", "Agg")
-    n = _cpu_threads(task)
-    try:
-        import torch
-
-        torch.set_num_threads(n)
-    except ImportError:
-        pass
-    with tempfile.TemporaryDirectory(prefix="neurips26-task-") as tmp, threadpool_limits(n):
+    with tempfile.TemporaryDirectory(prefix="neurips26-task-") as tmp:
         run_dir = Path(tmp) / task.run_key
         run_dir.mkdir()
-        result = execute(task, run_dir, device=device)
+        result = run_measured(task, run_dir, device=device, threads=task_threads(task))
         files = {p.relative_to(run_dir).as_posix(): p.read_bytes()
                  for p in sorted(run_dir.rglob("*")) if p.is_file() and p.name != RESULT_FILE}
     return result.to_json(), files, platform.node()
@@ -163,7 +206,11 @@ def _pool_child(conn: Any, task: Task, device: str | None) -> None:
 # ----------------------------------------------------------------------------- executors
 
 class LocalExecutor:
-    """Run tasks one after another in this process (figures written in place)."""
+    """Run tasks one after another in this process (figures written in place).
+
+    Each task runs pinned to its declared CPUs (at most this machine's cores), as in the pool
+    and on Ray, so a task's speed does not depend on the executor.
+    """
 
     name = "local"
 
@@ -183,7 +230,8 @@ class LocalExecutor:
             self._current = task.label
             if on_start:
                 on_start(task.label)
-            result = execute(task, Path(out) / task.system / task.run_key, device=device, progress=progress)
+            result = run_measured(task, Path(out) / task.system / task.run_key, device=device,
+                                  threads=task_threads(task, self.total_cpus), progress=progress)
             self._current = ""
             yield task, result, None
 
