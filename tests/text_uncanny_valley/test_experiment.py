@@ -53,3 +53,59 @@ def test_full_scale_refuses_early_without_an_api_key(monkeypatch):
     res = CliRunner().invoke(app, ["reproduce", "text-uncanny-valley", "--scale", "full", "--out", "/tmp/none"])
     assert res.exit_code != 0 and "OPENAI_API_KEY" in res.output
     assert Config.quick().resources().credentials == ()  # the offline run needs no key
+
+
+def _dead_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
+
+
+def test_dead_endpoint_stops_the_run_in_seconds_before_any_work(tmp_path, monkeypatch):
+    """Catches a dead endpoint found after minutes (issue 32 item 3: the run died in numpy after 3
+    minutes): the module preflight and run() raise a one-line BackendError naming the URL within
+    seconds, before any tokenizer is loaded."""
+    import time
+
+    from neurips26.backends import BackendError
+    from neurips26.text_uncanny_valley import experiment
+
+    url = f"http://127.0.0.1:{_dead_port()}/v1"
+    cfg = Config(**TINY, backend="openai", model="x", base_url=url)
+    loaded = []
+    monkeypatch.setattr(experiment, "load_tokenizer", lambda name: loaded.append(name))
+    for call in (lambda: experiment.preflight(cfg), lambda: run(cfg, RunContext(seed=0, out_dir=tmp_path))):
+        t = time.perf_counter()
+        with pytest.raises(BackendError) as err:
+            call()
+        assert time.perf_counter() - t < 15  # one call, no retries, a 10 s timeout; refused at once here
+        assert url in str(err.value) and "\n" not in str(err.value)
+    assert not loaded
+
+
+def test_failing_calls_have_a_time_budget_progress_and_no_verdict(tmp_path, capsys):
+    """Catches a sweep that retries every call for hours with no progress and then dies in numpy on
+    all-NaN curves (issue 32 item 3): an endpoint that answers the preflight and then fails every call
+    must stop retrying once the retry budget is spent, print progress (calls, failed, rate, time left),
+    make every LLM claim not checkable with the failed-call count, and report the calls as failed."""
+    import time
+
+    with StubOpenAIServer(reply="ok", max_requests=1) as server:  # preflight answered, then HTTP 503
+        cfg = Config(**{**TINY, "n_docs": 8}, backend="openai", model="stub", base_url=server.url, llm_docs=4,
+                     llm_rates=[0.0, 0.5, 1.0], icl_shots=1, retry_budget_s=0.5)
+        t = time.perf_counter()
+        out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
+        elapsed = time.perf_counter() - t
+        requests = len(server.requests)
+    paper = [c for c in out.claims if c.kind is Kind.PAPER]
+    assert paper and all(c.verdict is Verdict.NOT_CHECKABLE and "backend calls failed" in c.reason for c in paper)
+    total = 3 * (3 * 8 + 4)  # rates × (three arms × 8 documents + 4 math items)
+    assert out.backend.calls == total and out.backend.failed == total and out.backend.too_many_failed
+    assert requests < 20  # the budget ended the retrying: later calls never reach the server
+    assert elapsed < 120  # offline part ~30 s + one call's retries within the client's backoff
+    err = capsys.readouterr().err
+    assert f"LLM sweep: {total}/{total} calls, {total} failed" in err and "calls/s" in err

@@ -59,3 +59,32 @@ def test_math_items_and_fragmented_digits():
 def test_bad_counts(n):
     with pytest.raises(ValueError, match="n="):
         needle_items(n)
+
+
+def test_whole_line_matching():
+    """Catches substring matching (issue 33 item 2): "2" was found inside "12", so answering "12" to a
+    list 1..20 missing 2 and 12 scored F1 0.800 (right: 2·1/(2·1+0+1) = 0.667) under every matcher,
+    and 38 of 500 perfect answers to sequence_items(500, seed=0) scored below 1."""
+    cands = [str(i) for i in range(1, 21)]
+    for m in ("exact", "normalised", "fragment_tolerant"):
+        assert score(["2", "12"], cands, "12", m).f1 == pytest.approx(2 / 3)
+        for it in sequence_items(500, seed=0):
+            assert score(it.targets, it.candidates, "\n".join(it.targets), m).f1 == 1.0
+        for it in omission_items(50, 1) + needle_items(50, 2):
+            assert score(it.targets, it.candidates, "\n".join(it.targets), m).f1 == 1.0
+    # list markers and quotes around a reported line are not part of it
+    assert score(["beta line"], ["alpha line", "beta line"], "- beta line", "exact").f1 == 1.0
+    assert score(["beta line"], ["alpha line", "beta line"], '1. "beta line"', "normalised").f1 == 1.0
+    # a line inside a longer response line is not reported
+    assert not reported("beta line", "alpha line, beta line and more", "normalised")
+
+
+def test_blank_candidate_lines_are_never_reported():
+    """Catches the exact matcher reporting a blank candidate line ('' is a substring of anything):
+    a stanza break among the candidates must not count as a false positive."""
+    s = score([], ["alpha", "", "   ", "beta"], "alpha\n\nbeta", "exact")
+    assert (s.tp, s.fp) == (0, 2) and s.f1 == 0.0  # 1 - FP / #non-blank candidates = 1 - 2/2
+    assert score([], ["alpha", "", "beta"], "", "exact").f1 == 1.0
+    assert score(["alpha"], ["alpha", ""], "something\n\n", "exact").fp == 0
+    with pytest.raises(ValueError, match="blank"):
+        score([" "], [" ", "x"], "x", "exact")

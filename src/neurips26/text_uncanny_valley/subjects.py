@@ -46,6 +46,82 @@ def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) ->
     return answer
 
 
+class CallMeter:
+    """Counts model calls of a long backend sweep and shows progress: calls done of the total,
+    failed, rate (calls/s) and time left at that rate.
+
+    With a progress display (``RunContext.progress``, a rich ``Progress``) the line is a progress
+    bar whose description carries the counts; without one a line is printed to stderr at most every
+    ``every_s`` seconds (and at the end).
+
+    Args:
+        total: calls planned (> 0).
+        label: what is being called (``LLM sweep``).
+        progress: a rich ``Progress`` or ``None``.
+        every_s: seconds between printed lines without a progress display.
+        stream: where lines go without a progress display (default ``sys.stderr``).
+
+    Attributes:
+        calls, failed: calls made and those that raised ``BackendError``.
+    """
+
+    def __init__(self, total: int, label: str = "backend calls", progress=None, every_s: float = 10.0,
+                 stream=None) -> None:
+        import sys
+        import time
+
+        if total < 1:
+            raise ValueError(f"CallMeter: total={total}; allowed: >= 1")
+        self.total, self.label, self.progress, self.every_s = int(total), label, progress, float(every_s)
+        self.stream = stream if stream is not None else sys.stderr
+        self.calls = self.failed = 0
+        self._t0 = self._last = time.perf_counter()
+        self._task = progress.add_task(self.status(), total=self.total) if progress is not None else None
+
+    def status(self) -> str:
+        """``label: 120/1200 calls, 3 failed, 2.1 calls/s, ~8.6 min left``."""
+        import time
+
+        dt = max(time.perf_counter() - self._t0, 1e-9)
+        rate = self.calls / dt
+        left = (self.total - self.calls) / rate if rate > 0 else float("inf")
+        eta = "?" if not np.isfinite(left) else f"{left / 60:.1f} min" if left >= 60 else f"{left:.0f} s"
+        return f"{self.label}: {self.calls}/{self.total} calls, {self.failed} failed, {rate:.2f} calls/s, ~{eta} left"
+
+    def tick(self, failed: bool = False) -> None:
+        """Count one call (``failed``: it raised)."""
+        import time
+
+        self.calls += 1
+        self.failed += bool(failed)
+        if self._task is not None:
+            self.progress.update(self._task, advance=1, description=f"  {self.status()}")
+        elif time.perf_counter() - self._last >= self.every_s or self.calls == self.total:
+            self._last = time.perf_counter()
+            print(self.status(), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Remove the progress bar (if any)."""
+        if self._task is not None:
+            self.progress.remove_task(self._task)
+            self._task = None
+
+    def wrap(self, fn: Callable) -> Callable:
+        """``fn`` (a subject or a chat call) with every call counted; ``BackendError`` counts a failure."""
+        from neurips26.backends import BackendError
+
+        def counted(*args, **kwargs):
+            try:
+                out = fn(*args, **kwargs)
+            except BackendError:
+                self.tick(failed=True)
+                raise
+            self.tick()
+            return out
+
+        return counted
+
+
 def _features(tokenizer: Tokenizer, lines: Sequence[str], n_buckets: int, cache: dict | None = None):
     """Hashed token-unigram and token-bigram counts of each line: scipy CSR (len(lines), n_buckets).
 
