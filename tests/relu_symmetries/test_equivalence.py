@@ -152,3 +152,16 @@ def test_bad_input(call, exc, match):
     n = random_network((3, 2, 2, 1), np.random.default_rng(0))
     with pytest.raises(exc, match=match):
         call(n, n)
+
+
+def test_a_domain_that_is_neither_box_nor_points_is_refused_in_one_line():
+    """Bad input found while hardening: equivalent(net, net, "box") raised numpy's "could not convert
+    string to float" without naming the argument or what is allowed."""
+    import numpy as np
+    import pytest
+
+    from neurips26.relu_symmetries import equivalent, random_network
+
+    net = random_network((2, 3, 3, 1), np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"domain='box'.*allowed: a Box or an array of points"):
+        equivalent(net, net, "box")

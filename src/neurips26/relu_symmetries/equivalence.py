@@ -275,6 +275,10 @@ def equivalent(net: ReluNet3, other: ReluNet3, domain, *, rtol: float = 1e-9, n_
         raise ValueError(f"rtol={rtol}; allowed: 0 < rtol < 1")
     rng = np.random.default_rng(seed)
     if not isinstance(domain, Box):
+        try:
+            np.asarray(domain, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"domain={domain!r:.60}: allowed: a Box or an array of points [N, n0]") from None
         X = net._inputs(domain)
         fa, fb = net(X), other(X)
         tol = rtol * (1.0 + float(max(np.max(np.abs(fa)), np.max(np.abs(fb)))))
