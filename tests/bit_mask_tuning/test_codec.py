@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.bit_mask_tuning import (MaskMismatchError, apply_mask, attach_bit_mask, decode_indices, encode_indices,
-                                       mask_from_bytes, save_mask, size_report, tensor_sha256)
+from neurips26.bit_mask_tuning import (
+    MaskMismatchError,
+    apply_mask,
+    attach_bit_mask,
+    decode_indices,
+    encode_indices,
+    mask_from_bytes,
+    save_mask,
+    size_report,
+    tensor_sha256,
+)
 from neurips26.bit_mask_tuning.codec import varint_decode, varint_encode
 from neurips26.bit_mask_tuning.task import all_pairs, answer_logits, make_batch
 

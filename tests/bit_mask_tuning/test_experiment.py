@@ -5,10 +5,10 @@ import warnings
 
 import pytest
 
+from neurips26.bit_mask_tuning.experiment import Config, llama_8b_gate_shapes, run
 from neurips26.harness import RunContext
 from neurips26.harness.claims import Claim, Kind, Verdict
 from neurips26.harness.config import ConfigError, apply_overrides
-from neurips26.bit_mask_tuning.experiment import Config, llama_8b_gate_shapes, run
 
 
 def test_reduced_run_returns_well_formed_claims(tmp_path, capfd):
@@ -89,3 +89,22 @@ def test_missing_model_path_fails_before_the_toy_runs(tmp_path):
     with pytest.raises(ValueError, match="not a folder"):
         run(Config(model_path=str(tmp_path / "nope")), RunContext(seed=0, out_dir=tmp_path))
     assert time.process_time() - t0 < 5      # it used to fail only after ~4 min of pre-training and adaptation
+
+
+def test_confirmation_run_judges_only_the_claims_tuned_after_a_look(tmp_path):
+    """A confirmation seed skips the SFT/trl/mechanics work and returns only tuned claims; the
+    development run marks the same claims tuned and judges the 20×-budget claims as reconstructions."""
+    from neurips26.bit_mask_tuning import experiment as E
+
+    assert E.CONFIRMATION_SEEDS and all(s not in (0, 1, 2) for s in E.CONFIRMATION_SEEDS)
+    cfg = Config(hidden=32, ffn=128, pretrain_steps=60, n_seeds=2, sft_steps=5, rl_steps=5, trl_steps=0,
+                 eval_every=5)
+    out = run(cfg, RunContext(seed=101, out_dir=tmp_path, confirmation=True))
+    assert out.claims and all(not c.preregistered for c in out.claims)
+    ids = {c.id for c in out.claims}
+    assert ids == {"bmt_learns_grpo", "bmt_learns_sdft", "forgets_less_than_fpt_grpo", "forgets_less_than_fpt_sdft",
+                   "geometry_closer_to_fpt_effective_rank", "geometry_closer_to_fpt_spectrum_drift",
+                   "geometry_closer_to_fpt_principal_overlap"}
+    for c in out.claims:
+        if c.id.startswith(("forgets_less", "geometry")):
+            assert c.kind is Kind.RECONSTRUCTION and "20× the abstract's budget" in c.statement, c.id

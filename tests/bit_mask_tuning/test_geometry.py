@@ -5,7 +5,13 @@ import math
 import pytest
 import torch
 
-from neurips26.bit_mask_tuning import effective_rank, geometry, principal_weight_overlap, principal_weights, spectrum_drift
+from neurips26.bit_mask_tuning import (
+    effective_rank,
+    geometry,
+    principal_weight_overlap,
+    principal_weights,
+    spectrum_drift,
+)
 
 
 def test_effective_rank_of_equal_singular_values_is_the_rank():

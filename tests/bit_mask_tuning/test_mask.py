@@ -7,9 +7,22 @@ import pytest
 import torch
 from torch import nn
 
-from neurips26.bit_mask_tuning import (BudgetError, NoGateProjectionError, attach_bit_mask, budget,
-                                       count_parameters, find_gate_projections)
-from neurips26.bit_mask_tuning.task import all_pairs, answer_logits, build_model, make_batch, sequence_loss, target_batch
+from neurips26.bit_mask_tuning import (
+    BudgetError,
+    NoGateProjectionError,
+    attach_bit_mask,
+    budget,
+    count_parameters,
+    find_gate_projections,
+)
+from neurips26.bit_mask_tuning.task import (
+    all_pairs,
+    answer_logits,
+    build_model,
+    make_batch,
+    sequence_loss,
+    target_batch,
+)
 
 
 def _logits(model):

@@ -7,8 +7,15 @@ pytest.importorskip("trl")
 
 from transformers import AutoModelForCausalLM  # noqa: E402
 
-from neurips26.bit_mask_tuning.trl_adapters import (bmt_grpo_trainer, bmt_sdft_trainer, exact_match_reward,  # noqa: E402
-                                                    save_toy_model, toy_datasets, toy_teacher_prompt, toy_tokenizer)
+from neurips26.bit_mask_tuning.trl_adapters import (  # noqa: E402
+    bmt_grpo_trainer,
+    bmt_sdft_trainer,
+    exact_match_reward,
+    save_toy_model,
+    toy_datasets,
+    toy_teacher_prompt,
+    toy_tokenizer,
+)
 
 
 def test_tokenizer_round_trip():

@@ -26,14 +26,33 @@ Example::
     apply_mask(fresh_base_model, "task.bmt")             # bit-exact; refuses another base
 """
 
-from .codec import (MaskMismatchError, apply_mask, decode_indices, encode_indices, export_mask, mask_from_bytes,
-                    mask_to_bytes, save_mask, size_report, tensor_sha256)
+from .codec import (
+                    MaskMismatchError,
+                    apply_mask,
+                    bitwise_equal,
+                    decode_indices,
+                    encode_indices,
+                    export_mask,
+                    mask_from_bytes,
+                    mask_to_bytes,
+                    save_mask,
+                    size_report,
+                    tensor_sha256,
+)
 from .geometry import effective_rank, geometry, principal_weight_overlap, principal_weights, spectrum_drift
-from .mask import (BitMask, BudgetError, DeletionMask, NoGateProjectionError, attach_bit_mask, budget,
-                   count_parameters, find_gate_projections)
+from .mask import (
+                    BitMask,
+                    BudgetError,
+                    DeletionMask,
+                    NoGateProjectionError,
+                    attach_bit_mask,
+                    budget,
+                    count_parameters,
+                    find_gate_projections,
+)
 
 __all__ = ["BitMask", "BudgetError", "DeletionMask", "MaskMismatchError", "NoGateProjectionError", "apply_mask",
-           "attach_bit_mask", "budget", "count_parameters", "decode_indices", "effective_rank", "encode_indices",
+           "attach_bit_mask", "bitwise_equal", "budget", "count_parameters", "decode_indices", "effective_rank", "encode_indices",
            "export_mask", "find_gate_projections", "geometry", "mask_from_bytes", "mask_to_bytes",
            "principal_weight_overlap", "principal_weights", "save_mask", "size_report", "spectrum_drift",
            "tensor_sha256"]

@@ -44,6 +44,16 @@ def tensor_sha256(t: torch.Tensor) -> str:
     return hashlib.sha256(t.numpy().tobytes()).hexdigest()
 
 
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when ``a`` and ``b`` have the same shape, dtype and bytes (so ``+0.0 ≠ −0.0`` and a NaN
+    equals the same NaN), unlike :func:`torch.equal`, which compares values."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    a, b = a.detach().contiguous().reshape(-1), b.detach().contiguous().reshape(-1)
+    word = {1: torch.uint8, 2: torch.int16, 4: torch.int32}.get(a.element_size(), torch.int64)
+    return torch.equal(a.view(word), b.view(word))
+
+
 def varint_encode(values: np.ndarray) -> bytes:
     """Unsigned LEB128 encoding of non-negative integers (vectorised over 7-bit groups).
 
@@ -277,7 +287,7 @@ def size_report(shapes: dict[str, tuple[int, int]], n_model: int, rho: float, *,
     k = budget(rho, n_model, n_gate, "model")
     counts = rng.multinomial(k, np.array(list(sizes.values())) / n_gate)
     total = 0
-    for (name, size), c in zip(sizes.items(), counts):
+    for (_name, size), c in zip(sizes.items(), counts):
         idx = np.sort(rng.choice(size, size=int(c), replace=False)) if c else np.zeros(0, np.int64)
         total += len(encode_indices(idx)) + 200                                       # + ~200 B of JSON per tensor
     ckpt = n_model * checkpoint_bytes_per_param

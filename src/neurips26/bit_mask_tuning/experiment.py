@@ -12,7 +12,6 @@ checkpoint for an 8B-shaped config (computed). Parity with FPT at 0.5B–8B is n
 from __future__ import annotations
 
 import copy
-import math
 import time
 import warnings
 from pathlib import Path
@@ -20,20 +19,23 @@ from typing import Literal
 
 import numpy as np
 import torch
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
 from neurips26.harness.config import Resources
 from neurips26.harness.context import torch_threads
 
-from .codec import MaskMismatchError, apply_mask, export_mask, mask_to_bytes, size_report
+from .codec import MaskMismatchError, apply_mask, bitwise_equal, export_mask, mask_to_bytes, size_report
 from .geometry import geometry
 from .mask import count_parameters
-from .task import accuracy, answer_logits, all_pairs, build_model, evaluate, make_batch, pretrain
+from .task import accuracy, all_pairs, answer_logits, build_model, evaluate, make_batch, pretrain
 from .training import adapt, weight_deltas
 
 ABSTRACT = "abstract"
+#: Seeds never used while choosing the GRPO/SDFT settings and LoRA's learning rate (claims tuned
+#: after a look): ``reproduce`` re-runs the GRPO and SDFT part on them.
+CONFIRMATION_SEEDS = (101,)
 SRC_TOY = ("inferred: a laptop analogue of the abstract's statement; the two-rule task, the budget and the "
            "training settings are ours")
 MEASURES = ("effective_rank", "spectrum_drift", "principal_overlap")
@@ -64,6 +66,16 @@ class Config(ExperimentConfig):
                                                             "(0 skips them)")
     model_path: str = Field("", description="a local checkpoint folder (save_pretrained) to mask at size_rho: "
                                             "mechanics and mask/checkpoint size on a real model")
+    target: str = Field("mlp.gate_proj", min_length=1, description="module path suffix masked in model_path's "
+                        "model (gated MLPs: mlp.gate_proj; e.g. mlp.c_fc for GPT-2)")
+
+    @field_validator("hidden")
+    @classmethod
+    def _heads_fit(cls, v: int) -> int:
+        # the tiny model has 4 attention heads and rotary embeddings, which need an even head size
+        if v % 8:
+            raise ValueError(f"hidden={v}; allowed: a multiple of 8 (4 attention heads with an even head size)")
+        return v
 
     def resources(self) -> Resources:
         """CPU only; the full configuration is hours on a few cores."""
@@ -103,7 +115,7 @@ def _mechanics(base, run, config: Config, metrics: dict) -> list:
         key = name.replace(".parametrizations.weight.original", ".weight")
         if ".parametrizations." in name and not name.endswith(".original"):
             continue
-        if not torch.equal(t, base_sd[key]):
+        if not bitwise_equal(t, base_sd[key]):
             changed_other.append(key)
     eff = {n: m.weight.detach() for n, m in model.named_modules() if hasattr(m, "weight") and
            isinstance(getattr(m, "weight", None), torch.Tensor)}
@@ -123,7 +135,7 @@ def _mechanics(base, run, config: Config, metrics: dict) -> list:
     applied = copy.deepcopy(base)
     apply_mask(applied, data)
     reapply = float((_logits(applied) - _logits(model)).abs().max())
-    w_equal = all(torch.equal(dict(applied.named_modules())[n].weight, dict(model.named_modules())[n].weight)
+    w_equal = all(bitwise_equal(dict(applied.named_modules())[n].weight, dict(model.named_modules())[n].weight)
                   for n in bm.names)
     # refusal on another base
     other = copy.deepcopy(base)
@@ -154,7 +166,8 @@ def _mechanics(base, run, config: Config, metrics: dict) -> list:
                   "base gives logits identical to the in-training masked forward (max |difference|).",
                   measured=reapply if w_equal else float("inf"), bound=0.0, reason=exact, paper_value=None,
                   source="inferred: W ⊙ (1 − Z) with Z ∈ {0, 1} equals zeroing the indexed entries",
-                  note=f"mask file {len(data)} B for k = {bm.k}; weights equal: {w_equal}", **chk),
+                  note=f"mask file {len(data)} B for k = {bm.k}; gate weights byte-equal (+0.0 at deletions): "
+                       f"{w_equal}", **chk),
         C.check("mismatched_base_refused", "Applying the mask to a base whose gate tensor differs (one entry "
                 "+1e-3) raises MaskMismatchError (SHA-256 of the base tensor).", measured=refused, holds=refused,
                 tolerance="an error is raised", reason="a mask is only meaningful on the base it was trained on",
@@ -164,7 +177,9 @@ def _mechanics(base, run, config: Config, metrics: dict) -> list:
 
 # --------------------------------------------------------------------------- part 2: adaptation
 
-def _runs_for_seed(config: Config, seed: int) -> tuple:
+def _runs_for_seed(config: Config, seed: int, confirmation: bool = False) -> tuple:
+    """Pre-train one base and adapt it every way the claims need (``confirmation``: only the GRPO
+    and SDFT runs, which the claims tuned after a look rest on)."""
     sizes = dict(hidden=config.hidden, layers=config.layers, ffn=config.ffn)
     base = build_model(config.family, seed, **sizes)
     pretrain(base, config.pretrain_steps, 128, config.pretrain_lr, seed)
@@ -172,26 +187,30 @@ def _runs_for_seed(config: Config, seed: int) -> tuple:
     sft = dict(steps=config.sft_steps, batch_size=config.batch_size, **common)
     grpo = dict(steps=config.rl_steps, batch_size=config.grpo_batch, group=config.group, **common)
     sdft = dict(steps=config.rl_steps, batch_size=config.batch_size, teacher=config.sdft_teacher, **common)
-    runs = {
-        ("bmt", "sft"): adapt(base, "bmt", "sft", rho=config.rho, **sft),
-        ("bmt_small", "sft"): adapt(base, "bmt", "sft", rho=config.rho_small, **sft),
-        ("fpt", "sft"): adapt(base, "fpt", "sft", **sft),
-        ("lora", "sft"): adapt(base, "lora", "sft", **sft),
-        ("bmt", "grpo"): adapt(base, "bmt", "grpo", rho=config.rho, **grpo),
-        ("fpt", "grpo"): adapt(base, "fpt", "grpo", **grpo),
-        ("lora", "grpo"): adapt(base, "lora", "grpo", **grpo),
-        ("bmt", "sdft"): adapt(base, "bmt", "sdft", rho=config.rho, **sdft),
-        ("fpt", "sdft"): adapt(base, "fpt", "sdft", **{**sdft, "teacher": config.sdft_teacher_fpt}),
+    plan = {
+        ("bmt", "sft"): lambda: adapt(base, "bmt", "sft", rho=config.rho, **sft),
+        ("bmt_small", "sft"): lambda: adapt(base, "bmt", "sft", rho=config.rho_small, **sft),
+        ("fpt", "sft"): lambda: adapt(base, "fpt", "sft", **sft),
+        ("lora", "sft"): lambda: adapt(base, "lora", "sft", **sft),
+        ("bmt", "grpo"): lambda: adapt(base, "bmt", "grpo", rho=config.rho, **grpo),
+        ("fpt", "grpo"): lambda: adapt(base, "fpt", "grpo", **grpo),
+        ("lora", "grpo"): lambda: adapt(base, "lora", "grpo", **grpo),
+        ("bmt", "sdft"): lambda: adapt(base, "bmt", "sdft", rho=config.rho, **sdft),
+        ("fpt", "sdft"): lambda: adapt(base, "fpt", "sdft", **{**sdft, "teacher": config.sdft_teacher_fpt}),
     }
+    runs = {key: make() for key, make in plan.items() if not (confirmation and key[1] == "sft")}
     return base, runs
 
 
-def _learning_claims(config: Config, seeds: list[int], per_seed: list, metrics: dict) -> list:
+def _learning_claims(config: Config, seeds: list[int], per_seed: list, metrics: dict,
+                     confirmation: bool = False) -> list:
+    """Learning and forgetting claims over seeds. With ``confirmation`` only the claims tuned after a
+    look (GRPO/SDFT settings) are built: the runs of the other claims are skipped there."""
     claims = []
     table = {}
     for (method, obj) in per_seed[0][1]:
         rows = []
-        for base, runs in per_seed:
+        for _base, runs in per_seed:
             r = runs[(method, obj)]
             c0, cf = r.curve[0][1], r.final
             rows.append({"target_0": c0.target, "target": cf.target, "prior_0": c0.prior, "prior": cf.prior,
@@ -200,112 +219,125 @@ def _learning_claims(config: Config, seeds: list[int], per_seed: list, metrics: 
                          "skipped_groups": r.skipped_groups, "groups": r.groups})
         table[f"{method}/{obj}"] = rows
     metrics["runs"] = table
-    metrics["budget_k"] = {"rho": per_seed[0][1][("bmt", "sft")].bit_mask.k,
-                           "rho_small": per_seed[0][1][("bmt_small", "sft")].bit_mask.k}
-    k = per_seed[0][1][("bmt", "sft")].bit_mask.k
-    k_small = per_seed[0][1][("bmt_small", "sft")].bit_mask.k
-    max_del = max(r.max_deleted for _, runs in per_seed for (m, _), r in runs.items() if m in ("bmt", "bmt_hc"))
-    max_small = max(runs[("bmt_small", "sft")].max_deleted for _, runs in per_seed)
-    claims.append(C.check("zero_count_within_budget", f"‖Z‖₀ never exceeds the budget k = ⌊ρ·N⌋ after any "
-                          f"optimiser step, in every BMT run (k = {k} at ρ = {config.rho:g}, {k_small} at ρ = "
-                          f"{config.rho_small:g}; N = all {per_seed[0][1][('bmt', 'sft')].bit_mask.n_model} "
-                          "parameters).", measured={"max_deleted": max_del, "k": k, "max_deleted_small": max_small,
-                                                    "k_small": k_small},
-                          holds=max_del <= k and max_small <= k_small, tolerance="max ‖Z‖₀ ≤ k",
-                          reason="the global top-k selection enforces it exactly", paper_value="< 0.05 % zeroed",
-                          kind="check", source="inferred: the budget as a hard top-k constraint"))
+    scale = (f"at ρ = {config.rho:g}, {config.rho / config.rho_small:.0f}× the abstract's budget of "
+             f"{config.rho_small:g} (at the abstract's budget this toy model learns nothing, so forgetting there "
+             "would be trivial)")
     gain_reason = ("20 points over the base (0.10 by construction: a rule-A answer is right for rule B in 10 of "
-                   "100 prompts) is far beyond binomial noise of a 100-prompt accuracy (sd ≤ 5 points); judged "
-                   "per seed, holds in at least 2 of the seeds (majority), rule fixed before the first run")
+                   "100 prompts) is far beyond binomial noise of a 100-prompt accuracy (sd ≤ 5 points); judged on "
+                   "the Student-t interval of the mean gain over seeds; rule fixed before the first run")
     tuned = ("GRPO group 16 / batch 128, SDFT teacher 'live' and 100 steps were chosen after a prototype on one "
-             "seed-0 base where group 8 and teacher 'base' learned little; ρ = 1 % and the 20-point rule were "
-             "fixed before")
+             "seed-0 base where group 8 and teacher 'base' learned little (ρ = 1 % and the 20-point rule were "
+             "fixed before)")
+    objs = ("grpo", "sdft") if confirmation else ("sft", "grpo", "sdft")
+    if not confirmation:
+        metrics["budget_k"] = {"rho": per_seed[0][1][("bmt", "sft")].bit_mask.k,
+                               "rho_small": per_seed[0][1][("bmt_small", "sft")].bit_mask.k}
+        k = per_seed[0][1][("bmt", "sft")].bit_mask.k
+        k_small = per_seed[0][1][("bmt_small", "sft")].bit_mask.k
+        max_del = max(r.max_deleted for _, runs in per_seed for (m, _), r in runs.items() if m in ("bmt", "bmt_hc"))
+        max_small = max(runs[("bmt_small", "sft")].max_deleted for _, runs in per_seed)
+        claims.append(C.check("zero_count_within_budget", f"‖Z‖₀ never exceeds the budget k = ⌊ρ·N⌋ after any "
+                              f"optimiser step, in every BMT run (k = {k} at ρ = {config.rho:g}, {k_small} at ρ = "
+                              f"{config.rho_small:g}; N = all {per_seed[0][1][('bmt', 'sft')].bit_mask.n_model} "
+                              "parameters).", measured={"max_deleted": max_del, "k": k, "max_deleted_small": max_small,
+                                                        "k_small": k_small},
+                              holds=max_del <= k and max_small <= k_small, tolerance="max ‖Z‖₀ ≤ k",
+                              reason="the global top-k selection enforces it exactly", paper_value="< 0.05 % zeroed",
+                              kind="check", source="inferred: the budget as a hard top-k constraint"))
     for obj, paradigm in (("sft", "supervised fine-tuning"), ("grpo", "GRPO"), ("sdft", "SDFT (on-policy "
                                                                                        "self-distillation)")):
+        if obj not in objs:
+            continue
         per = []
-        for base, runs in per_seed:
+        for _base, runs in per_seed:
             r = runs[("bmt", obj)]
             gain = r.final.target - r.curve[0][1].target
             per.append(C.at_least(f"bmt_learns_{obj}", f"Deleting ≤ ρ = {config.rho:g} of the weights (gate "
                                   f"projections only) learns the new behaviour under {paradigm}: unmarked-prompt "
                                   "accuracy on the new rule rises by ≥ 0.20 over the base.", measured=gain,
                                   bound=0.20, reason=gain_reason, kind="reconstruction", source=SRC_TOY,
-                                  paper_value="matches FPT at the largest backbones",
-                                  note=tuned if obj != "sft" else ""))
-        claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
-    per = []
-    for base, runs in per_seed:
-        r = runs[("bmt_small", "sft")]
-        per.append(C.at_least("bmt_small_budget_learns_sft", f"At the abstract's budget ρ = {config.rho_small:g} "
-                              "(here only a few dozen deletions) SFT still raises the new-rule accuracy by ≥ 0.20.",
-                              measured=r.final.target - r.curve[0][1].target, bound=0.20, reason=gain_reason,
-                              kind="reconstruction", source=SRC_TOY, paper_value="< 0.05 % suffices at 0.5B–8B",
-                              note="the abstract says the gap to FPT closes with model size; a ~10⁵-parameter "
-                                   "model is far below its smallest backbone, so failure here is expected"))
-    claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
-    # forgetting
-    drop_reason = ("per seed, BMT's prior-task drop (accuracy before minus final, marked prompts) ≤ FPT's; "
-                   "holds in a majority of seeds (rule fixed before the first run)")
-    for obj in ("sft", "grpo", "sdft"):
+                                  paper_value="matches FPT at the largest backbones", domain=(-1.0, 1.0),
+                                  tuned_after_look=tuned if obj != "sft" else ""))
+        claims.append(C.over_seeds(per, seeds))
+    if not confirmation:
         per = []
-        for base, runs in per_seed:
+        for _base, runs in per_seed:
+            r = runs[("bmt_small", "sft")]
+            per.append(C.at_least("bmt_small_budget_learns_sft", f"At the abstract's budget ρ = {config.rho_small:g} "
+                                  "(here only a few dozen deletions) SFT still raises the new-rule accuracy by ≥ 0.20.",
+                                  measured=r.final.target - r.curve[0][1].target, bound=0.20, reason=gain_reason,
+                                  kind="reconstruction", source=SRC_TOY, paper_value="< 0.05 % suffices at 0.5B–8B",
+                                  domain=(-1.0, 1.0),
+                                  note="the abstract says the gap to FPT closes with model size; a ~10⁵-parameter "
+                                       "model is far below its smallest backbone, so failure here is expected"))
+        claims.append(C.over_seeds(per, seeds))
+    # forgetting (reconstructions: judged at 20× the abstract's budget, where the toy model learns)
+    drop_reason = ("FPT's prior-task drop (accuracy before minus final, marked prompts) minus BMT's, judged on the "
+                   "Student-t interval of the mean over seeds against 0 (rule fixed before the first run)")
+    quote = " The abstract: BMT \"forgets substantially less than FPT\"."
+    for obj in objs:
+        per = []
+        for _base, runs in per_seed:
             b, f = runs[("bmt", obj)], runs[("fpt", obj)]
             db = b.curve[0][1].prior - b.final.prior
             dfp = f.curve[0][1].prior - f.final.prior
             per.append(C.at_least(f"forgets_less_than_fpt_{obj}", f"BMT forgets less than FPT under {obj.upper()} "
-                                  "(same steps): FPT's prior-task accuracy drop minus BMT's is ≥ 0.",
-                                  measured=dfp - db, bound=0.0, reason=drop_reason, kind="paper",
-                                  source=ABSTRACT + " (BMT forgets substantially less than FPT)",
-                                  paper_value="substantially less forgetting",
+                                  f"(same steps, {scale}): FPT's prior-task accuracy drop minus BMT's is ≥ 0.",
+                                  measured=dfp - db, bound=0.0, reason=drop_reason, kind="reconstruction",
+                                  source=SRC_TOY, paper_value="substantially less forgetting", domain=(-2.0, 2.0),
                                   note=f"drops BMT {db:.2f}, FPT {dfp:.2f}; new-rule accuracy BMT "
-                                       f"{b.final.target:.2f}, FPT {f.final.target:.2f}"
-                                       + (". FPT's SDFT teacher is the frozen base (set after a first run where "
-                                          "FPT with the live teacher moved its own teacher and collapsed to 0 "
-                                          "accuracy); BMT's is live" if obj == "sdft" else "")))
-        claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+                                       f"{b.final.target:.2f}, FPT {f.final.target:.2f}." + quote,
+                                  tuned_after_look=("" if obj == "sft" else tuned + (
+                                      "; FPT's SDFT teacher is the frozen base (set after a first run where FPT "
+                                      "with the live teacher moved its own teacher and collapsed to 0 accuracy); "
+                                      "BMT's is live" if obj == "sdft" else ""))))
+        claims.append(C.over_seeds(per, seeds))
+    if confirmation:
+        return claims
     retain, drift = [], []
-    for base, runs in per_seed:
+    for _base, runs in per_seed:
         b, f = runs[("bmt", "sft")], runs[("fpt", "sft")]
-        retain.append(C.at_most("bmt_retains_prior_throughout", "BMT retains prior-task accuracy throughout SFT: "
-                                "the largest drop below the starting accuracy along the training curve is ≤ 0.05.",
+        retain.append(C.at_most("bmt_retains_prior_throughout", f"BMT ({scale}) retains prior-task accuracy "
+                                "throughout SFT: the largest drop below the starting accuracy along the training "
+                                "curve is ≤ 0.05.",
                                 measured=b.curve[0][1].prior - min(c.prior for _, c in b.curve), bound=0.05,
-                                reason="'retaining' read as within 5 points of the starting accuracy (a reading of "
-                                       "the word: the accuracy is exact over all 200 marked prompts, so there is no "
-                                       "sampling noise to bound); judged per seed, majority; fixed before the first "
-                                       "run",
-                                kind="paper", source=ABSTRACT + " (retaining prior-task accuracy throughout "
-                                "training)", paper_value="retains",
-                                note=f"measured at ρ = {config.rho:g}, above the abstract's 0.05 %: at 0.05 % BMT "
-                                     "learns nothing on this toy model, so retention there would be trivial"))
+                                reason="'retaining' read as within 5 points of the starting accuracy (the accuracy is "
+                                       "exact over all 200 marked prompts), judged on the Student-t interval of the "
+                                       "mean over seeds; fixed before the first run",
+                                kind="reconstruction", source=SRC_TOY, paper_value="retains", domain=(0.0, 1.0),
+                                note="The abstract: BMT retains \"prior-task accuracy throughout training\"."))
         drift.append(C.at_least("fpt_drifts", "FPT measurably drifts: its largest prior-task drop along SFT is "
                                 "≥ 0.05.", measured=f.curve[0][1].prior - min(c.prior for _, c in f.curve),
                                 bound=0.05, reason="5 points, the same reading as for retaining (exact accuracy "
-                                "over 200 prompts); majority of seeds; fixed before the first run", kind="paper",
-                                source=ABSTRACT + " (where FPT measurably drifts)", paper_value="drifts"))
-    claims.append(C.over_seeds(retain, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
-    claims.append(C.over_seeds(drift, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+                                "over 200 prompts), on the interval of the mean over seeds; fixed before the first "
+                                "run", kind="paper", source=ABSTRACT + " (where FPT measurably drifts)",
+                                paper_value="drifts", domain=(0.0, 1.0),
+                                note="FPT has no budget, so this one does not depend on ρ"))
+    claims.append(C.over_seeds(retain, seeds))
+    claims.append(C.over_seeds(drift, seeds))
     matched = []
-    for base, runs in per_seed:
+    for _base, runs in per_seed:
         b, f = runs[("bmt", "sft")], runs[("fpt", "sft")]
         goal = b.final.target
         step, dfp, reached = _drop_at_target(f.curve, goal)
         db = b.curve[0][1].prior - b.final.prior
-        matched.append(C.at_least("forgets_less_at_matched_accuracy_sft", "At matched new-rule accuracy BMT still "
-                                  "forgets less than FPT under SFT: FPT's prior-task drop where its new-rule accuracy "
-                                  "first reaches BMT's final one (interpolated between evaluations), minus BMT's "
-                                  "final drop, is ≥ 0.",
-                                  measured=dfp - db, bound=0.0, kind="paper",
-                                  source=ABSTRACT + " (BMT forgets substantially less than FPT)",
+        matched.append(C.at_least("forgets_less_at_matched_accuracy_sft", f"At matched new-rule accuracy BMT "
+                                  f"({scale}) still forgets less than FPT under SFT: FPT's prior-task drop where its "
+                                  "new-rule accuracy first reaches BMT's final one (interpolated between "
+                                  "evaluations), minus BMT's final drop, is ≥ 0.",
+                                  measured=dfp - db, bound=0.0, kind="reconstruction", source=SRC_TOY,
                                   reason="FPT learns faster, so equal steps favour BMT; this compares at equal "
-                                         "progress on the new rule; majority of seeds; rule fixed before its run",
-                                  paper_value="substantially less forgetting",
+                                         "progress on the new rule, on the Student-t interval of the mean over seeds",
+                                  paper_value="substantially less forgetting", domain=(-2.0, 2.0),
                                   note=f"FPT reaches BMT's {goal:.2f} at step ≈ {step:.1f} (prior accuracy linearly "
                                        f"interpolated between evaluations every {config.eval_every} steps"
                                        f"{'' if reached else '; FPT never reached it: its final drop is used'}); "
-                                       f"drops BMT {db:.2f}, FPT {dfp:.2f}. Changed in review after the first runs: "
-                                       "the first evaluation at or above the goal was used before, which overshoots "
-                                       "the goal and so overstates FPT's drop"))
-    claims.append(C.over_seeds(matched, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+                                       f"drops BMT {db:.2f}, FPT {dfp:.2f}." + quote,
+                                  tuned_after_look="the first evaluation at or above the goal was used before; "
+                                                   "changed in review after the first runs to linear interpolation "
+                                                   "(the first evaluation overshoots the goal and so overstates "
+                                                   "FPT's drop)"))
+    claims.append(C.over_seeds(matched, seeds))
     # teacher = the base shown marker B (marked-B → rule B); student = the base without it (unmarked → rule B)
     gap = [accuracy(base, "B", "B") - accuracy(base, None, "B") for base, _ in per_seed]
     claims.append(C.check("sdft_teacher_knows_more", "SDFT has something to distil: the base model shown the "
@@ -364,8 +396,15 @@ def _trl_runs(config: Config, base, seed: int) -> dict:
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
-    from .trl_adapters import (bmt_grpo_trainer, bmt_sdft_trainer, exact_match_reward, save_toy_model,
-                               toy_datasets, toy_teacher_prompt, toy_tokenizer)
+    from .trl_adapters import (
+        bmt_grpo_trainer,
+        bmt_sdft_trainer,
+        exact_match_reward,
+        save_toy_model,
+        toy_datasets,
+        toy_teacher_prompt,
+        toy_tokenizer,
+    )
 
     try:
         import datasets  # noqa: F401
@@ -441,22 +480,23 @@ def _trl_claims(config: Config, seeds: list[int], trl: list[dict], metrics: dict
                           holds=ok, tolerance="no base parameter changed; max ‖Z‖₀ ≤ k",
                           reason="the base weights are frozen and the mask is a parametrisation", kind="check",
                           source="inferred: the trainers optimise only parameters that require grad"))
-    rule = ("same 20-point rule as the own-loop claims, per seed, majority; fixed before the first trl run. trl's "
+    rule = ("same 20-point rule as the own-loop claims, on the interval of the mean over seeds; fixed before the "
+            "first trl run. trl's "
             "prompts carry no left pad, unlike pre-training, a small distribution shift")
     for name, paradigm in (("grpo", "trl.GRPOTrainer (temperature 1.5, β = 0)"),
                            ("sdft", "trl.experimental.sdft.SDFTTrainer (live teacher, reverse KL, full logits)")):
         per = [C.at_least(f"trl_{name}_bmt_learns", f"BMT trained by {paradigm} for {config.trl_steps} steps raises "
                           "the new-rule accuracy by ≥ 0.20.", measured=r[name]["final"].target
                           - r[name]["start"].target, bound=0.20, reason=rule, kind="reconstruction", source=SRC_TOY,
-                          paper_value="GRPO and SDFT work with BMT",
+                          paper_value="GRPO and SDFT work with BMT", domain=(-1.0, 1.0),
                           note=f"prior-task accuracy after: {r[name]['final'].prior:.2f}") for r in trl]
-        claims.append(C.over_seeds(per, seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)))
+        claims.append(C.over_seeds(per, seeds))
     return claims
 
 
 # --------------------------------------------------------------------------- part 3: geometry
 
-def _geometry_claims(seeds: list[int], per_seed: list, metrics: dict) -> list:
+def _geometry_claims(config: Config, seeds: list[int], per_seed: list, metrics: dict) -> list:
     per = {m: [] for m in MEASURES}
     rows = []
     for base, runs in per_seed:
@@ -471,27 +511,71 @@ def _geometry_claims(seeds: list[int], per_seed: list, metrics: dict) -> list:
             d_bmt = abs(vals["bmt"][m] - vals["fpt"][m])
             d_lora = abs(vals["lora"][m] - vals["fpt"][m])
             rel = (d_lora - d_bmt) / (abs(vals["fpt"][m]) + 1e-12)
-            per[m].append(C.at_least(f"geometry_closer_to_fpt_{m}", f"On GRPO, BMT's ΔW (gate projections) is "
-                                     f"closer to FPT's than LoRA's on {m.replace('_', ' ')}: (|LoRA − FPT| − "
+            per[m].append(C.at_least(f"geometry_closer_to_fpt_{m}", f"On GRPO, BMT's ΔW (gate projections, at "
+                                     f"ρ = {config.rho:g}, {config.rho / config.rho_small:.0f}× the abstract's budget) "
+                                     f"is closer to FPT's than LoRA's on {m.replace('_', ' ')}: (|LoRA − FPT| − "
                                      "|BMT − FPT|) / |FPT| ≥ 0, mean over layers.", measured=rel, bound=0.0,
-                                     reason="sign of the difference per seed, majority of seeds (fixed before the "
+                                     reason="sign of the mean over seeds, on its Student-t interval (fixed before the "
                                             "first run); LoRA is the only other adapter here",
-                                     kind="paper", source=ABSTRACT + " (closer to full-parameter updates than other "
-                                     "adapters on effective rank, spectrum drift and principal-weight overlap)",
+                                     kind="reconstruction", source=SRC_TOY,
                                      paper_value="closer than other adapters",
+                                     tuned_after_look="LoRA's learning rate was lowered from 1e-2 to 3e-3 after a "
+                                                      "first run where LoRA-GRPO collapsed; the GRPO settings were "
+                                                      "chosen after a prototype (group 16, batch 128)",
                                      note=f"BMT {vals['bmt'][m]:.4g}, FPT {vals['fpt'][m]:.4g}, LoRA "
-                                          f"{vals['lora'][m]:.4g} (this seed); metric forms inferred. LoRA's learning rate was "
-                                          "lowered from 1e-2 to 3e-3 after a first run where LoRA-GRPO collapsed"
+                                          f"{vals['lora'][m]:.4g} (this seed); metric forms inferred. The abstract: "
+                                          "\"closer to full-parameter updates than other adapters\" on effective "
+                                          "rank, spectrum drift and principal-weight overlap"
                                           + (". BMT's ΔW is −W on its deletions, and the saliency g·w favours large |w|, "
                                              "which our definition (top entries of W's rank-q part) counts as principal "
                                              "almost by construction; the paper's definition was not readable (it may "
                                              "compare the updated entries of BMT and FPT directly), so this verdict may "
                                              "be about our definition" if m == "principal_overlap" else "")))
     metrics["geometry_grpo"] = rows
-    return [C.over_seeds(per[m], seeds, min_held=math.ceil(len(seeds) / 2 + 1e-9)) for m in MEASURES]
+    return [C.over_seeds(per[m], seeds) for m in MEASURES]
 
 
 # --------------------------------------------------------------------------- part 3b: a local checkpoint
+
+def preflight(config: Config) -> None:
+    """Validate ``model_path`` in seconds, before any toy training: a folder with a readable
+    config.json, weights (safetensors headers parse), no ``quantization_config`` (BMT indexes dense
+    float weights), and at least one module whose path ends with ``target`` (built on the meta
+    device from the config: no weights are read).
+
+    Raises:
+        ValueError: one line naming the folder or file and what is allowed.
+    """
+    if not config.model_path:
+        return
+    import json
+
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from neurips26.counting_readout.models import check_model_folder
+
+    from .mask import NoGateProjectionError, find_gate_projections
+
+    path = check_model_folder(config.model_path, tokenizer=False)
+    raw = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    q = raw.get("quantization_config")
+    if q:
+        method = q.get("quant_method", "?") if isinstance(q, dict) else q
+        raise ValueError(f"{path / 'config.json'} declares a quantised checkpoint (quantization_config, quant_method="
+                         f"{method!r}); allowed: an unquantised float32/bfloat16/float16 checkpoint (mask indices refer "
+                         "to dense float weights)")
+    try:
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(path, local_files_only=True))
+    except Exception as exc:  # noqa: BLE001 — an architecture transformers cannot build is one error
+        raise ValueError(f"{path}: transformers cannot build a causal LM from its config.json ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:160]})") from None
+    try:
+        find_gate_projections(model, config.target)
+    except NoGateProjectionError as exc:
+        raise ValueError(f"model_path {str(path)!r}: " + " ".join(str(exc).split()).replace(
+            "Pass target=", "Pass --set target=").replace("pass target=", "pass --set target=")) from None
+
 
 def local_model_claims(config: Config, metrics: dict) -> list:
     """Mechanics and size on the checkpoint folder ``config.model_path`` (skipped when empty): attach
@@ -500,26 +584,24 @@ def local_model_claims(config: Config, metrics: dict) -> list:
     checkpoint files on disk."""
     if not config.model_path:
         return []
-    from pathlib import Path
 
     from transformers import AutoModelForCausalLM
 
     from .mask import attach_bit_mask
 
-    path = Path(config.model_path)
-    if not path.is_dir():
-        raise ValueError(f"model_path={config.model_path!r} is not a folder (a save_pretrained checkpoint)")
-    model = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
-    bm = attach_bit_mask(model, config.size_rho)
+    preflight(config)
+    path = Path(config.model_path).expanduser()
+    model = AutoModelForCausalLM.from_pretrained(path, dtype="auto", local_files_only=True)
+    bm = attach_bit_mask(model, config.size_rho, target=config.target)
     g = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for m in bm.masks:
             m.scores.copy_(torch.rand(m.scores.shape, generator=g))
     data = mask_to_bytes(export_mask(bm))
-    fresh = AutoModelForCausalLM.from_pretrained(path, dtype="auto")
+    fresh = AutoModelForCausalLM.from_pretrained(path, dtype="auto", local_files_only=True)
     apply_mask(fresh, data)
     mods = dict(fresh.named_modules())
-    equal = all(torch.equal(mods[n].weight, m.weight) for n, m in bm.modules().items())
+    equal = all(bitwise_equal(mods[n].weight, m.weight) for n, m in bm.modules().items())
     ckpt = sum(f.stat().st_size for f in path.iterdir() if f.suffix in (".safetensors", ".bin"))
     ratio = ckpt / len(data)
     metrics["local_model"] = {"path": str(path), "k": bm.k, "n_model": bm.n_model, "n_gate": bm.n_gate,
@@ -625,15 +707,20 @@ def _figures(ctx: RunContext, per_seed: list, metrics: dict) -> None:
 
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run all parts and return the claims (see the module docstring)."""
-    if config.model_path and not Path(config.model_path).is_dir():
-        raise ValueError(f"model_path={config.model_path!r} is not a folder (a save_pretrained checkpoint); "
-                         "checked before the toy runs so the error comes at once")
+    preflight(config)       # the checkpoint folder is validated before the toy runs, so the error comes at once
     metrics: dict = {"config_family": config.family}
     seeds = [ctx.seed + i for i in range(config.n_seeds)]
     claims = []
     with warnings.catch_warnings(), torch_threads(1):
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)  # transformers v6 deprecations raised inside peft/trl
+        if ctx.confirmation:   # only the claims tuned after a look (GRPO/SDFT settings) are judged here
+            per_seed = [_runs_for_seed(config, s, confirmation=True)
+                        for s in ctx.track(seeds, "seeds (pre-train + 5 GRPO/SDFT adaptations)")]
+            claims += _learning_claims(config, seeds, per_seed, metrics, confirmation=True)
+            claims += _geometry_claims(config, seeds, per_seed, metrics)
+            return Outcome(metrics=metrics, claims=claims, notes="Confirmation run: only the claims tuned after a "
+                           "look (GRPO and SDFT settings) are judged.")
         per_seed, trl = [], []
         for s in ctx.track(seeds, "seeds (pre-train + 9 adaptations + 2 trl runs)"):
             per_seed.append(_runs_for_seed(config, s))
@@ -641,7 +728,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         claims += _mechanics(per_seed[0][0], per_seed[0][1][("bmt", "sft")], config, metrics)
         claims += _learning_claims(config, seeds, per_seed, metrics)
         claims += _trl_claims(config, seeds, trl, metrics)
-        claims += _geometry_claims(seeds, per_seed, metrics)
+        claims += _geometry_claims(config, seeds, per_seed, metrics)
         claims += _size_claims(config, per_seed, metrics)
         claims += local_model_claims(config, metrics)
         _figures(ctx, per_seed, metrics)

@@ -158,8 +158,9 @@ class DeletionMask(nn.Module):
         scores: trainable ``S`` (float32, the weight's shape); log-α for ``hard_concrete``.
         deleted: bool buffer, the current hard ``Z`` (set by :meth:`BitMask.refresh`).
 
-    The forward returns a tensor of the weight's dtype; entries with ``Z = 1`` are exactly zero
-    (``±0.0``), the others bitwise equal to the base weight.
+    The forward returns a tensor of the weight's dtype; entries with ``Z = 1`` are exactly
+    ``+0.0`` (also for a negative or infinite base weight: never ``−0.0`` or ``inf·0 = NaN``), the
+    others bitwise equal to the base weight — the same bytes :func:`~.codec.apply_mask` writes.
     """
 
     def __init__(self, owner: "BitMask", shape: torch.Size, init: float):
@@ -184,11 +185,13 @@ class DeletionMask(nn.Module):
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
         """``W ⊙ (1 − Z)`` with the straight-through term when scores need gradients (same shape/dtype)."""
         self._owner.refresh_if_stale()
-        z = self.deleted.to(weight.dtype)
+        out = weight.masked_fill(self.deleted, 0.0)                                    # W' = W ⊙ (1 − Z), deleted = +0.0
         if self.scores.requires_grad and torch.is_grad_enabled():
+            # straight-through: the value is unchanged (the added term is exactly ±0, and x − ±0 = x,
+            # +0 − ±0 = +0), the gradient is ∂W'/∂g = −W (0 where W is not finite)
             g = self.soft_gate()
-            z = z + (g - g.detach()).to(weight.dtype)                                  # straight-through: value Z, grad ∂/∂g
-        return weight * (1 - z)                                                        # W' = W ⊙ (1 − Z)
+            out = out - (g - g.detach()).to(weight.dtype) * torch.nan_to_num(weight, posinf=0.0, neginf=0.0)
+        return out
 
 
 @dataclass

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from .mask import BitMask, attach_bit_mask
-from .task import ANSWER_POS, EOS, MARK_B, TaskScores, evaluate, make_batch, random_pairs, sequence_loss, target_batch
+from .task import ANSWER_POS, EOS, TaskScores, evaluate, make_batch, random_pairs, sequence_loss, target_batch
 
 Method = Literal["bmt", "fpt", "lora"]
 Objective = Literal["sft", "grpo", "sdft"]

@@ -78,7 +78,8 @@ def bmt_grpo_trainer(model, rho: float, reward_func: Callable, train_dataset, to
         train_dataset: a ``datasets.Dataset`` with a ``prompt`` column.
         tokenizer: the processing class.
         optimizer: an optimiser over the scores (default SGD lr 1).
-        grpo_kwargs: further ``GRPOConfig`` fields (beta, temperature, …).
+        grpo_kwargs: further ``GRPOConfig`` fields (beta, temperature, …); they override our
+            defaults (``beta=0.0``: no KL term) and the common ones (``learning_rate`` …).
 
     Returns:
         ``(trainer, bit_mask)``; call ``trainer.train()`` then :func:`~.codec.save_mask`.
@@ -87,8 +88,9 @@ def bmt_grpo_trainer(model, rho: float, reward_func: Callable, train_dataset, to
 
     bm = attach_bit_mask(model, rho, denominator=denominator)
     opt = optimizer or torch.optim.SGD(list(bm.parameters()), lr=1.0)
-    args = GRPOConfig(**_args_common(output_dir, max_steps, batch_size, dict(
-        num_generations=num_generations, max_completion_length=max_completion_length, beta=0.0, **grpo_kwargs)))
+    extra = dict(num_generations=num_generations, max_completion_length=max_completion_length, beta=0.0)
+    extra.update(grpo_kwargs)        # a caller's beta (KL weight) or other field replaces our default
+    args = GRPOConfig(**_args_common(output_dir, max_steps, batch_size, extra))
     trainer = GRPOTrainer(model=model, reward_funcs=reward_func, args=args, train_dataset=train_dataset,
                           processing_class=tokenizer, optimizers=(opt, None))
     return trainer, bm
