@@ -113,7 +113,8 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
 
     Args:
         fit, test: tokenised prompts (probe fitting / evaluation); generated (``n_prompts``, split
-            2:1, counts balanced) when omitted.
+            2:1, counts balanced) when omitted. Prompts you pass must be encoded with
+            ``lead_ids=digits.lead_ids`` (see :func:`~.tasks.encode_prompts`).
         rank: count-subspace rank (default 8 = K−1 for counts 1..9).
         first_token: score a multi-token digit's first token (see :func:`~.tasks.digit_tokens`).
         method: residual capture, ``"hooks"`` or ``"hidden_states"``.
@@ -124,7 +125,6 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
         ValueError: prompts longer than the model's context; too few prompts per count; no
             recognised unembedding; ``chunk < 1``; ``high`` outside (0, 1].
     """
-    import torch
 
     if isinstance(chunk, bool) or int(chunk) != chunk or chunk < 1:
         raise ValueError(f"chunk={chunk!r}; allowed: an integer >= 1 (prompts per forward pass)")
@@ -136,10 +136,13 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
         rng = np.random.default_rng(seed)
         n_fit = (2 * n_prompts) // 3
         ctx = getattr(model.config, "max_position_embeddings", None)
+        lead = digits.lead_ids           # read the digit after the space token where the tokenizer splits one off
         fit = encode_prompts(tokenizer, generate_counting_prompts(n_fit, rng, formats=formats,
-                                                                  max_distractors=max_distractors), max_length=ctx)
+                                                                  max_distractors=max_distractors), max_length=ctx,
+                             lead_ids=lead)
         test = encode_prompts(tokenizer, generate_counting_prompts(n_prompts - n_fit, rng, formats=formats,
-                                                                   max_distractors=max_distractors), max_length=ctx)
+                                                                   max_distractors=max_distractors), max_length=ctx,
+                             lead_ids=lead)
     rf = capture_residuals(model, fit, method=method, chunk=chunk)
     rt = capture_residuals(model, test, method=method, chunk=chunk)
     yf, yt = fit.counts.numpy(), test.counts.numpy()

@@ -11,11 +11,14 @@ The *answer position* is the last prompt token (the model's next token is the co
 *entity positions* are the tokens of the target's occurrences in the list. Only single-digit
 counts 1–9 are in scope (the paper's setting, abstract); counts ≥ 10 raise.
 
-Digits are looked up once per tokenizer (:func:`digit_tokens`): each digit must be one token
-after the prompt, either as ``" d"`` or ``"d"`` (the first variant that is a single token for
-every digit wins, so all digits share one prefix). A digit that is several tokens raises
-:class:`MultiTokenDigitError` unless ``first_token=True``, which scores the first token and
-requires the first tokens of the nine digits to be distinct.
+Digits are looked up once per tokenizer (:func:`digit_tokens`) from the answer as written,
+``"Answer: d"``. Either ``" d"`` is one token for every digit (GPT-2, Llama-3 style), or the
+tokenizer splits the space off (cl100k/o200k, the Qwen2 pre-tokenizer, Llama-2's ``'▁'``): then
+the same whitespace token(s) come first for every digit and the digit is read **after** them —
+the prompt is extended by that lead (:attr:`DigitTokens.lead_ids`, appended by
+:func:`encode_prompts`), never read at the ``":"`` where the model would write the space. Any
+other split raises :class:`MultiTokenDigitError` unless ``first_token=True``, which scores the
+first token and requires the first tokens of the nine digits to be distinct.
 
 Source: prompt design after Garcia, "The Right Answer, the Wrong Direction" (arXiv 2605.03258:
 target word among distractors, single-digit split) and the repeated-token / line-break
@@ -174,62 +177,70 @@ class DigitTokens:
 
     Attributes:
         ids: token ids for digits 1..9 (``ids[c-1]`` answers count c), distinct.
-        prefix: the text before the digit in the answer (``" "`` or ``""``).
+        prefix: the text before the digit in the answer (``" "``).
         first_token_only: True when a digit is several tokens and its first token is scored.
-        pieces: each digit's tokens, as strings, for the report.
+        pieces: each digit's tokens after the prompt, as strings, for the report.
+        lead_ids: whitespace token(s) the tokenizer writes between the prompt and every digit
+            (``(id of ' ',)`` for cl100k/o200k/Qwen2, ``()`` when ``" d"`` is one token). The
+            digit is read after them: :func:`encode_prompts` appends them to every prompt.
     """
 
     ids: tuple[int, ...]
     prefix: str
     first_token_only: bool
     pieces: dict[int, list[str]]
+    lead_ids: tuple[int, ...] = ()
 
 
 def digit_tokens(tokenizer, prompt: str = "Answer:", *, first_token: bool = False) -> DigitTokens:
-    """Resolve the answer token of each digit 1..9 after ``prompt`` (in context, so merges with the
-    prompt's last characters are seen).
+    """Resolve the answer token of each digit 1..9 in ``prompt + " " + d`` (in context, so merges
+    with the prompt's last characters are seen).
 
-    Tries the prefixes ``" "`` then ``""``; the first for which every digit is exactly one new
-    token wins. With none: :class:`MultiTokenDigitError` naming each digit's pieces, unless
-    ``first_token=True`` and the first new tokens are distinct across digits.
+    Three cases, never a guess:
+
+    - every ``" d"`` is exactly one new token → those tokens, ``lead_ids = ()``;
+    - the tokenizer writes the space as its own token(s) (``prompt + " "`` encodes as the prompt
+      plus a lead, and every ``" d"`` starts with that lead: ``' 3'`` → ``[' ', '3']``) and one
+      digit token follows → the digit tokens, read after that lead (``lead_ids``);
+    - otherwise :class:`MultiTokenDigitError` naming each digit's pieces, unless
+      ``first_token=True`` and the first new tokens (after the lead, if any) are distinct.
 
     Raises:
-        MultiTokenDigitError: as above.
-        ValueError: the prompt's tokens are not a prefix of prompt+digit (a merge across the
-            boundary), for every prefix.
+        MultiTokenDigitError: as above, or a digit that is not in the vocabulary.
     """
-    base = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    tried = {}
-    for prefix in (" ", ""):
-        pieces, ok = {}, True
-        for d in DIGITS:
-            full = tokenizer(prompt + prefix + str(d), add_special_tokens=False)["input_ids"]
-            if full[:len(base)] != base:
-                ok = False
-                pieces[d] = ["<merges with the prompt>"]
-                continue
-            new = full[len(base):]
-            pieces[d] = tokenizer.convert_ids_to_tokens(new)
-            ok &= len(new) == 1
-        tried[prefix] = pieces
-        if ok:
-            ids = tuple(tokenizer(prompt + prefix + str(d), add_special_tokens=False)["input_ids"][len(base)]
-                        for d in DIGITS)
-            if len(set(ids)) == 9:
-                return DigitTokens(ids, prefix, False, pieces)
-    if first_token:
-        for prefix, pieces in tried.items():
-            if any(p == ["<merges with the prompt>"] for p in pieces.values()):
-                continue
-            ids = tuple(tokenizer(prompt + prefix + str(d), add_special_tokens=False)["input_ids"][len(base)]
-                        for d in DIGITS)
-            if len(set(ids)) == 9:
-                return DigitTokens(ids, prefix, True, pieces)
+    base = list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    prefix = " "
+    pieces, news, merged = {}, {}, False
+    for d in DIGITS:
+        full = list(tokenizer(prompt + prefix + str(d), add_special_tokens=False)["input_ids"])
+        if full[:len(base)] != base:
+            merged = True
+            pieces[d] = ["<merges with the prompt>"]
+            continue
+        news[d] = full[len(base):]
+        pieces[d] = tokenizer.convert_ids_to_tokens(news[d])
+    if not merged and all(len(v) == 1 for v in news.values()):
+        ids = tuple(news[d][0] for d in DIGITS)
+        if len(set(ids)) == 9:
+            return DigitTokens(ids, prefix, False, pieces)
+    spaced = list(tokenizer(prompt + prefix, add_special_tokens=False)["input_ids"])
+    lead = tuple(spaced[len(base):]) if spaced[:len(base)] == base else ()
+    rest = news
+    if not merged and lead and all(tuple(v[:len(lead)]) == lead for v in news.values()):
+        rest = {d: v[len(lead):] for d, v in news.items()}     # the answer as written: lead, then the digit
+        ids = tuple(rest[d][0] if rest[d] else -1 for d in DIGITS)
+        if all(len(v) == 1 for v in rest.values()) and len(set(ids)) == 9:
+            return DigitTokens(ids, prefix, False, pieces, lead_ids=lead)
+    else:
+        lead = ()
+    if first_token and not merged and all(rest.values()):
+        ids = tuple(rest[d][0] for d in DIGITS)
+        if len(set(ids)) == 9:
+            return DigitTokens(ids, prefix, True, pieces, lead_ids=lead)
     raise MultiTokenDigitError(
-        "digits 1..9 are not single tokens after the prompt for this tokenizer: "
-        + "; ".join(f"prefix {p!r}: " + ", ".join(f"{d}->{v if v else '(no token: not in the vocabulary)'}"
-                                                  for d, v in pc.items() if len(v) != 1)
-                    for p, pc in tried.items())
+        f"digits 1..9 after {prompt!r} + ' ' are not one token each, nor one shared whitespace token then one digit "
+        "token, for this tokenizer: " + ", ".join(f"{d}->{v if v else '(no token: not in the vocabulary)'}"
+                                                  for d, v in pieces.items())
         + " (pass first_token=True to score each digit's first token when those are distinct)")
 
 
@@ -260,8 +271,13 @@ class EncodedPrompts:
                               self.entity_mask[idx], self.counts[idx])
 
 
-def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int | None = None) -> EncodedPrompts:
+def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int | None = None,
+                   lead_ids: tuple[int, ...] = ()) -> EncodedPrompts:
     """Tokenise prompts (with the tokenizer's special tokens), right-pad, mark positions.
+
+    ``lead_ids`` (:attr:`DigitTokens.lead_ids`: the whitespace token the tokenizer writes before
+    a digit) are appended to every prompt, so the answer position is the one whose next token is
+    the digit itself.
 
     Entity positions come from the fast tokenizer's offset mapping: a token is an entity token
     if its character span overlaps a target occurrence.
@@ -279,6 +295,10 @@ def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int 
         raise ValueError(f"{type(tokenizer).__name__} is a slow tokenizer; entity positions need a fast tokenizer "
                          "(offset mapping): load it with use_fast=True")
     enc = [tokenizer(p.text, return_offsets_mapping=True) for p in prompts]
+    if lead_ids:
+        lead = [int(i) for i in lead_ids]
+        enc = [{"input_ids": list(e["input_ids"]) + lead, "offset_mapping": list(e["offset_mapping"])
+                + [(0, 0)] * len(lead)} for e in enc]
     lengths = [len(e["input_ids"]) for e in enc]
     if max_length is not None and max(lengths) > max_length:
         i = int(np.argmax(lengths))
