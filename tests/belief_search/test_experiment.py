@@ -92,15 +92,44 @@ def test_real_vlm_path_against_an_openai_compatible_stub(tmp_path):
     assert m["videos"] == 6 and len(m["margin_per_video"]) == 6
 
 
-def test_unreachable_vlm_endpoint_fails_before_any_work(tmp_path):
+def test_unreachable_vlm_endpoint_fails_before_any_work(tmp_path, monkeypatch):
+    """Catches a dead endpoint found after the offline part (issue 32 item 3): the module preflight
+    and run() raise the shared preflight's one-line BackendError naming the URL within seconds,
+    before any video is made — also with vlm_episodes=0 (a backend that is set is checked)."""
     import socket
     import time
+
+    from neurips26.backends import BackendError
+    from neurips26.belief_search import experiment
 
     with socket.socket() as s:  # a free loopback port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cfg = Config(backend="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1", vlm_episodes=5)
-    t = time.perf_counter()
-    with pytest.raises(RuntimeError, match="does not answer"):
-        run(cfg, RunContext(seed=0, out_dir=tmp_path))
-    assert time.perf_counter() - t < 30  # no offline part was run (that takes a minute)
+    url = f"http://127.0.0.1:{port}/v1"
+    made = []
+    monkeypatch.setattr(experiment, "_run_seed", lambda *a, **k: made.append(1))
+    for episodes in (5, 0):
+        cfg = Config(backend="openai", model="m", base_url=url, vlm_episodes=episodes)
+        for call in (lambda: experiment.preflight(cfg), lambda: run(cfg, RunContext(seed=0, out_dir=tmp_path))):
+            t = time.perf_counter()
+            with pytest.raises(BackendError, match="did not answer a preflight call") as err:
+                call()
+            assert time.perf_counter() - t < 15  # one call, no retries, a 10 s timeout; refused at once here
+            assert url in str(err.value) and "\n" not in str(err.value)
+    assert not made
+
+
+def test_confirmation_run_judges_only_the_tuned_claims_on_fresh_seeds(tmp_path):
+    """Catches a confirmation run that re-uses the development seeds (config.seeds) or re-runs claims
+    that were fixed before any run: it must draw fresh seeds and return only the tuned claims."""
+    from neurips26.belief_search import experiment
+
+    assert experiment.CONFIRMATION_SEEDS and not set(experiment.CONFIRMATION_SEEDS) & set(Config().seeds)
+    cfg = Config(seeds=[0, 1, 2], n_segments=12, videos_per_seed=1, episodes_per_video=2, calibration_videos=1,
+                 calibration_repeats=4, n_distractors=3, budgets=[3, 6], toy_steps=50, vlm_looks=4)
+    ctx = RunContext(seed=101, out_dir=tmp_path, confirmation=True)
+    assert experiment._seeds_of_run(cfg, ctx) == [20100, 20101, 20102]
+    out = run(cfg, ctx)
+    ids = {c.id for c in out.claims}
+    assert ids == {"beats_uniform", "beats_prior_topk", "beats_navigator", "confidence_map_farmable"}
+    assert all(not c.preregistered and c.tuned_after_look for c in out.claims)
