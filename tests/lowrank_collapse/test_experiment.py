@@ -59,3 +59,15 @@ def test_bad_overrides_are_one_line_config_errors(key, value, match):
     with pytest.raises(ConfigError, match=match) as err:
         apply_overrides(Config.quick(), {key: value}, "lowrank_collapse")
     assert key in str(err.value) and "\n" not in str(err.value)
+
+
+def test_confirmation_run_returns_only_the_tuned_claim(tmp_path):
+    """Catches: a confirmation run that spends CPU on parts without tuned claims or returns
+    untuned claims (they would be counted twice)."""
+    from neurips26.lowrank_collapse import experiment as E
+
+    assert E.CONFIRMATION_SEEDS == (101,)
+    out = run(Config(**TINY), RunContext(seed=101, out_dir=tmp_path, confirmation=True))
+    assert [c.id for c in out.claims] == ["fm_updates_align_with_data_subspace"]
+    assert out.claims[0].tuned_after_look and out.claims[0].kind is Kind.RECONSTRUCTION
+    assert "mode_collapse" not in out.metrics and out.metrics["fm_low_rank"]["subspace"][0]["seed"] == 10100
