@@ -128,3 +128,17 @@ def test_adapter_rejects_bad_counts(kw):
     # num_inference_steps=0 used to surface as a ZeroDivisionError from inside diffusers
     with pytest.raises(ValueError, match="must be a positive integer"):
         sample_with_diffusers(_unet(False), diffusers.DDPMScheduler(num_train_timesteps=100), **kw)
+
+
+def test_confirmation_run_returns_only_the_tuned_path_kl_claims(tmp_path):
+    """Catches: a confirmation run (ctx.confirmation) that re-runs the digits parts (no tuned claim)
+    or returns untuned claims, which the report would count twice."""
+    from neurips26.harness import RunContext
+    from neurips26.lanczos_ddpm import experiment as E
+
+    assert E.CONFIRMATION_SEEDS == (101,)
+    cfg = E.Config(path_kl_T=[4, 8, 16], path_kl_samples=1000)
+    out = E.run(cfg, RunContext(seed=101, out_dir=tmp_path, confirmation=True))
+    assert {c.id for c in out.claims} == {"path_kl_isotropic_order", "path_kl_beta_order", "path_kl_ratio"}
+    assert all(c.tuned_after_look and not c.preregistered for c in out.claims)
+    assert "digits_nll_gap" not in out.metrics

@@ -40,6 +40,21 @@ from .sampler import ddpm_sample
 from .schedule import spaced_timesteps, vp_alphas_cumprod
 
 
+#: seeds never used while choosing: the path-KL claims' bands were set with a prototype run in view
+CONFIRMATION_SEEDS = (101,)
+PROTOTYPE_SLOPE = ("band −1.3…−0.8 of the slope chosen with a prototype run in view (slope −1.05 at T ≤ 128, "
+                   "pre-asymptotic curvature)")
+
+#: where LGS wins and loses at equal *measured* cost (benchmarks/lanczos_ddpm.py, section 4, CPU time)
+EQUAL_COST_NOTE = ("At equal measured cost the picture changes (benchmarks/lanczos_ddpm.py, CPU time): a JVP costs "
+                   "5–10 forward passes of these small denoisers (torch.func.jvp recomputes the primal), so the "
+                   "1 + k·c forward-equivalents of an LGS step buy the β I and oracle-diagonal samplers 3–30× more "
+                   "steps; on this 64-D digits mixture the oracle diagonal then wins at every T and k tried, and LGS "
+                   "beats β I only at T = 10, k = 3. LGS won at equal measured cost only on a 256-D mixture with "
+                   "strongly correlated low-rank components at T = 5, k = 3: few steps, large d and a Σ* far from "
+                   "diagonal.")
+
+
 class Config(ExperimentConfig):
     """Configuration of the lanczos-ddpm reproduction (quick = laptop, full = GPU/cluster)."""
 
@@ -230,15 +245,16 @@ def _path_kl_order(config: Config, ctx: RunContext, plt):
                     f"interval is a parametric bootstrap of the Monte Carlo errors ({config.path_kl_samples} paired "
                     "samples per step)")
     iso_reason = (slope_reason + "; ±0.3 around the predicted slope −1 (Ω(1/T) allows no faster decay; −0.8 "
-                  "leaves room for the pre-asymptotic curvature a prototype run showed, slope −1.05 at T ≤ 128)")
+                  "leaves room for pre-asymptotic curvature)")
     claims = [
         C.within("path_kl_isotropic_order", "Isotropic reverse covariances give path KL of order 1/T (Ω(1/T)): "
                  "log-log slope of the trace-matched isotropic choice (the best isotropic one per x_t)",
                  measured=slopes["trace"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
-                 reason=iso_reason, interval=ivs["trace"], kind="paper", source="abstract"),
+                 reason=iso_reason, interval=ivs["trace"], kind="paper", source="abstract",
+                 tuned_after_look=PROTOTYPE_SLOPE),
         C.within("path_kl_beta_order", "The DDPM default isotropic β_t I (fixed_large) also decays only as 1/T",
                  measured=slopes["beta"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
-                 reason=iso_reason, interval=ivs["beta"], kind="reconstruction",
+                 reason=iso_reason, interval=ivs["beta"], kind="reconstruction", tuned_after_look=PROTOTYPE_SLOPE,
                  source="inferred: a second isotropic choice, to show the order is not an artefact of trace matching",
                  note="β̃_t I is excluded: β̃_1 = 0 makes its last-step KL infinite."),
         C.at_most("path_kl_full_order", "Matching the full posterior covariance reduces path KL to O(1/T²): log-log "
@@ -251,9 +267,10 @@ def _path_kl_order(config: Config, ctx: RunContext, plt):
                        f"(95% interval [{ivs['diagonal'][0]:.2f}, {ivs['diagonal'][1]:.2f}])."),
         C.at_least("path_kl_ratio", f"Order-wise gap: isotropic/full path KL at T = {config.path_kl_T[-1]} is large",
                    measured=ratio, bound=4.0, paper_value="grows ∝ T", interval=ratio_iv, kind="reconstruction",
+                   domain=(0.0, math.inf), tuned_after_look="bound 4 set with a prototype run's ratio (≈ 8) in view",
                    source="inferred: the gap between an O(1/T) and an O(1/T²) chain must grow with T",
-                   reason="4 = the ratio at which the two orders are clearly apart at T = 128 (a prototype run "
-                          "measured ≈ 8); interval from the Monte Carlo errors"),
+                   reason="4 = the ratio at which the two orders are clearly apart at T = 128; interval from the "
+                          "Monte Carlo errors"),
     ]
     return metrics, claims
 
@@ -429,8 +446,7 @@ def _digits_exact_denoiser(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
     claims = []
     if "lanczos3" in nll_gap:
         diffs = [_paired_interval(l3, dg) for l3, dg in zip(per_sample["lanczos3"], per_sample["diagonal"])]
-        his = [iv[1] for _, iv in diffs]
-        beats = True if max(his) < 0 else (False if any(iv[0] > 0 for _, iv in diffs) else None)
+        wd = int(np.argmax([iv[1] for _, iv in diffs]))           # the T least favourable to LGS-3
         rng = np.random.default_rng(ctx.seed + 20)
         fracs, frac_ivs = [], []
         for l3, dg, dn in zip(per_sample["lanczos3"], per_sample["diagonal"], per_sample["dense"]):
@@ -440,25 +456,27 @@ def _digits_exact_denoiser(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
             frac_ivs.append(tuple(np.percentile(f_boot, [2.5, 97.5])))
         w = int(np.argmin(fracs))
         claims += [
-            C.check("digits_k3_beats_diagonal",
-                    "With k = 3 Lanczos steps, samples beat the optimal diagonal covariance: on a 64-D digits "
-                    "Gaussian mixture with the exact denoiser, LGS-3 samples have a lower NLL under the data law",
-                    measured={"T": config.digits_T, "nll_gap_lanczos3": nll_gap["lanczos3"],
-                              "nll_gap_diagonal": nll_gap["diagonal"],
-                              "paired_difference_ci95": [list(iv) for _, iv in diffs]},
-                    holds=beats, interval=(min(iv[0] for _, iv in diffs), max(his)), kind="reconstruction",
-                    source="inferred: the abstract's comparison (k = 3 against diagonal baselines such as OCM-DDPM, "
-                           "on image benchmarks) moved to data whose exact denoiser and covariance are known",
-                    tolerance="at every T the 95% CI of the paired per-sample NLL difference (LGS-3 − diagonal) is "
-                              "below 0; does not hold if any CI is above 0, else inconclusive",
-                    paper_value="k = 3 beats OCM-DDPM on image benchmarks",
-                    reason=f"{B} samples per method with paired noise (the same z for every method); every method "
-                           "runs the full chain (no mean-only last step)",
-                    note="The diagonal here is the exact diagonal of Σ* — an upper bound on what OCM-DDPM learns."),
+            C.at_most("digits_k3_beats_diagonal",
+                      "With k = 3 Lanczos steps, samples beat the optimal diagonal covariance at equal steps: on a "
+                      "64-D digits Gaussian mixture with the exact denoiser, the paired per-sample NLL difference "
+                      "(LGS-3 − diagonal) under the data law is below 0 — judged at the T least favourable to LGS-3",
+                      measured=diffs[wd][0], interval=diffs[wd][1], bound=0.0, kind="reconstruction",
+                      source="inferred: the abstract's comparison (k = 3 against diagonal baselines such as OCM-DDPM, "
+                             "on image benchmarks) moved to data whose exact denoiser and covariance are known",
+                      paper_value="k = 3 beats OCM-DDPM on image benchmarks",
+                      reason=f"{B} samples per method with paired noise (the same z for every method); every method "
+                             "runs the full chain (no mean-only last step); interval: 95% CI of the paired mean "
+                             "difference at the T whose upper end is largest",
+                      note=f"T = {config.digits_T[wd]} is the least favourable; per T mean [CI]: "
+                           + ", ".join(f"T={T}: {m:.3f} [{iv[0]:.3f}, {iv[1]:.3f}]"
+                                       for T, (m, iv) in zip(config.digits_T, diffs))
+                           + ". The diagonal here is the exact diagonal of Σ* — an upper bound on what OCM-DDPM "
+                           "learns. " + EQUAL_COST_NOTE),
             C.at_least("digits_k3_close_to_dense",
                        "k = 3 is already close to the dense full-covariance sampler: share of the dense-over-diagonal "
                        "NLL improvement that LGS-3 recovers, worst T",
                        measured=fracs[w], bound=0.75, paper_value="k = 3 suffices", interval=frac_ivs[w],
+                       domain=(-math.inf, math.inf),
                        kind="reconstruction",
                        source="inferred: the abstract's 'k = 3 suffices' read as recovering most of the full-covariance "
                               "gain",
@@ -578,22 +596,19 @@ def _digits_trained_network(config: Config, ctx: RunContext, plt, Xtr, Xte, law)
                "mlp_sigma_star_negative_eig_fraction": neg_frac, "mlp_jacobian_error_amplification": amp}
     l3, dg = np.array(nll["lanczos3"]), np.array(nll["diagonal"])
     diffs = [_paired_interval(a, b) for a, b in zip(per_sample["lanczos3"], per_sample["diagonal"])]
-    his = [iv[1] for _, iv in diffs]
-    beats = True if max(his) < 0 else (False if any(iv[0] > 0 for _, iv in diffs) else None)
-    claims = [C.check("mlp_k3_beats_diagonal",
-                      "With our small trained ε-MLP (a non-symmetric, inaccurate Jacobian), LGS k = 3 beats the "
-                      "diagonal covariance — a statement about this toy network, not the paper's networks",
-                      measured={"T": config.net_T, "nll_lanczos3": l3.tolist(), "nll_diagonal": dg.tolist(),
-                                "nll_test_digits": test_nll,
-                                "paired_difference_ci95": [list(iv) for _, iv in diffs]},
-                      holds=beats, interval=(min(iv[0] for _, iv in diffs), max(his)), kind="reconstruction",
-                      source="inferred: our 2-layer MLP trained 3000 Adam steps on digits stands in for the paper's "
-                             "trained networks, which are unknown",
-                      tolerance="at every T the 95% CI of the paired per-sample NLL difference (LGS-3 − diagonal) "
-                                "under the digits GMM is below 0; does not hold if any CI is above 0",
+    wd = int(np.argmax([iv[1] for _, iv in diffs]))               # the T least favourable to LGS-3
+    claims = [C.at_most("mlp_k3_beats_diagonal",
+                        "With our small trained ε-MLP (a non-symmetric, inaccurate Jacobian), LGS k = 3 beats the "
+                        "diagonal covariance at equal steps: paired per-sample NLL difference (LGS-3 − diagonal) "
+                        "under the digits GMM below 0 at the least favourable T — a statement about this toy "
+                        "network, not the paper's networks",
+                        measured=diffs[wd][0], interval=diffs[wd][1], bound=0.0, kind="reconstruction",
+                        source="inferred: our 2-layer MLP trained 3000 Adam steps on digits stands in for the paper's "
+                               "trained networks, which are unknown",
                       paper_value="k = 3 beats diagonal baselines",
                       reason=f"{B} samples per method, paired noise; the GMM is a proxy density for real digits "
-                             "(held-out digits score the value in 'nll_test_digits')",
+                             f"(held-out digits score {test_nll:.2f}); interval: 95% CI of the paired mean "
+                             "difference at the T whose upper end is largest",
                       note=f"MLP trained {config.train_steps} Adam steps (final loss {loss:.3f}); the diagonal is "
                            "the exact diagonal of the network's Σ* (d JVPs per step, an OCM oracle). Diagnostic: "
                            f"relative Frobenius error of the MLP's Jacobian-based Σ* against the digits GMM's exact "
@@ -688,6 +703,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         return result
 
     with torch_threads(config.torch_threads):
+        if ctx.confirmation:          # only the part whose claims were tuned after a look, only those claims
+            m, cl = _path_kl_order(config, ctx, plt)
+            return Outcome(metrics=m, claims=[c for c in cl if c.tuned_after_look],
+                           notes="confirmation run: path KL against T")
         add(_path_kl_order(config, ctx, plt))
         add(_lanczos_accuracy(config, ctx, plt))
         Xtr, Xte, gm = _digits(config, ctx)
