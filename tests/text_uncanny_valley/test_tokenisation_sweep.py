@@ -81,3 +81,45 @@ def test_bad_sweep_input():
         run_sweep([], lambda r: "", [0.0, 1.0])
     with pytest.raises(ValueError, match="at least 3 rates"):
         u_shape_test(np.zeros((2, 8)), [0, 1])
+
+
+def test_u_test_chooses_the_minimum_on_one_half_and_judges_on_the_other():
+    """Catches a valley chosen on all documents (issue 34 item 7): editing only the held-out half must
+    not move the chosen rate (it stays 0.2; chosen on all documents it moves to 0.5), while the depth,
+    judged on the held-out half, does move."""
+    from neurips26.text_uncanny_valley import u_shape_test
+
+    rates = [0.0, 0.2, 0.5, 1.0]
+    n = 40
+    per_doc = np.tile(np.array([[0.9], [0.5], [0.6], [0.9]]), (1, n))  # every document: minimum at 0.2
+    base = u_shape_test(per_doc, rates, n_boot=200, seed=3)
+    assert base.p_min == 0.2 and len(base.selection) == n // 2
+    held = [i for i in range(n) if i not in set(base.selection)]
+    edited = per_doc.copy()
+    edited[2, held] = 0.0  # a deep dip at 0.5, only in the held-out half
+    moved = u_shape_test(edited, rates, n_boot=200, seed=3)
+    assert moved.selection == base.selection and moved.p_min == 0.2
+    assert moved.depth == pytest.approx(base.depth)  # the depth at the chosen 0.2 is unchanged too
+    assert np.mean(edited, axis=1).argmin() == 2  # what a choice on all documents would have picked (0.5)
+    edited_sel = per_doc.copy()
+    edited_sel[2, base.selection] = 0.0  # the same dip in the selection half does move the choice
+    assert u_shape_test(edited_sel, rates, n_boot=200, seed=3).p_min == 0.5
+
+
+def test_entropy_profile_refuses_unsorted_rates():
+    """Catches a wrong mixing point from unsorted rates (issue 33 item 11: 1.0 where sorted rates
+    give 0.41): the mixing point is interpolated along the rate axis, so rates must increase."""
+    tok = load_tokenizer("gpt2")
+    with pytest.raises(ValueError, match="strictly increasing"):
+        entropy_profile(TEXT, tok, [1.0, 0.0, 0.5])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        entropy_profile(TEXT, tok, [0.0, 0.5, 0.5, 1.0])
+
+
+def test_per_document_encoding_equals_the_library_batch_call():
+    """The default per-document encode (faster in CPU time on 2 cores) gives the same ids as the
+    library's thread-pool batch call, for every builtin vocabulary."""
+    docs = [TEXT[:2000], "h el lo w orld", "", "Th e wi nd"]
+    for name in BUILTIN:
+        tok = load_tokenizer(name)
+        assert tok.encode_batch(docs) == tok.encode_threaded(docs)

@@ -121,6 +121,8 @@ class UTest:
         depth_ci: its bootstrap CI.
         verdict: ``u`` (interior and CI above 0), ``no_u`` (endpoint minimum or CI below or at 0
             entirely), ``inconclusive`` (CI straddles 0).
+        curve: mean F1 per rate over all documents with its bootstrap band (for figures).
+        selection: column indices of the documents that chose ``p_min``; the others judged it.
     """
 
     p_min: float
@@ -129,6 +131,7 @@ class UTest:
     depth_ci: tuple[float, float]
     verdict: str
     curve: dict = field(default_factory=dict)
+    selection: list = field(default_factory=list)
 
 
 def u_shape_test(per_doc: np.ndarray, rates: Sequence[float], *, n_boot: int = 2000, seed: int = 0,
@@ -171,4 +174,4 @@ def u_shape_test(per_doc: np.ndarray, rates: Sequence[float], *, n_boot: int = 2
         verdict = "inconclusive"
     mean, clo, chi = bootstrap_curve(per_doc, n_boot, seed, level)
     return UTest(float(rates[i_min]), interior, d, (lo, hi), verdict,
-                 {"mean": mean.tolist(), "lo": clo.tolist(), "hi": chi.tolist()})
+                 {"mean": mean.tolist(), "lo": clo.tolist(), "hi": chi.tolist()}, sorted(int(i) for i in sel))
