@@ -189,3 +189,37 @@ def test_detector_passes_its_device_to_the_encoder(tmp_path):
     det = AIGIDetector.fit(tmp_path, Recording(16, 2, 4), LossSwitches.baseline(), device="gpu-x", epochs=1)
     det.predict(sorted((tmp_path / "real").glob("*.png")))
     assert Recording.seen == {"gpu-x"} and det.device == "gpu-x"
+
+
+def test_unreadable_images_under_data_root_fail_before_any_work(tmp_path, monkeypatch):
+    """Catches unreadable images found only after the synthetic part (71 s) and the encoding
+    (issue 33): ``preflight`` opens every file of data_root/train and data_root/test first and
+    refuses more than 1 % unreadable in one line naming one of them; run() calls it before any work
+    (the implementation checks are replaced by a tripwire here)."""
+    pytest.importorskip("transformers")
+    from neurips26.aigi_detection import experiment as E
+    from neurips26.aigi_detection.encoder import build_tiny_encoder
+    from neurips26.harness.context import RunContext
+
+    rng = np.random.default_rng(0)
+    for split in ("train", "test"):
+        for sub in ("real", "fake/g1"):
+            d = tmp_path / "data" / split / sub
+            d.mkdir(parents=True)
+            for i in range(3):
+                Image.fromarray(rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(d / f"{i}.png")
+    (tmp_path / "data" / "test" / "real" / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    build_tiny_encoder("vit", 16, 4, 16, 2, 2).model.save_pretrained(tmp_path / "enc")
+    cfg = E.Config(data_root=str(tmp_path / "data"), encoder_path=str(tmp_path / "enc"))
+    with pytest.raises(ValueError, match=r"1 of 7 images under .*test' are unreadable.*bad\.png"):
+        E.preflight(cfg)
+
+    def tripwire(*a, **k):
+        raise AssertionError("work started before the inputs were checked")
+
+    monkeypatch.setattr(E, "_checks", tripwire)
+    monkeypatch.setattr(E, "_synthetic", tripwire)
+    with pytest.raises(ValueError, match="unreadable"):
+        E.run(cfg, RunContext(0, tmp_path / "out"))
+    (tmp_path / "data" / "test" / "real" / "bad.png").unlink()
+    E.preflight(cfg)                                     # a clean folder passes

@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from neurips26.aigi_detection.data import (FormatShortcutWarning, ImageModeWarning, format_audit, load_images,
-                                           scan_folder)
+from neurips26.aigi_detection.data import (
+    FormatShortcutWarning,
+    ImageModeWarning,
+    format_audit,
+    load_images,
+    scan_folder,
+)
 
 
 def _png(path, size=16, seed=0, mode="RGB", fmt="PNG", **kw):
@@ -85,3 +90,65 @@ def test_unknown_size_policy_is_an_error_not_a_skip(tmp_path):
     p = _png(tmp_path / "a.png")
     with pytest.raises(ValueError, match="policy='stretch'"):
         load_images([p], 16, policy="stretch")
+
+
+def _smooth(size: int, seed: int) -> np.ndarray:
+    """A natural-looking uint8 RGB image: a few random low-frequency waves plus mild noise."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[:size, :size] / size
+    img = np.zeros((size, size, 3))
+    for _ in range(6):
+        fx, fy, ph = rng.uniform(0.5, 6, 2).tolist() + [rng.uniform(0, 6.3)]
+        img += rng.uniform(0.3, 1, 3) * np.sin(2 * np.pi * (fx * x + fy * y) + ph)[..., None]
+    img = 128 + 25 * img + rng.normal(0, 3, img.shape)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def test_format_audit_detects_jpeg_history_behind_a_png_container_and_jpeg_quality(tmp_path):
+    """Catches the audit that compares only the container (issue 33 item 6): reals saved as JPEG q75
+    then re-saved as PNG, against never-compressed PNG fakes, share format, mode, size and EXIF, yet
+    8×8 blockiness separates them; JPEG q75 vs JPEG q95 share the container but not the quantisation
+    tables. Before the fix both pairs gave no difference. The same smooth content for both classes
+    (other seeds) so only the history differs; 8 images of 96 px per class."""
+    reals, fakes, q95 = [], [], []
+    for i in range(8):
+        a = _smooth(96, i)
+        j = tmp_path / "rj" / f"{i}.jpg"
+        j.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(a).save(j, quality=75)
+        p = tmp_path / "r" / f"{i}.png"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with Image.open(j) as im:
+            im.convert("RGB").save(p)                      # JPEG history, PNG container
+        reals.append(p)
+        f = tmp_path / "f" / f"{i}.png"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(_smooth(96, 100 + i)).save(f)      # never compressed
+        fakes.append(f)
+        g = tmp_path / "fj" / f"{i}.jpg"
+        g.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(_smooth(96, 100 + i)).save(g, quality=95)
+        q95.append(g)
+    with pytest.warns(FormatShortcutWarning, match="blockiness"):
+        rep = format_audit(reals, fakes)
+    assert rep.real["formats"] == rep.fake["formats"] == {"PNG": 8}
+    assert rep.real["median_blockiness"] > rep.fake["median_blockiness"] + 0.1
+    with pytest.warns(FormatShortcutWarning, match="JPEG quality ~75"):
+        rep = format_audit([tmp_path / "rj" / f"{i}.jpg" for i in range(8)], q95)
+    assert rep.real["jpeg_quality"] == {"~75": 8} and rep.fake["jpeg_quality"] == {"~95": 8}
+    # the same history on both sides (both never compressed) passes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert format_audit(fakes[:4], fakes[4:]).differences == []
+
+
+def test_blockiness_and_quality_estimate_refuse_or_read_right():
+    """Catches a blockiness that runs on images too small for 8×8 statistics and a quality estimate
+    off the IJG scaling (q = 50 is the unscaled standard table)."""
+    from neurips26.aigi_detection.data import _IJG_LUMA, blockiness, jpeg_quality_estimate
+
+    with pytest.raises(ValueError, match="H, W >= 32"):
+        blockiness(np.zeros((16, 64)))
+    assert jpeg_quality_estimate({0: _IJG_LUMA.tolist()}) == 50
+    assert jpeg_quality_estimate({0: np.ceil(_IJG_LUMA * 0.5).tolist()}) in (74, 75, 76)
+    assert jpeg_quality_estimate({}) is None

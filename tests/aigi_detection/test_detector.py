@@ -125,3 +125,16 @@ def test_heads_fitted_on_one_encoding_match_fitting_from_the_folder(folder):
     direct = AIGIDetector.fit(folder, enc, LossSwitches.baseline(), epochs=5, seed=0)
     paths = sorted((folder / "real").glob("*.png"))[:4]
     assert np.allclose(from_cache.predict(paths).scores, direct.predict(paths).scores)
+
+
+def test_score_command_never_prints_a_traceback(folder, tmp_path, capsys):
+    """Catches ``python -m neurips26.aigi_detection score`` ending in a traceback (issue 33): an --out
+    that is a folder raised IsADirectoryError after all images were scored; a missing head file was
+    found only after the encoder loaded. Each now exits 2 with one ``error:`` line, before encoding."""
+    enc = str(folder / "encoder")
+    cases = [(["--head", str(tmp_path / "missing.pt")], "missing.pt"),
+             (["--head", str(tmp_path), "--out", str(tmp_path)], "is a folder")]
+    for extra, words in cases:
+        assert main(["score", str(folder / "real"), "--encoder", enc] + extra) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

@@ -7,9 +7,15 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from neurips26.aigi_detection import world as W
-from neurips26.aigi_detection.diagnostics import (artifact_statistics, contribution_entropy, detection_metrics,
-                                                  effective_rank, fisher_ratios, generator_clustering,
-                                                  per_generator_metrics)
+from neurips26.aigi_detection.diagnostics import (
+    artifact_statistics,
+    contribution_entropy,
+    detection_metrics,
+    effective_rank,
+    fisher_ratios,
+    generator_clustering,
+    per_generator_metrics,
+)
 
 
 def test_effective_rank_extremes():

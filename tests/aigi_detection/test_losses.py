@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.aigi_detection.losses import (contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask,
-                                             gaussian_kl, grad_reverse,
-                                             orthogonality, pairwise_linear_hsic)
+from neurips26.aigi_detection.losses import (
+    contribution_balance,
+    cue_removal_consistency,
+    dann_ramp,
+    dominant_mask,
+    gaussian_kl,
+    grad_reverse,
+    orthogonality,
+    pairwise_linear_hsic,
+)
 
 
 def test_grad_reverse_is_identity_forward_and_minus_lambda_backward():

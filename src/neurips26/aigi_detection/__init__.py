@@ -18,28 +18,55 @@ text built from named earlier work (DoU, DANN, RSC; see :mod:`.losses`), each be
 * :mod:`.diagnostics` — Fisher ratios, effective rank, contribution entropy, probes,
   generator clustering, per-generator ACC/AP.
 * :mod:`.data` — ``real/`` + ``fake/<generator>/`` folders, loading with bad-input policy,
-  :func:`format_audit`.
+  :func:`format_audit` (container, JPEG quality from quantisation tables, 8×8 blockiness).
 * :mod:`.detector` — :class:`AIGIDetector` (fit on a folder, ``predict(paths)``, evaluate, save/load).
 * :mod:`.world` — the synthetic GAMC world of the reproduction.
 
 Score a folder from a shell: ``python -m neurips26.aigi_detection score FOLDER --encoder DIR --head head.pt``.
 """
 
-from .data import (AuditReport, FolderDataset, FormatShortcutWarning, ImageModeWarning, LoadedImages, encode_files,
+from .data import (
+                   AuditReport,
+                   FolderDataset,
+                   FormatShortcutWarning,
+                   ImageModeWarning,
+                   LoadedImages,
+                   blockiness,
+                   encode_files,
                    format_audit,
-                   load_image, load_images, scan_folder)
+                   jpeg_quality_estimate,
+                   load_image,
+                   load_images,
+                   scan_folder,
+)
 from .detector import AIGIDetector, EncodedFolder, Predictions, encode_training_folder, pseudo_content_labels
-from .diagnostics import (artifact_statistics, contribution_entropy, detection_metrics, effective_rank,
-                          fisher_ratios, generator_clustering, linear_probe_accuracy, paired_bootstrap_map_difference,
-                          per_generator_metrics)
+from .diagnostics import (
+                   artifact_statistics,
+                   contribution_entropy,
+                   detection_metrics,
+                   effective_rank,
+                   fisher_ratios,
+                   generator_clustering,
+                   linear_probe_accuracy,
+                   paired_bootstrap_map_difference,
+                   per_generator_metrics,
+)
 from .encoder import FrozenEncoder, RandomConvEncoder, build_tiny_encoder, load_encoder
 from .heads import CueDetector, LossSwitches, TrainedDetector, train_detector
-from .losses import (contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask, gaussian_kl,
-                     grad_reverse, orthogonality, pairwise_linear_hsic)
+from .losses import (
+                   contribution_balance,
+                   cue_removal_consistency,
+                   dann_ramp,
+                   dominant_mask,
+                   gaussian_kl,
+                   grad_reverse,
+                   orthogonality,
+                   pairwise_linear_hsic,
+)
 
 __all__ = [
     "AuditReport", "FolderDataset", "FormatShortcutWarning", "ImageModeWarning", "LoadedImages", "encode_files",
-    "format_audit",
+    "format_audit", "blockiness", "jpeg_quality_estimate",
     "load_image", "load_images", "scan_folder", "AIGIDetector", "EncodedFolder", "encode_training_folder", "Predictions", "pseudo_content_labels",
     "artifact_statistics", "contribution_entropy", "detection_metrics", "effective_rank", "fisher_ratios",
     "generator_clustering", "linear_probe_accuracy", "paired_bootstrap_map_difference",

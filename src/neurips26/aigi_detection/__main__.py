@@ -18,6 +18,18 @@ import sys
 from pathlib import Path
 
 
+def _check_output(path: Path, flag: str) -> None:
+    """Refuse an output path that is a folder, or whose folder is missing or not writable (``OSError``)."""
+    import os
+
+    if path.is_dir():
+        raise IsADirectoryError(f"{flag} {str(path)!r} is a folder; allowed: a file path in an existing, writable folder")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"output folder {str(path.parent)!r} does not exist")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise PermissionError(f"{flag} {str(path)!r} is not writable")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input with a one-line message)."""
     ap = argparse.ArgumentParser(prog="python -m neurips26.aigi_detection", description=__doc__.split("\n\n")[0])
@@ -42,10 +54,12 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         dest = args.head_out if args.cmd == "train" else args.out
-        if dest and not Path(dest).expanduser().parent.is_dir():  # fail before encoding, not after
-            raise FileNotFoundError(f"output folder {str(Path(dest).expanduser().parent)!r} does not exist")
+        if dest:  # fail before encoding, not after (a directory or unwritable --out was a traceback at the end)
+            _check_output(Path(dest).expanduser(), "--head-out" if args.cmd == "train" else "--out")
         if args.cmd == "train" and args.epochs < 1:
             raise ValueError(f"--epochs {args.epochs}; allowed: >= 1")
+        if args.cmd == "score" and not Path(args.head).expanduser().is_file():
+            raise FileNotFoundError(f"detector head file {args.head!r} not found")
         enc = load_encoder(args.encoder)
         if args.cmd == "train":
             sw = LossSwitches.baseline() if args.baseline else LossSwitches()
@@ -61,9 +75,12 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"no images under {str(folder)!r} (extensions {IMAGE_EXTENSIONS})")
         det = AIGIDetector.load(args.head, enc)
         pred = det.predict(paths)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (OSError, ValueError, RuntimeError) as exc:  # one line, never a traceback (BackendError is a RuntimeError)
+        print(f"error: {' '.join(str(exc).split()) or type(exc).__name__}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")  # quotes paths that contain commas or quotes
     w.writerow(["path", "score", "is_generated"])
@@ -71,7 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         w.writerow([p, "" if s != s else f"{s:.6f}", "" if s != s else int(g)])
     text = buf.getvalue()
     if args.out:
-        Path(args.out).write_text(text)
+        try:
+            Path(args.out).expanduser().write_text(text)
+        except OSError as exc:
+            print(f"error: cannot write --out {args.out!r}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(text)
     for p, r in pred.skipped.items():

@@ -15,7 +15,10 @@ import numpy as np
 def fisher_ratios(features: np.ndarray, groups: list[str] | np.ndarray, reference: str = "real") -> tuple[list[str], np.ndarray]:
     """Per-group Fisher ratio of every feature dimension against the reference group.
 
-    ``F_g,j = (μ_g,j − μ_ref,j)² / (σ²_g,j + σ²_ref,j)``.
+    ``F_g,j = (μ_g,j − μ_ref,j)² / (σ²_g,j + σ²_ref,j + 1e-12)``, with σ² the *population*
+    variance of each group (``np.var``, ddof = 0: divided by the group size n, not n − 1; with
+    n − 1 every ratio would be smaller by about the factor (n − 1)/n, which matters only for
+    groups of a few images). The 1e-12 keeps a constant feature finite.
 
     Args:
         features: ``float [N, P]``. groups: N group names (e.g. generator, ``"real"``).

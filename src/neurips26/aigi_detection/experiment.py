@@ -27,13 +27,26 @@ from neurips26.harness import claims as C
 from neurips26.harness.context import torch_threads
 
 from . import world as W
-from .diagnostics import (artifact_statistics, contribution_entropy, effective_rank, fisher_ratios,
-                          generator_clustering, linear_probe_accuracy, per_generator_metrics)
+from .diagnostics import (
+    artifact_statistics,
+    contribution_entropy,
+    effective_rank,
+    fisher_ratios,
+    generator_clustering,
+    linear_probe_accuracy,
+    per_generator_metrics,
+)
 from .encoder import RandomConvEncoder, build_tiny_encoder
 from .heads import LossSwitches, train_detector
 from .losses import grad_reverse, pairwise_linear_hsic
 
 SRC_WORLD = "inferred: measured in the synthetic world built to make the abstract's statement testable"
+#: Seeds never used while choosing the encoder, the number of seeds or a threshold (the development
+#: runs used run seeds 0..7 and a pilot on seed 0): ``reproduce`` reruns the tuned claims on them.
+CONFIRMATION_SEEDS = (101,)
+#: What was chosen after a look, for every claim judged over the synthetic world's seeds.
+TUNED_SEEDS = ("n_seeds 3 → 8 after a first run left most claims inconclusive (thresholds unchanged); encoder "
+               "tiny_vit → random_cnn after a pilot on seed 0 showed near-identical per-layer cues")
 
 
 class Config(ExperimentConfig):
@@ -138,11 +151,12 @@ def _checks(ctx: RunContext, metrics: dict) -> list:
     metrics.update(grl_max_error=grl_err, hsic_independent=h_ind, hsic_identical=h_same)
     chk = dict(kind="check", source="inferred: definition of the component")
     out = [C.at_most("grl_gradient", "The gradient-reversal layer multiplies the gradient by -λ (λ = 0.7).",
-                     measured=grl_err, bound=1e-6, reason="exact arithmetic up to float32 rounding", **chk),
+                     measured=grl_err, bound=1e-6, reason="exact arithmetic up to float32 rounding",
+                     domain=(0, float("inf")), **chk),
            C.at_most("hsic_independent_small", "Linear HSIC between independent cue latents is near 0 relative to "
                      "identical cues (ratio, 4000 samples).", measured=h_ind / h_same, bound=0.01,
                      reason="sampling noise of a covariance with 4000 samples is about 1/sqrt(4000) per entry, "
-                     "so the squared ratio is far below 0.01", **chk)]
+                     "so the squared ratio is far below 0.01", domain=(0, float("inf")), **chk)]
     # identical final encoding: PNG files of reals and fakes pass the format audit
     from PIL import Image
 
@@ -162,12 +176,29 @@ def _checks(ctx: RunContext, metrics: dict) -> list:
         for i, im in enumerate(r.images):  # the classic shortcut: reals as JPEG
             Image.fromarray((im * 255).round().astype(np.uint8)).save(Path(td) / f"r{i}.jpg", quality=90)
         jpeg_diffs = format_audit([Path(td) / f"r{i}.jpg" for i in range(12)], paths["f"]).differences
-    metrics.update(audit_identical_encoding=same_diffs, audit_jpeg_reals=jpeg_diffs)
+        # compression history behind an identical container: reals JPEG q75 then PNG, fakes never compressed
+        r64, f64 = W.make_reals(12, rng, 64), W.make_fakes("upconv_gan", 12, rng, 64)
+        hist = {"r": [], "f": []}
+        for key, s in (("r", r64), ("f", f64)):
+            for i, im in enumerate(s.images):
+                p = Path(td) / f"h{key}{i}.png"
+                pil = Image.fromarray((im * 255).round().astype(np.uint8))
+                if key == "r":
+                    pil.save(Path(td) / "tmp.jpg", quality=75)
+                    pil = Image.open(Path(td) / "tmp.jpg").convert("RGB")
+                pil.save(p)
+                hist[key].append(p)
+        history_diffs = format_audit(hist["r"], hist["f"]).differences
+    metrics.update(audit_identical_encoding=same_diffs, audit_jpeg_reals=jpeg_diffs, audit_jpeg_history=history_diffs)
     out.append(C.check("format_audit", "The format audit finds no difference when reals and fakes share the final "
-                       "encoding (PNG), and flags JPEG reals vs PNG fakes.",
-                       measured={"identical": len(same_diffs), "jpeg_vs_png": len(jpeg_diffs)},
-                       holds=not same_diffs and any("JPEG" in d for d in jpeg_diffs),
-                       tolerance="0 differences for identical encoding; a JPEG format difference otherwise",
+                       "encoding (PNG), flags JPEG reals vs PNG fakes, and flags reals once saved as JPEG q75 and "
+                       "re-saved as PNG vs never-compressed PNG fakes (compression history, 64 px).",
+                       measured={"identical": len(same_diffs), "jpeg_vs_png": len(jpeg_diffs),
+                                 "jpeg_history_vs_png": len(history_diffs)},
+                       holds=(not same_diffs and any("JPEG" in d for d in jpeg_diffs)
+                              and any("blockiness" in d for d in history_diffs)),
+                       tolerance="0 differences for identical encoding; a JPEG format difference for JPEG reals; "
+                                 "an 8×8 blockiness difference for the JPEG history behind PNG",
                        reason="deterministic file-level comparison", kind="check",
                        source="inferred: the field's known JPEG-real / PNG-fake shortcut"))
     return out
@@ -254,12 +285,14 @@ def _one_seed(config: Config, seed: int, ctx: RunContext) -> dict:
     return out
 
 
-def _paired(id, statement, seeds, values, bound, reason, kind, source, note="", paper_value=None):
-    """Claim on the mean over seeds of a paired difference, judged by its Student-t interval."""
-    mean, iv = C.mean_interval(values)
+def _paired(id, statement, seeds, values, bound, reason, kind, source, note="", paper_value=None,
+            domain=(-1.0, 1.0), tuned=TUNED_SEEDS):
+    """Claim on the mean over seeds of a paired difference, judged by its Student-t interval kept
+    inside ``domain`` (a difference of two quantities in [0, 1] lies in [−1, 1])."""
+    mean, iv = C.mean_interval(values, domain=domain)
     return C.at_least(id, statement, measured=mean, bound=bound, reason=reason, kind=kind, source=source,
-                   interval=iv, paper_value=paper_value,
-                   note=(f"per seed {[round(v, 4) for v in values]} (seeds {seeds}). " + note).strip())
+                      interval=iv, paper_value=paper_value, domain=domain, tuned_after_look=tuned,
+                      note=(f"per seed {[round(v, 4) for v in values]} (seeds {seeds}). " + note).strip())
 
 
 def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
@@ -285,12 +318,15 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                               f"{n} {W.ARTIFACTS[int(np.argmax(W.GENERATORS[n]))] if max(W.GENERATORS[n]) > 0.5 else 'none (mixed)'}"
                               f"->{dominant[n]}" for n in names)))
     probe = [r["generator_probe_acc"] for r in runs]
-    m, iv = C.mean_interval(probe)
-    claims.append(C.at_least("gamc_generators_separable", "GAMC: generators occupy distinct distributions in the "
-                             "frozen encoder's cue space (in a synthetic world built with distinct generators) — a "
-                             "linear probe names the generator of a fake image "
-                             "(6 generators, chance 1/6) with accuracy >= 0.5.", measured=m, bound=0.5,
-                             interval=iv, kind="paper", source="abstract (GAMC hypothesis), tested in a synthetic world",
+    m, iv = C.mean_interval(probe, domain=(0, 1))
+    claims.append(C.at_least("gamc_generators_separable", "The frozen encoder's cues keep apart generators that the "
+                             "synthetic world builds to be distinct — a linear probe names the generator of a fake "
+                             "image (6 generators, chance 1/6) with accuracy >= 0.5. Paper (GAMC hypothesis): "
+                             "\"different generators occupy distinct distributions along these dimensions\".",
+                             measured=m, bound=0.5, domain=(0, 1), tuned_after_look=TUNED_SEEDS,
+                             interval=iv, kind="reconstruction",
+                             source="inferred: the world is built with distinct generators, so this measures that "
+                                    "our cues preserve a separation we planted, not the paper's generators",
                              reason="0.5 is three times chance; a weaker separation would not be 'distinct distributions'",
                              paper_value="distinct distributions",
                              note=f"per seed {[round(v, 3) for v in probe]}; silhouette of generator labels "
@@ -299,10 +335,11 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                              "generators in, so this tests that the frozen cues preserve them."))
     # shortcut
     bs = [b["shortcut_auroc"] for b in B]
-    m, iv = C.mean_interval(bs)
+    m, iv = C.mean_interval(bs, domain=(0, 1))
     claims.append(C.at_least("baseline_content_shortcut", "The baseline detector relies on a spurious semantic cue: "
                              "on unseen-test real images its score separates disc scenes (over-represented among "
                              "training fakes) from others, AUROC >= 0.55.", measured=m, bound=0.55, interval=iv,
+                             domain=(0, 1), tuned_after_look=TUNED_SEEDS,
                              kind="paper", source="abstract (detectors rely on spurious semantic cues), tested in a "
                              "synthetic world", reason="0.5 = no dependence on content; 0.05 is about 1.5 standard "
                              "errors of an AUROC on 400 reals", paper_value="shortcut reliance",
@@ -325,20 +362,22 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "reconstruction", "inferred: the gradient-reversal adversary should remove content from "
                           "the artifact latents",
                           note=f"probe accuracy baseline {[round(b['content_probe'], 3) for b in B]}, SA-AFL "
-                          f"{[round(s['content_probe'], 3) for s in S]} (chance 1/3). A plan written before "
-                          "implementation proposed stricter, unjustified bounds (baseline probe >= 0.8, SA-AFL <= baseline - 0.15); "
-                          "by those this claim would not hold. 0.05 was chosen from the probe's noise instead."))
+                          f"{[round(s['content_probe'], 3) for s in S]} (chance 1/3).",
+                          tuned=TUNED_SEEDS + "; bound: a plan written before implementation asked for SA-AFL <= "
+                          "baseline − 0.15 (and baseline probe >= 0.8), by which this claim did not hold; 0.05 was "
+                          "chosen from the probe's noise after that look"))
     # diversity
-    claims.append(_paired("saafl_balances_cues", "SA-AFL balances learning across artifact cues: the normalised "
-                          "entropy of per-cue contribution shares is higher than the baseline's.", seeds,
+    claims.append(_paired("saafl_balances_cues", "SA-AFL's balance term does its job: the normalised entropy of "
+                          "per-cue contribution shares on the training cues is higher than the baseline's. Paper: "
+                          "SA-AFL \"balance[s] learning across artifact dimensions\".", seeds,
                           [s["cue_entropy"] - b["cue_entropy"] for b, s in zip(B, S)], 0.0,
-                          "sign of the paired difference; the interval carries the seed noise", "paper",
-                          "abstract (balance learning across artifact dimensions)",
+                          "sign of the paired difference; the interval carries the seed noise", "check",
+                          "inferred: SA-AFL's balance term KL(shares || uniform) minimises this very quantity on the "
+                          "training cues where it is measured, so this checks that the term is on and optimised; it "
+                          "is not evidence for the paper's statement (the effective-rank and cue-removal claims are "
+                          "the less circular tests)",
                           note=f"entropy baseline {[round(b['cue_entropy'], 3) for b in B]}, SA-AFL "
-                          f"{[round(s['cue_entropy'], 3) for s in S]}. Caution: SA-AFL's balance term KL(shares || "
-                          "uniform) minimises this very quantity on the training cues where it is measured, so the "
-                          "claim mostly confirms that the term is on and optimised; it is not independent evidence "
-                          "(the effective-rank and cue-removal claims are the less circular tests).",
+                          f"{[round(s['cue_entropy'], 3) for s in S]}.",
                           paper_value="more balanced"))
     claims.append(_paired("saafl_higher_effective_rank", "SA-AFL's evidence is less collapsed: the effective rank "
                           "of its per-unit contributions w_j a_j on test images is higher than the baseline's.",
@@ -347,7 +386,8 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "abstract (feature space collapses toward low diversity; SA-AFL retains richer features)",
                           note=f"effective rank baseline {[round(b['evidence_erank'], 2) for b in B]}, SA-AFL "
                           f"{[round(s['evidence_erank'], 2) for s in S]} of {config.encoder_layers * config.latent_dim}",
-                          paper_value="higher diversity"))
+                          paper_value="higher diversity",
+                          domain=(-config.encoder_layers * config.latent_dim, config.encoder_layers * config.latent_dim)))
     claims.append(_paired("saafl_survives_cue_removal", "Removing the single most-used cue lowers the baseline's "
                           "unseen-generator mAP more than SA-AFL's (paired difference of the drops > 0).", seeds,
                           [b["ap_drop_top_cue"] - s["ap_drop_top_cue"] for b, s in zip(B, S)], 0.0,
@@ -355,7 +395,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "inferred: a model that balances cues should not depend on any one (the cue-removal "
                           "test of DoU, He et al. 2026)",
                           note=f"mAP drop baseline {[round(b['ap_drop_top_cue'], 3) for b in B]}, SA-AFL "
-                          f"{[round(s['ap_drop_top_cue'], 3) for s in S]}"))
+                          f"{[round(s['ap_drop_top_cue'], 3) for s in S]}", domain=(-2.0, 2.0)))
     # cross-generator
     for metric, label, pv in (("ap", "mAP", "+8.25 mAP (23 generators, vs state of the art)"),
                               ("acc", "mean ACC", "+6.84 ACC (23 generators, vs state of the art)")):
@@ -383,7 +423,8 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
             "evidence_erank": float(np.mean([r[name]["evidence_erank"] for r in runs])),
             "ap_drop_top_cue": float(np.mean([r[name]["ap_drop_top_cue"] for r in runs])),
             "map": float(np.mean([r[name]["per_generator"]["mean"]["ap"] for r in runs]))} for name in abl}
-    _figures(ctx, runs, config)
+    if not ctx.confirmation:
+        _figures(ctx, runs, config)
     return claims
 
 
@@ -451,6 +492,7 @@ def _real_data(config: Config, ctx: RunContext, metrics: dict) -> list:
     metrics["real_data_map_difference"] = {"mean": d_ap, "interval": iv, "skipped_test_files": len(loaded.skipped)}
     return [C.at_least("real_data_map_gain", "On the user's unseen generators, SA-AFL's mAP exceeds the "
                        "same-architecture baseline's.", measured=d_ap, bound=0.0, interval=iv, kind="paper",
+                       domain=(-1, 1),
                        source="abstract", reason="sign only: the paper's baselines are not available here; the "
                        "interval is a paired bootstrap over test images (200 resamples within each generator)",
                        paper_value="+8.25 mAP vs state of the art",
@@ -458,20 +500,68 @@ def _real_data(config: Config, ctx: RunContext, metrics: dict) -> list:
                        "test-image sampling, not training randomness (rerun with --seeds for that).")]
 
 
+def preflight(config: Config) -> None:
+    """Open and validate every external input before any work (called by the runner, and by
+    :func:`run`): the encoder folder first (config and weights load), then every image of
+    ``data_root/train`` and ``data_root/test`` (layout, then each file opened and verified by
+    Pillow; more than 1 % unreadable is refused, naming the first ones — the same rule the
+    training applies after decoding). Without ``data_root`` there is nothing external.
+
+    Raises:
+        FileNotFoundError / ValueError: one line naming the folder or file and what is allowed.
+    """
+    if not config.data_root:
+        return
+    from PIL import Image
+
+    from .data import scan_folder
+    from .encoder import load_encoder
+
+    load_encoder(config.encoder_path)
+    for split in ("train", "test"):
+        paths, _ = scan_folder(Path(config.data_root).expanduser() / split).paths_and_groups()
+        bad = []
+        for p in paths:
+            try:
+                with Image.open(p) as im:
+                    im.verify()                      # reads the whole file's structure, no pixel decoding
+            except (OSError, ValueError, SyntaxError) as exc:
+                bad.append(f"{p} ({type(exc).__name__}: {' '.join(str(exc).split())[:80]})")
+        if len(bad) > 0.01 * len(paths):
+            raise ValueError(f"{len(bad)} of {len(paths)} images under {str(Path(config.data_root) / split)!r} are "
+                             f"unreadable (allowed: at most 1%): {'; '.join(bad[:3])}")
+
+
+
+def _one_blas_thread():
+    """Cap BLAS/OpenMP pools at one thread for the run (``threadpoolctl``): on a shared 2-core machine
+    OpenBLAS's second thread spin-waits — one logistic-regression probe took 7.2 s CPU / 59 s wall with
+    2 threads and 0.17 s / 2 s with 1 (measured at load 14)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
 def run(config: Config, ctx: RunContext) -> Outcome:
-    """Run all parts and return the claims (see module docstring)."""
+    """Run all parts and return the claims (see module docstring).
+
+    CPU time goes to (quick scale, per seed): training five heads (baseline, SA-AFL and three
+    metric-only ablations), the linear probes (generator identity, content per head) and the
+    frozen random-CNN encoding; once per run the implementation checks and the Fisher map. A
+    confirmation run (``ctx.confirmation``) judges only the claims tuned after a look: it skips the
+    implementation checks, the ablation heads and the figures.
+    """
     metrics: dict = {}
     t0 = time.perf_counter()
-    if config.data_root:  # fail before the synthetic part (minutes), not after it
-        from .data import scan_folder
-        from .encoder import load_encoder
-
-        load_encoder(config.encoder_path)
-        for split in ("train", "test"):
-            scan_folder(Path(config.data_root).expanduser() / split)
-    with torch_threads(1), warnings.catch_warnings():
+    preflight(config)  # external inputs fail before the synthetic part (minutes), not after it
+    if ctx.confirmation:
+        config = config.model_copy(update={"ablations": False})
+    with torch_threads(1), _one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        claims = _checks(ctx, metrics)
+        claims = [] if ctx.confirmation else _checks(ctx, metrics)
         claims += _synthetic(config, ctx, metrics)
         if config.data_root:
             claims += _real_data(config, ctx, metrics)
@@ -498,6 +588,6 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         "artifact dimensions and the quick configuration uses fixed random multi-scale CNN features instead "
         "(encoder=tiny_vit keeps the transformers path). A baseline with the same architecture and budget is "
         "trained in the same run; a last-cue logistic probe (UniversalFakeDetect-style) is reported for reference. "
-        "The first run used 3 seeds and left most claims inconclusive (Student-t intervals with 2 degrees of "
-        "freedom); the quick configuration was raised to 8 seeds before rerunning, thresholds unchanged.")
+        "Claims judged over the world's seeds are marked tuned after a look (the seed count and the encoder were "
+        f"chosen after first runs) and are confirmed on seeds {list(CONFIRMATION_SEEDS)}.")
     return Outcome(metrics=metrics, claims=claims, notes=notes)

@@ -35,8 +35,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .losses import (bce, contribution_balance, cue_removal_consistency, dann_ramp, dominant_mask, gaussian_kl,
-                     grad_reverse, orthogonality, pairwise_linear_hsic)
+from .losses import (
+    bce,
+    contribution_balance,
+    cue_removal_consistency,
+    dann_ramp,
+    dominant_mask,
+    gaussian_kl,
+    grad_reverse,
+    orthogonality,
+    pairwise_linear_hsic,
+)
 
 
 @dataclass

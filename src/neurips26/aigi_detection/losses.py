@@ -61,6 +61,11 @@ def dann_ramp(progress: float, gamma: float = 10.0) -> float:
 def pairwise_linear_hsic(latents: torch.Tensor) -> torch.Tensor:
     """Mean over cue pairs ``i < j`` of ``||Cov_batch(z_i, z_j)||_F^2`` (linear-kernel HSIC).
 
+    The covariance is the unbiased sample cross-covariance over the batch,
+    ``Cov(z_i, z_j) = Σ_b (z_bi − z̄_i)(z_bj − z̄_j)ᵀ / (B − 1)`` (batch-centred, normalised by
+    B − 1, not B). The classical biased linear HSIC estimator ``tr(K H L H)/(B−1)²`` with linear
+    kernels equals this quantity exactly (both are ``||Z_iᵀ H Z_j||_F² / (B−1)²``).
+
     Args:
         latents: ``[B, K, m]`` cue latents (K cues of width m).
 
