@@ -72,7 +72,8 @@ def test_proxy_gap_value_on_a_two_outcome_example():
 
 
 SMALL = dict(n_outcomes=500, estimator_samples=4000, estimator_repeats=20, estimator_betas=[1.0, 0.5],
-             proxy_seeds=30, ensemble_sizes=[1, 4], proxy_betas=[0.5, 0.25, 0.1])
+             proxy_seeds=30, ensemble_sizes=[1, 4], proxy_betas=[0.5, 0.25, 0.1],
+             proxy_beta_sweep=[0.5, 0.1])
 
 
 def _estimator_claim():
@@ -133,3 +134,15 @@ def test_ensemble_claim_catches_a_summed_ensemble(monkeypatch):
     monkeypatch.setattr(ex, "proxy_gap", summed_gap)
     claims = {c.id: c for c in ex._proxy_gap_synthetic(cfg, ctx, pi0, r, {}, {})}
     assert claims["ensemble_shrinks_gap"].verdict is Verdict.DOES_NOT_HOLD
+
+
+def test_beta_claim_reads_the_abstract_and_its_grid_reaches_the_small_beta_regime():
+    """Issue 32 item 6: the abstract says the gap grows 'when the KL penalty factor decreases'; beta is that
+    factor (pi_beta maximises E r - beta KL), so the statement says so, and the default grid does not stop
+    where the gap stops rising (it runs from 1 sd(r) down to 0.01 sd(r), the beta -> 0 regime). Catches the
+    old '1/beta' reading and a grid cut at 0.1 sd(r)."""
+    cfg = ex.Config()
+    assert cfg.proxy_beta_sweep[0] >= 1.0 and cfg.proxy_beta_sweep[-1] <= 0.01
+    c = _proxy_claims()["proxy_gap_grows_as_beta_falls"]
+    assert "KL penalty factor beta decreases" in c.statement and "1/beta" not in c.statement + c.note
+    assert c.rule == {"op": "at_least", "bound": 0.0} and c.interval is not None

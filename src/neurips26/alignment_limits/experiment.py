@@ -66,6 +66,9 @@ class Config(ExperimentConfig):
     bon_min_efficiency: float = Field(0.85, gt=0, le=1, description="BoN gain / frontier gain counted as 'close' (from a prototype run)")
     proxy_sigma: float = Field(1.0, gt=0, description="std of the synthetic proxy errors")
     proxy_betas: list[float] = Field([0.5, 0.25, 0.1], min_length=2, description="betas (in reward-std units) of the proxy-gap check")
+    proxy_beta_sweep: list[float] = Field([1.0, 0.5, 0.25, 0.1, 0.05, 0.02, 0.01], min_length=2,
+                                          description="decreasing betas (in reward-std units) along which the gap "
+                                                      "must grow, down to the beta -> 0 regime")
     ensemble_sizes: list[int] = Field([1, 4, 16], min_length=2, description="ensemble sizes M (synthetic)")
     proxy_seeds: int = Field(100, le=10_000, ge=5, description="error draws averaged per (beta, M), synthetic")
     proxy_error_scales: list[float] = Field([0.25, 0.5, 1.0, 2.0], min_length=2,
@@ -108,7 +111,7 @@ class Config(ExperimentConfig):
             raise ValueError(f"must be <= digits_proxies = {n} (each ensemble is a group of the fitted proxies)")
         return v
 
-    @field_validator("proxy_betas")
+    @field_validator("proxy_betas", "proxy_beta_sweep")
     @classmethod
     def _proxy_betas(cls, v: list[float]) -> list[float]:
         if not all(math.isfinite(b) and b > 0 for b in v) or any(b >= a for a, b in zip(v, v[1:])):
@@ -261,6 +264,11 @@ def _frontier_curve(pi0, r, n=160):
     return fp.kl[keep], fp.gain[keep]
 
 
+#: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the best-of-N group
+#: (whose threshold came from a prototype run) on them.
+CONFIRMATION_SEEDS = (101,)
+
+
 def _seeds(config: Config, ctx: RunContext) -> list[int]:
     """The seeds every random claim is judged over, fixed before looking: seed, seed+1, …"""
     return [ctx.seed + k for k in range(config.claim_seeds)]
@@ -273,6 +281,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {}
     figs: dict = {}
     pi0, r = synthetic_policy(config.n_outcomes, config.logit_scale, ctx.child_rng(1))
+    if ctx.confirmation:   # confirmation seeds: the synthetic best-of-N group holds the tuned claim re-judged here
+        claims = _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs)
+        return Outcome(metrics=metrics, claims=claims, notes="Confirmation run of the best-of-N threshold chosen "
+                       "after a prototype run (bon_close_to_frontier); the other groups have no tuned claim.")
     claims = _closed_form_is_the_limit(config, ctx, pi0, r, metrics)
     claims += _estimator_from_base_samples(config, ctx, pi0, r, metrics, figs)
     claims += _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs)
@@ -349,28 +361,24 @@ def _estimator_claim(cid, label, exact_gain, exact_kl, est_gain, est_kl, betas, 
     """Relative error of the estimator's mean (gain and KL) per beta, with a Student-t interval over
     independent repeats; holds if every interval lies within ±rel_tol, does not hold if one lies
     entirely outside, inconclusive otherwise."""
-    rows, verdicts, worst = {}, [], None
+    rows, worst = {}, None
     for j, b in enumerate(betas):
         for name, exact, est in (("gain", exact_gain[j], est_gain[:, j]), ("kl", exact_kl[j], est_kl[:, j])):
             mean, (lo, hi) = C.mean_interval((est - exact) / exact)
             rows[f"beta={b:.3g},{name}"] = {"rel_error": round(mean, 4), "interval": [round(lo, 4), round(hi, 4)]}
-            inside = -rel_tol <= lo and hi <= rel_tol
-            outside = hi < -rel_tol or lo > rel_tol
-            verdicts.append(True if inside else False if outside else None)
             if worst is None or max(abs(lo), abs(hi)) > max(abs(worst[1]), abs(worst[2])):
                 worst = (mean, lo, hi)
-    holds = False if False in verdicts else (None if None in verdicts else True)
-    return C.check(
+    return C.within(
         cid, f"The covariance-form estimator predicts the achievable gain (and the KL it costs) from base "
-             f"samples alone — {label} (N = {n_samples})",
-        measured=rows, holds=holds, interval=(worst[1], worst[2]),
-        tolerance=f"95% interval of the mean relative error within ±{rel_tol:g} for the gain and the KL at every beta",
+             f"samples alone — {label} (N = {n_samples}): mean relative error of the row (beta, gain or KL) whose "
+             "95% interval reaches furthest from 0",
+        measured=worst[0], low=-rel_tol, high=rel_tol, interval=(worst[1], worst[2]),
         reason=f"±{rel_tol:g}: a prediction within {100 * rel_tol:g}% is what a practitioner needs to pick beta; the "
                f"plug-in ratio's O(1/N) bias is ~0.1% at N = {n_samples} and moderate beta, so an unbiased-enough "
                f"estimator passes and a wrong formula (a dropped log mean(w) in the KL, a weight shift that does "
-               "not cancel) fails",
+               "not cancel) fails; every row's interval lies inside the band when the widest one does",
         paper_value="predicts achievable gains from base samples alone", kind="paper", source="abstract",
-        note=f"interval shown is the widest one; per-beta intervals in measured. Repeats: {est_gain.shape[0]}.")
+        note=f"per-beta means and intervals: {rows}. Repeats: {est_gain.shape[0]}.")
 
 
 def _estimator_from_base_samples(config, ctx, pi0, r, metrics, figs) -> list:
@@ -444,8 +452,9 @@ def _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
             source="inferred: the abstract says best-of-N closely approaches the limit on LM tasks; the categorical "
                    "task and the threshold are ours",
             reason=f"'closely' read as BoN gain >= {config.bon_min_efficiency} x the frontier gain at the same KL "
-                   f"for every N <= {max(config.bon_ns)}; the threshold came from a prototype run on this setup "
-                   "(0.91-0.98 there), not from the paper",
+                   f"for every N <= {max(config.bon_ns)}; not from the paper",
+            tuned_after_look=f"the threshold {config.bon_min_efficiency} came from a prototype run on this setup "
+                             "(0.91-0.98 there)",
             note="min over N >= 2 of the efficiency (N = 1 is the base policy itself); one random instance "
                  "(logits, rewards) per seed."))
     claims.append(C.over_seeds(per_seed, seeds))
@@ -454,37 +463,32 @@ def _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
 
 # ----------------------------------------------------------------------------- proxy rewards
 
-def _trend_verdict(diffs: np.ndarray, total: np.ndarray) -> tuple[bool | None, float, float, tuple]:
-    """Paired differences over error draws (axis 0). Holds: no step significantly against the trend
-    (z > −2 each) and the end-to-end change significantly with it (z > 3 each). Does not hold: some
-    end-to-end change significantly against it (z < −3). Otherwise inconclusive (None).
-    Returns (verdict, min step z, min end-to-end z, 95% interval of the weakest end-to-end change)."""
+def _weakest_step(diffs: np.ndarray) -> tuple[float, tuple[float, float], float, tuple]:
+    """The step least in the expected direction among paired differences ``diffs`` (axis 0 = independent
+    draws; every other entry one step that should be > 0).
+
+    Returns ``(mean, 95% Student-t interval, z, index)`` of the step with the smallest z = mean / SE. Judged
+    ``at_least 0`` on that interval this is the rule over all steps: it holds only if every step's interval
+    lies above 0 (the weakest one does), does not hold when some step lies significantly below 0 (that step
+    has the smallest z), and is inconclusive otherwise."""
     n = diffs.shape[0]
-    z_steps = diffs.mean(0) / (diffs.std(0, ddof=1) / np.sqrt(n) + 1e-300)
-    z_total = total.mean(0) / (total.std(0, ddof=1) / np.sqrt(n) + 1e-300)
-    weakest = np.unravel_index(np.argmin(z_total), z_total.shape)
-    _, iv = C.mean_interval(total[(slice(None),) + tuple(weakest)])
-    if np.all(z_steps > -2) and np.all(z_total > 3):
-        verdict = True
-    elif np.any(z_total < -3):
-        verdict = False
-    else:
-        verdict = None
-    return verdict, float(z_steps.min()), float(z_total.min()), iv
+    z = diffs.mean(0) / (diffs.std(0, ddof=1) / np.sqrt(n) + 1e-300)
+    k = np.unravel_index(np.argmin(z), z.shape)
+    mean, iv = C.mean_interval(diffs[(slice(None),) + tuple(int(i) for i in k)])
+    return float(mean), iv, float(z[k]), tuple(int(i) for i in k)
 
 
-_PENALTY_READING = ("The abstract says the gap grows with the KL penalty factor. We parametrise pi_beta ∝ pi0 "
-                    "exp(r/beta), whose KL penalty is beta·KL: the gap grows as beta falls, i.e. with the inverse "
-                    "temperature 1/beta; if the paper's penalty factor is that inverse temperature, this is its "
-                    "statement. ")
+_PENALTY_READING = ("pi_beta ∝ pi0 exp(r/beta) maximises E_pi[r] − beta·KL(pi‖pi0), so beta is the KL penalty "
+                    "factor the abstract names: it says the gap grows when that factor decreases. ")
 
 
 def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
     """Proxy gap vs beta, ensemble size M and error size, over independent error draws (synthetic)."""
     sd_r = float(np.sqrt(pi0 @ (r - pi0 @ r) ** 2))
     pb = np.array(config.proxy_betas) * sd_r
+    sweep = np.array(config.proxy_beta_sweep) * sd_r                    # decreasing: the claim's direction
     fig_b = np.logspace(np.log10(0.05), np.log10(2.0), 9) * sd_r      # finer grid, figure only
-    all_b = np.concatenate([pb, fig_b])
+    all_b = np.concatenate([pb, sweep, fig_b])
     rng_p = ctx.child_rng(5)
     seed_gaps = np.zeros((config.proxy_seeds, len(config.ensemble_sizes), all_b.size))
     for s in ctx.track(range(config.proxy_seeds), "proxy error draws"):
@@ -492,41 +496,48 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
         for i, m in enumerate(config.ensemble_sizes):
             seed_gaps[s, i] = proxy_gap(pi0, r, r + errs[:m].mean(0), all_b).gap
     all_gaps = seed_gaps.mean(0)
-    gaps = all_gaps[:, :pb.size]
-    sg = seed_gaps[:, :, :pb.size]
-    metrics.update(proxy_betas=pb, proxy_ensemble_sizes=config.ensemble_sizes, proxy_gap=gaps)
-    figs["proxy_synthetic"] = (all_gaps[:, pb.size:], fig_b, pb)
+    nb, ns = pb.size, sweep.size
+    gaps, sweep_gaps = all_gaps[:, :nb], all_gaps[:, nb:nb + ns]
+    sg, sw = seed_gaps[:, :, :nb], seed_gaps[:, :, nb:nb + ns]
+    metrics.update(proxy_betas=pb, proxy_ensemble_sizes=config.ensemble_sizes, proxy_gap=gaps,
+                   proxy_beta_sweep=sweep, proxy_gap_beta_sweep=sweep_gaps)
+    figs["proxy_synthetic"] = (all_gaps[:, nb + ns:], fig_b, pb)
     draws = f"{config.proxy_seeds} independent error draws"
 
-    grows, zs_b, zt_b, iv_b = _trend_verdict(np.diff(sg, axis=2), sg[:, :, -1] - sg[:, :, 0])
-    claims = [C.check(
+    mean_b, iv_b, z_b, k_b = _weakest_step(np.diff(sw, axis=2))       # gap(next, smaller beta) − gap(beta)
+    peak = [float(config.proxy_beta_sweep[int(np.argmax(g))]) for g in sweep_gaps]
+    claims = [C.at_least(
         "proxy_gap_grows_as_beta_falls",
-        "The gap between ideal and proxy alignment (reward hacking) grows with the KL penalty factor, read as "
-        "1/beta: it grows as beta falls",
-        measured={f"M={m}": np.round(g, 4).tolist() for m, g in zip(config.ensemble_sizes, gaps)}, holds=grows,
-        interval=iv_b,
-        tolerance=f"along beta = {np.round(pb, 3).tolist()}, for every M: no step decreases by more than 2 SE and "
-                  "the gap at the smallest beta exceeds that at the largest by more than 3 SE (does not hold: "
-                  "an end-to-end change 3 SE the other way; otherwise inconclusive)",
-        paper_value="grows with the KL penalty factor (no number in the abstract)", kind="paper", source="abstract",
-        reason=f"mean over {draws} (sigma = {config.proxy_sigma}); SEs of paired differences over the draws; "
-               "above beta ~ 0.5 sd(r) the gaps are within noise of 0, so the grid stays below it",
-        note=_PENALTY_READING + f"Synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome; min step "
-             f"z = {zs_b:.1f}, min end-to-end z = {zt_b:.1f}; interval = the weakest end-to-end change. Catches: a "
-             "proxy policy tilted by the true reward (gap 0) or a gap with its sign flipped.")]
+        "The gap between ideal and proxy alignment (reward hacking) grows when the KL penalty factor beta "
+        f"decreases: along beta = {list(config.proxy_beta_sweep)} × sd(r), for every ensemble size M, each step to "
+        "a smaller beta raises the mean gap (measured: the mean change at the weakest step)",
+        measured=mean_b, bound=0.0, interval=iv_b,
+        paper_value="grows when the KL penalty factor decreases (no number in the abstract)", kind="paper",
+        source="abstract", domain=(-math.inf, math.inf),
+        reason=f"paired differences over {draws} (sigma = {config.proxy_sigma}); Student-t interval of the step "
+               "with the smallest z: holds only if every step rises significantly, does not hold if some step "
+               "falls significantly. The grid runs from where the gap is still near 0 (beta = sd(r)) down to "
+               "beta = 0.01 sd(r), where both policies sit on their own reward's best outcomes (the beta -> 0 limit)",
+        note=_PENALTY_READING + f"Synthetic, K = {pi0.size}, independent N(0, sigma^2) errors per outcome. Weakest "
+             f"step: M = {config.ensemble_sizes[k_b[0]]}, beta {config.proxy_beta_sweep[k_b[1]]} -> "
+             f"{config.proxy_beta_sweep[k_b[1] + 1]} × sd(r), z = {z_b:.1f}. Mean gap per M along the grid: "
+             + "; ".join(f"M={m}: {np.round(g, 4).tolist()}" for m, g in zip(config.ensemble_sizes, sweep_gaps))
+             + f"; largest at beta = {peak} × sd(r) per M. Catches: a proxy policy tilted by the true reward "
+             "(gap 0) or a gap with its sign flipped.")]
 
-    shrinks, zs_m, zt_m, iv_m = _trend_verdict(-np.diff(sg, axis=1), sg[:, 0, :] - sg[:, -1, :])
-    claims.append(C.check(
+    mean_m, iv_m, z_m, k_m = _weakest_step(-np.diff(sg, axis=1))
+    claims.append(C.at_least(
         "ensemble_shrinks_gap",
-        "Reward ensembling mitigates reward hacking: the gap shrinks as the ensemble size M grows",
-        measured={f"beta={b:.3g}": np.round(gaps[:, j], 4).tolist() for j, b in enumerate(pb)}, holds=shrinks,
-        interval=iv_m,
-        tolerance=f"along M = {config.ensemble_sizes}, at every beta: no step increases by more than 2 SE and the "
-                  "gap at the largest M is below that at M = 1 by more than 3 SE",
+        f"Reward ensembling mitigates reward hacking: the gap shrinks as the ensemble size M grows (along M = "
+        f"{config.ensemble_sizes}, at every beta in {np.round(pb, 3).tolist()}; measured: the mean decrease at the "
+        "weakest step)",
+        measured=mean_m, bound=0.0, interval=iv_m,
         paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract",
-        reason=f"mean over {draws} per M; SEs of paired differences",
-        note=f"independent errors: M_eff = M; min step z = {zs_m:.1f}, min end-to-end z = {zt_m:.1f}. Catches: an "
-             "ensemble that sums instead of averaging the proxies."))
+        reason=f"paired differences over {draws} per M; Student-t interval of the step with the smallest z "
+               "(every step must shrink the gap significantly)",
+        note=f"independent errors: M_eff = M; weakest step z = {z_m:.1f}. Mean gaps per beta: "
+             + "; ".join(f"beta={b:.3g}: {np.round(gaps[:, j], 4).tolist()}" for j, b in enumerate(pb))
+             + ". Catches: an ensemble that sums instead of averaging the proxies."))
 
     scales = np.array(config.proxy_error_scales)
     rng_s = ctx.child_rng(8)
@@ -537,20 +548,19 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
             err_gaps[s, i] = proxy_gap(pi0, r, r + c * e, pb).gap
     egaps = err_gaps.mean(0)
     metrics.update(proxy_error_scales=scales, proxy_gap_vs_error=egaps)
-    grows_e, zs_e, zt_e, iv_e = _trend_verdict(np.diff(err_gaps, axis=1), err_gaps[:, -1, :] - err_gaps[:, 0, :])
-    claims.append(C.check(
+    mean_e, iv_e, z_e, _ = _weakest_step(np.diff(err_gaps, axis=1))
+    claims.append(C.at_least(
         "proxy_gap_grows_with_error",
-        "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward error",
-        measured={f"beta={b:.3g}": np.round(egaps[:, j], 4).tolist() for j, b in enumerate(pb)}, holds=grows_e,
-        interval=iv_e,
-        tolerance=f"along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta: no step "
-                  "decreases by more than 2 SE and the gap at the largest error exceeds that at the smallest by "
-                  "more than 3 SE",
+        "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward error "
+        f"(along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in "
+        f"{np.round(pb, 3).tolist()}; measured: the mean increase at the weakest step)",
+        measured=mean_e, bound=0.0, interval=iv_e,
         paper_value="grows with the reward error's magnitude", kind="paper", source="abstract",
-        reason=f"mean over {draws}, each rescaled along the grid (paired differences); same SE rule as "
+        reason=f"mean over {draws}, each rescaled along the grid (paired differences); same weakest-step rule as "
                "proxy_gap_grows_as_beta_falls",
-        note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; min step "
-             f"z = {zs_e:.1f}, min end-to-end z = {zt_e:.1f}."))
+        note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; weakest step "
+             f"z = {z_e:.1f}; mean gaps per beta: "
+             + "; ".join(f"beta={b:.3g}: {np.round(egaps[:, j], 4).tolist()}" for j, b in enumerate(pb))))
     return claims
 
 
@@ -626,6 +636,7 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
                "and the threshold are ours",
         reason=f"same threshold as the synthetic check ({config.bon_min_efficiency}); exact best-of-N and frontier "
                "(the true reward does not depend on the seed)",
+        tuned_after_look=f"the threshold {config.bon_min_efficiency} came from a prototype run of the synthetic check",
         note=f"efficiencies {np.round(bon_d['efficiency'], 4).tolist()}; KL <= bound: "
              f"{bool(np.all(bon_d['kl'] <= bon_d['bound'] + 1e-12))}.")]
 
@@ -670,43 +681,42 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
                    digits_effective_M=meff, digits_error_sd=float(errors0.std()))
     figs["digits"] = (dpi0, dr, bon_d, dest, db)
     figs["proxy_digits"] = (mean_fine, fine_b, dpb)
-    # betas ascend along the last axis: growing as beta falls = strictly decreasing along it
-    mono = [bool(np.all(np.diff(g, axis=1) < 0)) for g in dfine]
+    # betas ascend along the last axis: growing as beta falls = decreasing along it
     falls_late = [bool(np.argmax(g[0]) > 0) for g in dfine]          # peak above the smallest beta
-    claims.append(C.check(
+    per_seed_b = [C.at_least(
         "proxy_gap_grows_as_beta_falls_digits",
-        "On a real reward (digits classifiers), the proxy gap itself grows at every step as beta falls (our reading "
-        "of 'grows with the KL penalty factor')",
-        measured={"gap (M=1) along ascending beta, mean over seeds": np.round(mean_fine[0], 4).tolist(),
-                  "betas (ascending)": np.round(fine_b, 3).tolist(), "peak at beta": round(peak, 3),
-                  "monotone in seeds": f"{sum(mono)}/{len(mono)}"},
-        holds=bool(all(mono)) if all(mono) or not any(mono) else None,
-        tolerance=f"gap strictly increasing along the 9 betas from {fine_b[-1]:.3g} down to {fine_b[0]:.3g} for every "
-                  "M, in every seed (all seeds fail → does not hold; mixed → inconclusive)",
-        paper_value="grows with the KL penalty factor (the abstract does not say whether of the gap or a bound on it)",
-        kind="reconstruction",
+        "On a real reward (digits classifiers), the proxy gap grows when the KL penalty factor beta decreases, at "
+        f"every step of the 9 betas from {fine_b[-1]:.3g} down to {fine_b[0]:.3g} and for every M (measured: the "
+        "smallest rise of the gap over one step to a smaller beta)",
+        measured=float(np.min(-np.diff(g, axis=1))), bound=0.0, domain=(-math.inf, math.inf),
+        paper_value="grows when the KL penalty factor decreases (the abstract does not say whether of the gap or a "
+                    "bound on it)", kind="reconstruction",
         source="inferred: the abstract's statement applied to the gap itself on every reward; the paper may state "
                "it of a bound on the gap, or in expectation over reward errors",
-        reason="exact gaps given the fitted proxies; seeds redraw the bootstrap proxies",
-        note=_PENALTY_READING + f"Measured: on the fine grid the gap rises as beta falls, peaks near beta = {peak:.3g} "
-             f"and then falls (rises-then-falls in {sum(falls_late)}/{len(falls_late)} seeds): at small beta both "
-             "the true and the proxy policy concentrate on the images that both rewards rank top, so the gap "
-             "shrinks again. If the paper's statement is about an upper bound on the gap (which does grow as beta "
-             "falls) or about the typical size of the error's effect, this is consistent with it; if it is about "
-             "the gap itself on every reward, this is a counterexample. Proxy errors sd "
-             f"{errors0.std():.3g} nats; proxies fit on {config.digits_train_size} images."))
+        reason="exact gaps given the fitted proxies; seeds redraw the bootstrap proxies; over seeds the Student-t "
+               "interval of the mean smallest rise must lie above 0",
+        note=_PENALTY_READING + f"Mean gap (M=1) along ascending beta {np.round(fine_b, 3).tolist()}: "
+             f"{np.round(mean_fine[0], 4).tolist()}; it rises as beta falls, peaks near beta = {peak:.3g} and then "
+             f"falls (rises-then-falls in {sum(falls_late)}/{len(falls_late)} seeds): at small beta both the true "
+             "and the proxy policy concentrate on the images that both rewards rank top, so the gap shrinks again. "
+             "If the paper's statement is about an upper bound on the gap (which does grow as beta falls) or "
+             "about the typical size of the error's effect, this is consistent with it; if it is about the gap "
+             f"itself on every reward, this is a counterexample. Proxy errors sd {errors0.std():.3g} nats; proxies "
+             f"fit on {config.digits_train_size} images.") for g in dfine]
+    claims.append(C.over_seeds(per_seed_b, seeds))
     ens_seeds = []
     for s, g in zip(seeds, dgaps):
-        ens_seeds.append(C.check(
+        ens_seeds.append(C.at_least(
             "ensemble_shrinks_gap_digits",
-            "Ensembling shrinks the gap — digits task (correlated errors: the effective M is reported)",
-            measured=float(np.min(-np.diff(g, axis=0))), holds=bool(np.all(np.diff(g, axis=0) < 0)),
-            tolerance=f"gap strictly decreasing along M = {config.digits_ensemble_sizes} at every beta in "
-                      f"{np.round(dpb, 3).tolist()}",
+            "Ensembling shrinks the gap — digits task (correlated errors: the effective M is reported): the "
+            f"smallest decrease of the gap over one step along M = {config.digits_ensemble_sizes} at every beta in "
+            f"{np.round(dpb, 3).tolist()}",
+            measured=float(np.min(-np.diff(g, axis=0))), bound=0.0, domain=(-math.inf, math.inf),
             paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract",
             reason="exact gaps given the fitted proxies, averaged over disjoint groups of them; seeds redraw the "
-                   "bootstrap proxies",
-            note=f"measured = smallest decrease along M; effective M from the error correlation (first seed): "
+                   "bootstrap proxies; over seeds the Student-t interval of the mean smallest decrease must lie "
+                   "above 0",
+            note=f"effective M from the error correlation (first seed): "
                  f"{np.round(meff, 2).tolist()} for M = {config.digits_ensemble_sizes}."))
     claims.append(C.over_seeds(ens_seeds, seeds))
     return claims
@@ -792,6 +802,7 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
                "reward and the threshold are ours",
         reason=f"frontier estimated from {config.lm_base_samples} base samples (covariance form); best-of-N from "
                f"the same samples; same threshold as the synthetic check ({config.bon_min_efficiency})",
+        tuned_after_look=f"the threshold {config.bon_min_efficiency} came from a prototype run of the synthetic check",
         note=f"2-layer GPT-2, V = {config.lm_vocab}, L = {config.lm_length}, pretrained {config.lm_pretrain_steps} "
              f"steps on a Markov-chain corpus; N = {m.bon_n.tolist()}, KL {np.round(m.bon_kl, 3).tolist()} nats, "
              f"efficiencies {np.round(m.bon_efficiency, 3).tolist()}; PG by trl's RLOO and GRPO trainers.")]
