@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import torch
+from _timing import best_cpu
 from torch.nn import functional as F
 
 from neurips26.feature_learning import (
@@ -32,8 +33,6 @@ from neurips26.feature_learning import (
 )
 from neurips26.feature_learning.data import digits
 from neurips26.feature_learning.whitening import resolve_method
-
-from _timing import best_cpu
 
 
 def median_time(fn, repeats: int) -> float:

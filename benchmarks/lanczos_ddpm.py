@@ -19,7 +19,6 @@ Run: ``.venv/bin/python benchmarks/lanczos_ddpm.py`` (a few minutes on one core)
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from _timing import best_cpu, median_wall
 

@@ -20,9 +20,9 @@ import torch
 
 import neurips26.annealed_langevin.experiment as ex
 from neurips26.annealed_langevin.gaussian import _sym, require_normalisable
+from neurips26.annealed_langevin.schedule import VPSchedule
 from neurips26.harness.claims import Verdict
 from neurips26.harness.context import RunContext
-from neurips26.annealed_langevin.schedule import VPSchedule
 
 SCH = VPSchedule()
 

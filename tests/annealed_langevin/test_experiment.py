@@ -6,7 +6,6 @@ from neurips26.annealed_langevin.experiment import Config, run
 from neurips26.harness.claims import Claim, Verdict
 from neurips26.harness.context import RunContext
 
-
 TINY = dict(dims=[2], ns=[2, 10], epsilons=[0.2], rsde_steps=[30, 60], transfer_ns=[3], sampler_particles=600,
             transfer_particles=150, transfer_epsilon=0.4, transfer_rsde_steps=30, sbi_simulations=0)
 

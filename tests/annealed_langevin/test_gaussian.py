@@ -4,9 +4,18 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.annealed_langevin import (VPSchedule, ald_output, annealed_langevin, bridge, gauss_score,
-                                         geffner_score, geffner_undiffused_score, reverse_sde, reverse_sde_output,
-                                         w2_gaussian)
+from neurips26.annealed_langevin import (
+    VPSchedule,
+    ald_output,
+    annealed_langevin,
+    bridge,
+    gauss_score,
+    geffner_score,
+    geffner_undiffused_score,
+    reverse_sde,
+    reverse_sde_output,
+    w2_gaussian,
+)
 
 from .conftest import analytic_single_scores, make_fit
 

@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.annealed_langevin import (GaussianFit, VPSchedule, annealed_langevin, sample_tall_posterior, tune,
-                                         w2_gaussian)
+from neurips26.annealed_langevin import (
+    GaussianFit,
+    VPSchedule,
+    annealed_langevin,
+    sample_tall_posterior,
+    tune,
+    w2_gaussian,
+)
 
 FIT = GaussianFit.linear_gaussian(np.ones(2), np.eye(2), 2 * np.eye(2), np.ones((5, 2)))
 PRIOR = torch.distributions.MultivariateNormal(torch.ones(2), torch.eye(2))
@@ -15,7 +21,8 @@ def single(th, t):
     return -th[:, None, :].expand(-1, 5, -1) if th.ndim == 2 else -th
 
 
-def _stp(x=torch.ones(5, 2), prior=PRIOR, num=10, fit=FIT):
+def _stp(x=None, prior=PRIOR, num=10, fit=FIT):
+    x = torch.ones(5, 2) if x is None else x
     return sample_tall_posterior(single, x, prior, num, 0.2, schedule=VPSchedule(), fit=fit)
 
 

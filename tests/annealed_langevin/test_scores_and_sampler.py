@@ -6,9 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.annealed_langevin import (IndefinitePrecisionWarning, NotLogConcaveWarning, VPSchedule,
-                                         annealed_langevin, estimate_curvature, gauss_score, geffner_score,
-                                         sample_tall_posterior, w2_gaussian, warn_if_not_log_concave)
+from neurips26.annealed_langevin import (
+    IndefinitePrecisionWarning,
+    NotLogConcaveWarning,
+    VPSchedule,
+    annealed_langevin,
+    estimate_curvature,
+    gauss_score,
+    geffner_score,
+    sample_tall_posterior,
+    w2_gaussian,
+    warn_if_not_log_concave,
+)
 
 from .conftest import analytic_single_scores, make_fit
 

@@ -5,9 +5,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurips26.annealed_langevin import (GaussianFit, InfeasibleAccuracyError, NonNormalisableBridgeError,
-                                         VPSchedule, ald_output, bridge, level_bound, max_step_profile,
-                                         max_step_size, tune, tune_for_levels, w2_gaussian)
+from neurips26.annealed_langevin import (
+    GaussianFit,
+    InfeasibleAccuracyError,
+    NonNormalisableBridgeError,
+    VPSchedule,
+    ald_output,
+    bridge,
+    level_bound,
+    max_step_profile,
+    max_step_size,
+    tune,
+    tune_for_levels,
+    w2_gaussian,
+)
 
 from .conftest import make_fit
 

@@ -7,9 +7,18 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.annealed_langevin import (GaussianFit, IndefinitePrecisionWarning, InfeasibleAccuracyError,
-                                         VPSchedule, annealed_langevin, gauss_score, hand_tuned,
-                                         sample_tall_posterior, tune, w2_gaussian)
+from neurips26.annealed_langevin import (
+    GaussianFit,
+    IndefinitePrecisionWarning,
+    InfeasibleAccuracyError,
+    VPSchedule,
+    annealed_langevin,
+    gauss_score,
+    hand_tuned,
+    sample_tall_posterior,
+    tune,
+    w2_gaussian,
+)
 from neurips26.annealed_langevin.sbi_adapter import _prior_gaussian
 
 SCH = VPSchedule()

@@ -7,13 +7,22 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
 
-from neurips26.feature_learning import (FeatureRecorder, feature_learning_equation, feature_learning_residual,
-                                        first_order_mismatch, gram_change, gram_vc_residual, mlp,
-                                        second_order_gap, virtual_covariance)
+from neurips26.feature_learning import (
+    FeatureRecorder,
+    feature_learning_equation,
+    feature_learning_residual,
+    first_order_mismatch,
+    gram_change,
+    gram_vc_residual,
+    mlp,
+    second_order_gap,
+    virtual_covariance,
+)
 
 
 def _recorded(net, x, y):

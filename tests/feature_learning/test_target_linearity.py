@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
-from neurips26.feature_learning import (RidgeTargetLinearityWarning, TrivialTargetLinearityWarning, gram_surrogate,
-                                        nc1, one_hot_targets, target_linearity, target_linearity_details)
+from neurips26.feature_learning import (
+    RidgeTargetLinearityWarning,
+    TrivialTargetLinearityWarning,
+    gram_surrogate,
+    nc1,
+    one_hot_targets,
+    target_linearity,
+    target_linearity_details,
+)
 
 
 def test_tl_equals_sklearn_r2_with_and_without_intercept():

@@ -6,8 +6,14 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from neurips26.feature_learning import (GramWhitening, gram_relative_change, mlp, polar_factor_newton_schulz,
-                                        polar_factor_svd, whiten_update)
+from neurips26.feature_learning import (
+    GramWhitening,
+    gram_relative_change,
+    mlp,
+    polar_factor_newton_schulz,
+    polar_factor_svd,
+    whiten_update,
+)
 
 
 def _pair(q, p, seed=0, dtype=torch.float64):

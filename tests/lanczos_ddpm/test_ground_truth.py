@@ -9,9 +9,18 @@ import pytest
 import torch
 from scipy.stats import multivariate_normal
 
-from neurips26.lanczos_ddpm import (gaussian_kl_same_mean, gaussian_mixture_law, gmm_posterior_covariance,
-                                    gmm_posterior_mean, gmm_reverse_logpdf, path_kl_gaussian_mixture,
-                                    schedule_steps, spaced_timesteps, step_coefficients, vp_alphas_cumprod)
+from neurips26.lanczos_ddpm import (
+    gaussian_kl_same_mean,
+    gaussian_mixture_law,
+    gmm_posterior_covariance,
+    gmm_posterior_mean,
+    gmm_reverse_logpdf,
+    path_kl_gaussian_mixture,
+    schedule_steps,
+    spaced_timesteps,
+    step_coefficients,
+    vp_alphas_cumprod,
+)
 
 
 def _joint_gaussian_reverse(m, S, ap, beta, xt):

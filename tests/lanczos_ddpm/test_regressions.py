@@ -17,7 +17,6 @@ are caught by the tests in ``test_sampler.py`` (prediction types are equivalent)
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from neurips26.lanczos_ddpm import (ForwardModeUnsupportedWarning, SamplerStats, covariance_matvec, ddpm_sample,
-                                    gaussian_mixture_law, gmm_denoiser, linearize, reverse_step, schedule_steps, spaced_timesteps,
-                                    vp_alphas_cumprod)
+from neurips26.lanczos_ddpm import (
+    ForwardModeUnsupportedWarning,
+    SamplerStats,
+    covariance_matvec,
+    ddpm_sample,
+    gaussian_mixture_law,
+    gmm_denoiser,
+    linearize,
+    reverse_step,
+    schedule_steps,
+    spaced_timesteps,
+    vp_alphas_cumprod,
+)
 
 D = 4
 M = np.array([0.5, -1.0, 0.0, 1.0])

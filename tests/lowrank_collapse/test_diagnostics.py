@@ -8,11 +8,21 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurips26.lowrank_collapse import (MLPVectorField, capture_layer_signals, entropy_effective_rank,
-                                        flow_matching_loss, gaussian_reference_participation_ratio,
-                                        gradient_rank_bound, numerical_rank, participation_ratio,
-                                        principal_angle_cosines, rank_summary, singular_values,
-                                        subspace_energy_fraction, top_right_singular_vectors)
+from neurips26.lowrank_collapse import (
+    MLPVectorField,
+    capture_layer_signals,
+    entropy_effective_rank,
+    flow_matching_loss,
+    gaussian_reference_participation_ratio,
+    gradient_rank_bound,
+    numerical_rank,
+    participation_ratio,
+    principal_angle_cosines,
+    rank_summary,
+    singular_values,
+    subspace_energy_fraction,
+    top_right_singular_vectors,
+)
 
 
 def _low_rank(m, n, r, seed=0, dtype=torch.float64):

@@ -7,10 +7,21 @@ import math
 import pytest
 import torch
 
-from neurips26.lowrank_collapse import (GaussianMixture, LinearVectorField, MLPVectorField, NonFiniteError,
-                                        TooManyEvaluationsError, divergence, eight_gaussians, flow_log_density,
-                                        flow_matching_loss, reverse_kl_loss, sample_flow, standard_normal_log_prob,
-                                        train)
+from neurips26.lowrank_collapse import (
+    GaussianMixture,
+    LinearVectorField,
+    MLPVectorField,
+    NonFiniteError,
+    TooManyEvaluationsError,
+    divergence,
+    eight_gaussians,
+    flow_log_density,
+    flow_matching_loss,
+    reverse_kl_loss,
+    sample_flow,
+    standard_normal_log_prob,
+    train,
+)
 
 
 def test_log_density_of_a_linear_flow_is_exact():

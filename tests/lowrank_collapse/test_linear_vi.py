@@ -5,11 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from torch.distributions import MultivariateNormal, kl_divergence
 
-from neurips26.lowrank_collapse import (LinearVectorField, linear_field_kl, lowrank_precision_target, sample_flow,
-                                        train_linear_vi)
+from neurips26.lowrank_collapse import (
+    LinearVectorField,
+    linear_field_kl,
+    lowrank_precision_target,
+    sample_flow,
+    train_linear_vi,
+)
 
 
 def test_kl_closed_form_matches_torch_distributions_on_the_flow_maps_covariance():

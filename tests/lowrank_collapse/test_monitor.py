@@ -7,8 +7,15 @@ import math
 import pytest
 import torch
 
-from neurips26.lowrank_collapse import (MLPVectorField, NonFiniteError, RankMonitor, eight_gaussians,
-                                        flow_matching_loss, mode_coverage, sample_flow)
+from neurips26.lowrank_collapse import (
+    MLPVectorField,
+    NonFiniteError,
+    RankMonitor,
+    eight_gaussians,
+    flow_matching_loss,
+    mode_coverage,
+    sample_flow,
+)
 
 
 def test_readme_loop_records_every_layer_and_draws_a_figure():

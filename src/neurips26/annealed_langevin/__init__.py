@@ -29,17 +29,49 @@ Public API:
     sample_tall_posterior, single_scores_from_estimator                        sbi_adapter.py
 """
 
-from .composite import (COMPOSITE_SCORES, IndefinitePrecisionWarning, box_uniform_diffused_score,
-                        estimate_curvature, gauss_score, geffner_score, geffner_undiffused_score)
-from .gaussian import (BRIDGES, GaussianBridge, GaussianFit, NonNormalisableBridgeError, ald_output, bridge,
-                       require_normalisable, reverse_sde_output, w2_gaussian)
+from .composite import (
+                        COMPOSITE_SCORES,
+                        IndefinitePrecisionWarning,
+                        box_uniform_diffused_score,
+                        estimate_curvature,
+                        gauss_score,
+                        geffner_score,
+                        geffner_undiffused_score,
+)
+from .gaussian import (
+                        BRIDGES,
+                        GaussianBridge,
+                        GaussianFit,
+                        NonNormalisableBridgeError,
+                        ald_output,
+                        bridge,
+                        require_normalisable,
+                        reverse_sde_output,
+                        w2_gaussian,
+)
 from .sampler import annealed_langevin, reverse_sde
-from .sbi_adapter import (TallPosteriorSamples, composite_score_fn, fit_from_single_samples,
-                          sample_tall_posterior, single_scores_from_estimator)
+from .sbi_adapter import (
+                        TallPosteriorSamples,
+                        composite_score_fn,
+                        fit_from_single_samples,
+                        sample_tall_posterior,
+                        single_scores_from_estimator,
+)
 from .schedule import VPSchedule
-from .tuning import (ALDHyperparameters, InfeasibleAccuracyError, NotLogConcaveWarning, hand_tuned, level_bias,
-                     level_bound, level_gaps, max_step_profile, max_step_size, tune, tune_for_levels,
-                     warn_if_not_log_concave)
+from .tuning import (
+                        ALDHyperparameters,
+                        InfeasibleAccuracyError,
+                        NotLogConcaveWarning,
+                        hand_tuned,
+                        level_bias,
+                        level_bound,
+                        level_gaps,
+                        max_step_profile,
+                        max_step_size,
+                        tune,
+                        tune_for_levels,
+                        warn_if_not_log_concave,
+)
 
 __all__ = [
     "ALDHyperparameters", "BRIDGES", "COMPOSITE_SCORES", "box_uniform_diffused_score", "GaussianBridge", "GaussianFit",

@@ -718,7 +718,7 @@ def _sbi_run(config: Config, ctx: RunContext, seed: int | None = None) -> dict:
                                prior.covariance_matrix.double(), sch,
                                torch.as_tensor(np.linalg.inv(res.fit.post_covs)))
     g = torch.Generator().manual_seed(1000 * seed + 6)
-    deltas, bound, stable = [], None, True
+    deltas, stable = [], True
     e = None
     bs = [bridge("linhart", float(t), sch, exact) for t in hp.times]
     for i, (b, h, k) in enumerate(zip(bs, hp.step_sizes, hp.n_steps)):

@@ -13,8 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .composite import (COMPOSITE_SCORES, box_uniform_diffused_score, estimate_curvature, gauss_score,
-                        geffner_score, geffner_undiffused_score)
+from .composite import (
+    COMPOSITE_SCORES,
+    box_uniform_diffused_score,
+    estimate_curvature,
+    gauss_score,
+    geffner_score,
+    geffner_undiffused_score,
+)
 from .gaussian import GaussianFit
 from .sampler import annealed_langevin, reverse_sde
 from .schedule import VPSchedule

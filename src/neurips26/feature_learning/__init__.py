@@ -28,16 +28,30 @@ Example::
             print(name, feature_learning_residual(rec.W(name), rec.G_W(name), rec.H(name), rec.G_H(name)))
 """
 
-from .equation import (feature_learning_equation, feature_learning_residual, first_order_mismatch, gram_change,
-                       gram_vc_residual, second_order_gap, virtual_covariance, virtual_features)
+from .equation import (
+                       feature_learning_equation,
+                       feature_learning_residual,
+                       first_order_mismatch,
+                       gram_change,
+                       gram_vc_residual,
+                       second_order_gap,
+                       virtual_covariance,
+                       virtual_features,
+)
 from .models import VAE, mlp, vae_loss
 from .neural_collapse import nc1
 from .recorder import SUPPORTED_LAYERS, FeatureRecorder, LayerRecord, weight_matrix
-from .target_linearity import (RidgeTargetLinearityWarning, TargetLinearity, TrivialTargetLinearityWarning,
-                               gram_surrogate, one_hot_targets, target_linearity, target_linearity_details)
+from .target_linearity import (
+                       RidgeTargetLinearityWarning,
+                       TargetLinearity,
+                       TrivialTargetLinearityWarning,
+                       gram_surrogate,
+                       one_hot_targets,
+                       target_linearity,
+                       target_linearity_details,
+)
 from .tracker import LinearityTracker
-from .whitening import (GramWhitening, gram_relative_change, polar_factor_newton_schulz, polar_factor_svd,
-                        whiten_update)
+from .whitening import GramWhitening, gram_relative_change, polar_factor_newton_schulz, polar_factor_svd, whiten_update
 
 __all__ = [
     "FeatureRecorder", "LayerRecord", "SUPPORTED_LAYERS", "weight_matrix",

@@ -23,7 +23,6 @@ import numpy as np
 import torch
 
 
-
 def _f64(x, name: str) -> torch.Tensor:
     t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x).detach().to(torch.float64)
     if t.ndim != 2:

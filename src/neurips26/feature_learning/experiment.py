@@ -348,7 +348,6 @@ def _linearity_dynamics(config: Config, ctx: RunContext, metrics: dict, figs: di
     metrics["tl_dynamics"] = {"per_seed": per_seed, "rise_last": rise, "gap_closed_last": gap,
                               "tl_init_last": [float(t.series(t.names[-1], "tl")[1][0]) for t in trackers.values()], "final_last": final,
                               "spearman_tl_surrogate": rho_s, "spearman_tl_nc1": rho_nc}
-    seeds = config.seeds
     setup = (f"MLP {config.tl_depth}×{config.tl_width} GELU on digits, SGD lr {config.tl_lr} momentum "
              f"{config.tl_momentum}, {config.tl_epochs} epochs, TL on the 1437 training images")
     m_rise, iv_rise = C.mean_interval(rise, domain=(-1.0, 1.0))
@@ -697,7 +696,7 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
     for beta, runs in figs["vae"].items():
-        for j, (s, r) in enumerate(runs.items()):
+        for j, r in enumerate(runs.values()):
             axes[0].plot(np.arange(1, len(r["tl"]) + 1), r["tl"], label=f"β = {beta:g}" if j == 0 else None,
                          color="tab:green" if beta == config.vae_betas[0] else "tab:purple", alpha=0.8)
             axes[1].plot(r["tl"], r["deviation"], ".", color="tab:green" if beta == config.vae_betas[0] else

@@ -25,8 +25,13 @@ from torch import nn
 
 from .neural_collapse import nc1
 from .recorder import FeatureRecorder
-from .target_linearity import (RidgeTargetLinearityWarning, TrivialTargetLinearityWarning, gram_surrogate,
-                               one_hot_targets, target_linearity_details)
+from .target_linearity import (
+    RidgeTargetLinearityWarning,
+    TrivialTargetLinearityWarning,
+    gram_surrogate,
+    one_hot_targets,
+    target_linearity_details,
+)
 
 
 @dataclass

@@ -22,14 +22,30 @@ Public API::
                             prediction_type="epsilon", covariance="lanczos", k=3)
 """
 
-from .covariance import (COVARIANCES, PREDICTION_TYPES, ForwardModeUnsupportedWarning, SamplerStats,
-                         covariance_matvec, dense_covariance, linearize, posterior_mean_from_prediction,
-                         reverse_noise)
+from .covariance import (
+                         COVARIANCES,
+                         PREDICTION_TYPES,
+                         ForwardModeUnsupportedWarning,
+                         SamplerStats,
+                         covariance_matvec,
+                         dense_covariance,
+                         linearize,
+                         posterior_mean_from_prediction,
+                         reverse_noise,
+)
 from .diffusers_adapter import diffusers_model, sample_with_diffusers
-from .gmm import (GaussianMixtureLaw, gaussian_mixture_law, gmm_covariance_oracle, gmm_denoiser, gmm_logpdf,
-                  gmm_posterior_covariance, gmm_posterior_mean, gmm_reverse_logpdf, gmm_sample)
-from .lanczos import (LanczosDecomposition, dense_sqrt_apply, lanczos_gaussian_sample, lanczos_sqrt,
-                      lanczos_tridiagonal)
+from .gmm import (
+                         GaussianMixtureLaw,
+                         gaussian_mixture_law,
+                         gmm_covariance_oracle,
+                         gmm_denoiser,
+                         gmm_logpdf,
+                         gmm_posterior_covariance,
+                         gmm_posterior_mean,
+                         gmm_reverse_logpdf,
+                         gmm_sample,
+)
+from .lanczos import LanczosDecomposition, dense_sqrt_apply, lanczos_gaussian_sample, lanczos_sqrt, lanczos_tridiagonal
 from .path_kl import PATH_KL_COVARIANCES, PathKL, gaussian_kl_same_mean, path_kl_gaussian_mixture
 from .sampler import ddpm_sample, equal_cost_steps, reverse_step
 from .schedule import StepCoefficients, schedule_steps, spaced_timesteps, step_coefficients, vp_alphas_cumprod

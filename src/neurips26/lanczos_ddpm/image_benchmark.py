@@ -17,7 +17,6 @@ not available offline. The substitute (full configuration only, ``Config.image_b
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np

@@ -22,8 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .gmm import (GaussianMixtureLaw, gmm_logpdf, gmm_posterior_covariance, gmm_posterior_mean,
-                  gmm_reverse_logpdf, gmm_sample)
+from .gmm import (
+    GaussianMixtureLaw,
+    gmm_logpdf,
+    gmm_posterior_covariance,
+    gmm_posterior_mean,
+    gmm_reverse_logpdf,
+    gmm_sample,
+)
 from .schedule import schedule_steps
 
 PATH_KL_COVARIANCES = ("beta", "beta_tilde", "trace", "diagonal", "full")

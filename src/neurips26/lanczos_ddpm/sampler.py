@@ -20,8 +20,15 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from .covariance import (COVARIANCES, SamplerStats, check_prediction_type, covariance_matvec,
-                         linearize, posterior_mean_from_prediction, reverse_noise)
+from .covariance import (
+    COVARIANCES,
+    SamplerStats,
+    check_prediction_type,
+    covariance_matvec,
+    linearize,
+    posterior_mean_from_prediction,
+    reverse_noise,
+)
 from .lanczos import check_num_steps
 from .schedule import StepCoefficients, schedule_steps
 

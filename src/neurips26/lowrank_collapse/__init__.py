@@ -44,13 +44,43 @@ Example::
 """
 
 from .baselines import train_zuko_reverse_kl, zuko_flow, zuko_sample
-from .collapse_metrics import MemorisationReport, ModeCoverage, memorisation_fraction, memorisation_report, mode_coverage
-from .diagnostics import (SUPPORTED_LAYERS, LayerSignals, RankBound, RankSummary, capture_layer_signals,
-                          entropy_effective_rank, gaussian_reference_participation_ratio, gradient_rank_bound,
-                          numerical_rank, participation_ratio, principal_angle_cosines, rank_summary,
-                          rank_tolerance, singular_values, subspace_energy_fraction, top_right_singular_vectors)
-from .flows import (NonFiniteError, TooManyEvaluationsError, divergence, divergence_hutchinson, flow_log_density,
-                    flow_matching_loss, reverse_kl_loss, sample_flow, standard_normal_log_prob, train)
+from .collapse_metrics import (
+                          MemorisationReport,
+                          ModeCoverage,
+                          memorisation_fraction,
+                          memorisation_report,
+                          mode_coverage,
+)
+from .diagnostics import (
+                          SUPPORTED_LAYERS,
+                          LayerSignals,
+                          RankBound,
+                          RankSummary,
+                          capture_layer_signals,
+                          entropy_effective_rank,
+                          gaussian_reference_participation_ratio,
+                          gradient_rank_bound,
+                          numerical_rank,
+                          participation_ratio,
+                          principal_angle_cosines,
+                          rank_summary,
+                          rank_tolerance,
+                          singular_values,
+                          subspace_energy_fraction,
+                          top_right_singular_vectors,
+)
+from .flows import (
+                          NonFiniteError,
+                          TooManyEvaluationsError,
+                          divergence,
+                          divergence_hutchinson,
+                          flow_log_density,
+                          flow_matching_loss,
+                          reverse_kl_loss,
+                          sample_flow,
+                          standard_normal_log_prob,
+                          train,
+)
 from .linear_vi import LinearVIRun, linear_field_kl, lowrank_precision_target, train_linear_vi
 from .monitor import RankMonitor
 from .targets import GaussianMixture, SubspaceData, digits, eight_gaussians, moons, subspace_mixture

@@ -28,16 +28,23 @@ from pydantic import Field, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
-from neurips26.harness.context import torch_threads
 from neurips26.harness.config import Resources
+from neurips26.harness.context import torch_threads
 
 from .baselines import train_zuko_reverse_kl, zuko_flow, zuko_sample
 from .collapse_metrics import memorisation_report, mode_coverage
-from .diagnostics import (capture_layer_signals, gaussian_reference_participation_ratio, gradient_rank_bound,
-                          numerical_rank, participation_ratio, principal_angle_cosines, singular_values,
-                          subspace_energy_fraction, top_right_singular_vectors)
-from .flows import (flow_log_density, flow_matching_loss, reverse_kl_loss, sample_flow,
-                    standard_normal_log_prob, train)
+from .diagnostics import (
+    capture_layer_signals,
+    gaussian_reference_participation_ratio,
+    gradient_rank_bound,
+    numerical_rank,
+    participation_ratio,
+    principal_angle_cosines,
+    singular_values,
+    subspace_energy_fraction,
+    top_right_singular_vectors,
+)
+from .flows import flow_log_density, flow_matching_loss, reverse_kl_loss, sample_flow, standard_normal_log_prob, train
 from .linear_vi import lowrank_precision_target, train_linear_vi
 from .monitor import RankMonitor
 from .targets import digits, eight_gaussians, moons, subspace_mixture
