@@ -171,3 +171,57 @@ def test_hidden_sizes_the_model_cannot_take_are_refused_by_the_config(hidden):
 
     with pytest.raises(ValidationError, match="multiple of 8"):
         Config(hidden=hidden)
+
+
+@pytest.mark.parametrize("verify", ["fast", "sha256"])
+def test_both_base_checks_refuse_one_changed_entry_and_an_applied_base(base, verify):
+    """The fast default (XXH3-64) must refuse exactly what SHA-256 refuses: one entry changed by
+    1e-3, and a base the mask was already applied to."""
+    import copy
+
+    from neurips26.bit_mask_tuning import MaskMismatchError
+    from neurips26.bit_mask_tuning.codec import mask_from_bytes
+
+    plain = copy.deepcopy(base)
+    bm = attach_bit_mask(base, 0.01)
+    with torch.no_grad():
+        for m in bm.masks:
+            m.scores.uniform_(-1, 1)
+    data = mask_to_bytes(export_mask(bm))
+    entries, _ = mask_from_bytes(data)
+    assert all(e.xxh3 for e in entries)                     # xxhash is installed with the [llm] extra
+    other = copy.deepcopy(plain)
+    with torch.no_grad():
+        _gate(other).weight[3, 5] += 1e-3
+    with pytest.raises(MaskMismatchError, match="XXH3-64" if verify == "fast" else "SHA-256"):
+        apply_mask(other, data, verify=verify)
+    ok = copy.deepcopy(plain)
+    apply_mask(ok, data, verify=verify)
+    with pytest.raises(MaskMismatchError):
+        apply_mask(ok, data, verify=verify)                  # already applied: the base bytes changed
+
+
+def test_a_mask_file_without_a_fast_digest_is_checked_with_sha256(base):
+    """Files written before the XXH3 field (or without xxhash) still apply, checked by SHA-256."""
+    import copy
+
+    from neurips26.bit_mask_tuning import MaskMismatchError
+
+    plain = copy.deepcopy(base)
+    bm = attach_bit_mask(base, 0.01)
+    with torch.no_grad():
+        for m in bm.masks:
+            m.scores.uniform_(-1, 1)
+    entries = export_mask(bm)
+    for e in entries:
+        e.xxh3 = ""
+    data = mask_to_bytes(entries)
+    assert b"xxh3" not in data[:4000]
+    other = copy.deepcopy(plain)
+    with torch.no_grad():
+        _gate(other).weight[0, 0] += 1e-3
+    with pytest.raises(MaskMismatchError, match="SHA-256"):
+        apply_mask(other, data)
+    apply_mask(copy.deepcopy(plain), data)
+    with pytest.raises(ValueError, match="verify"):
+        apply_mask(copy.deepcopy(plain), data, verify="md5")

@@ -169,7 +169,7 @@ def _mechanics(base, run, config: Config, metrics: dict) -> list:
                   note=f"mask file {len(data)} B for k = {bm.k}; gate weights byte-equal (+0.0 at deletions): "
                        f"{w_equal}", **chk),
         C.check("mismatched_base_refused", "Applying the mask to a base whose gate tensor differs (one entry "
-                "+1e-3) raises MaskMismatchError (SHA-256 of the base tensor).", measured=refused, holds=refused,
+                "+1e-3) raises MaskMismatchError (the base tensor's XXH3-64 digest by default, SHA-256 on request).", measured=refused, holds=refused,
                 tolerance="an error is raised", reason="a mask is only meaningful on the base it was trained on",
                 paper_value=None, source="inferred: safe re-application of an exported mask", **chk),
     ]
