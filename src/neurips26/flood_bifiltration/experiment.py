@@ -27,6 +27,9 @@ from .invariants import (grades_as_set, interleaving_excess, masked_exactness_vi
 
 
 UCR_OFFLINE = ("ACSF1", "ArrowHead", "GunPoint", "ItalyPowerDemand", "OSULeaf")  # shipped with aeon, univariate
+#: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the density and
+#: synthetic-classification groups (the tuned claims) on them.
+CONFIRMATION_SEEDS = (101,)
 PROTOTYPE_THRESHOLD = 0.3  # slice t fixed before implementation from a prototype run (circle + outliers)
 
 
@@ -53,6 +56,10 @@ class Config(ExperimentConfig):
                                      description="N for the scaling measurement (2-D)")
     scaling_landmarks: int = Field(64, gt=4, le=20_000, description="landmarks for the scaling measurement")
     scaling_exact_max_n: int = Field(32000, gt=0, le=1_000_000, description="largest N also timed in exact mode")
+    million_points: bool = Field(False, description="also build the bifiltration once on 10^6 points (masked, "
+                                 "million_landmarks landmarks) and judge the million_points claim: ~35 s CPU and "
+                                 "~0.7 GB at 64 landmarks, so off in the quick run, on in the full one")
+    million_landmarks: int = Field(64, gt=4, le=20_000, description="landmarks of the 10^6-point build")
 
     @field_validator("low_thresholds")
     @classmethod
@@ -102,7 +109,7 @@ class Config(ExperimentConfig):
                    n_circle=5000, n_outliers=5000, n_density_repeats=20, n_per_class=100, n_signal=500, n_noise=1500,
                    n_landmarks_clf=128, ucr_max_test=100000,
                    scaling_sizes=[1000, 10000, 100000, 1000000], scaling_landmarks=1000,
-                   scaling_exact_max_n=100000)
+                   scaling_exact_max_n=100000, million_points=True)
 
 
 def _noisy_sphere(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -361,36 +368,44 @@ def _density(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list
     src = ("inferred: the abstract says density awareness is critical on low-dimensional synthetic data; this "
            "setting (circle r = 1, uniform outliers, KDE co-density) and its thresholds are ours")
     iv = f"Student-t 95% interval over {n} independent clouds"
-    proto = ("threshold 0.3 and factor 2 set from a prototype run before this implementation (the circle's loop "
-             "lived for about 0.3 radius units)")
+    proto = "threshold 0.3 and factor 2 are those of the prototype"
+    tuned = ("threshold 0.3 and factor 2 were set from a prototype run of this setting (the circle's loop lived "
+             "for about 0.3 radius units there)")
     return [
         C.at_least("density_slice_loop", f"A circle (r = 1) in uniform outliers keeps a persistent H1 class in the "
                    f"sublevel Flood slice at the low co-density threshold t = {PROTOTYPE_THRESHOLD:g}: largest H1 "
                    "persistence, mean over clouds.", measured=float(np.mean(at_t)), bound=0.3,
-                   interval=C.mean_interval(at_t)[1], kind="reconstruction", source=src,
+                   interval=C.mean_interval(at_t, domain=(0, math.inf))[1], kind="reconstruction", source=src,
+                   domain=(0, math.inf), tuned_after_look=tuned,
                    reason=f"{iv}; {proto}", paper_value=None,
                    note=f"the original statement, fixed before the first run. Per cloud: "
                         f"{[round(float(v), 3) for v in at_t]}. Mean persistence per slice: {per_t}."),
         C.at_most("density_flood_loses_loop", "Single-parameter Flood (slice at max f) loses it: its largest H1 "
                   f"persistence is < 0.5× the one in the slice t = {PROTOTYPE_THRESHOLD:g}; mean of per-cloud ratios.",
-                  measured=float(np.mean(flood_ratio)), bound=0.5, interval=C.mean_interval(flood_ratio)[1],
-                  kind="reconstruction", source=src, reason=f"{iv}; {proto}", paper_value=None,
+                  measured=float(np.mean(flood_ratio)), bound=0.5,
+                  interval=C.mean_interval(flood_ratio, domain=(0, math.inf))[1], domain=(0, math.inf),
+                  tuned_after_look=tuned, kind="reconstruction", source=src, reason=f"{iv}; {proto}", paper_value=None,
                   note="the original statement, fixed before the first run."),
         C.at_least("density_best_low_slice_loop", "Reworded variant (written after the single-slice statement "
                    "failed on one cloud in a first run): the largest H1 persistence in the best slice among "
                    f"t ∈ {{{ts}}} exceeds 0.3, mean over clouds.", measured=float(np.mean(p_low)), bound=0.3,
-                   interval=C.mean_interval(p_low)[1], kind="reconstruction", source=src,
+                   interval=C.mean_interval(p_low, domain=(0, math.inf))[1], kind="reconstruction", source=src,
+                   domain=(0, math.inf), tuned_after_look="reworded to the best of several slices after the "
+                   "single-slice statement failed on one cloud in a first run; threshold 0.3 from the prototype",
                    reason=f"{iv}; same threshold as the original statement",
                    note=f"reworded after looking, so weaker evidence than density_slice_loop; best slice: {picked} "
                         f"of {len(best_t)} clouds. Flood/best-slice ratio {float(np.mean(best_ratio)):.3f}."),
         C.at_most("density_alpha_loses_loop", "Single-parameter Alpha on all points loses the loop as well: largest "
                   "H1 persistence < 0.5× the best low-slice one; mean of per-cloud ratios.",
-                  measured=float(np.mean(alpha_ratio)), bound=0.5, interval=C.mean_interval(alpha_ratio)[1],
+                  measured=float(np.mean(alpha_ratio)), bound=0.5,
+                  interval=C.mean_interval(alpha_ratio, domain=(0, math.inf))[1], domain=(0, math.inf),
+                  tuned_after_look="compared with the best low slice, a statement reworded after a first run; "
+                  "factor 2 from the prototype",
                   kind="reconstruction", source=src, reason=f"{iv}; same factor 2 as for Flood", paper_value=None),
     ]
 
 
-def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[list, dict]:
+def _classification(config: Config, ctx: RunContext, metrics: dict, ucr: bool = True) -> tuple[list, dict]:
     from collections import Counter
 
     claims, table, tests = [], {}, {}
@@ -409,10 +424,12 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
     n = len(y)
     k = int(correct["bifiltration"].sum())
     abstract = "abstract (classification on low-dimensional synthetic data where density awareness is critical)"
-    proto = "threshold set from a prototype run before this implementation (the paper gives no number)"
+    proto = "the paper gives no number"
+    tuned = "threshold set from a prototype run of this pipeline"
     claims.append(C.at_least("synthetic_accuracy", "Bifiltration features classify density-sensitive synthetic "
                              "clouds (loop vs disk in outliers) accurately: ≥ 0.85.", measured=acc["bifiltration"],
                              bound=0.85, interval=C.proportion_interval(k, n)[1], kind="paper", source=abstract,
+                             domain=(0, 1), tuned_after_look=tuned,
                              reason=f"Clopper–Pearson 95% interval over the {n} out-of-fold predictions; {proto}",
                              paper_value="high (no number in the abstract)"))
     note = (f"paired test against the best baseline ({best}): margin {test['margin']:+.3f}, bootstrap 95% "
@@ -420,7 +437,7 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
             f"({test['a_only']} clouds right only with the bifiltration, {test['b_only']} only with {best}).")
     claims.append(C.at_least("synthetic_margin", "They beat the best same-run single-parameter baseline (Flood or "
                              "Alpha) by at least 0.1 accuracy.", measured=test["margin"], bound=0.1,
-                             interval=test["ci"], kind="reconstruction",
+                             interval=test["ci"], kind="reconstruction", domain=(-1, 1), tuned_after_look=tuned,
                              source="inferred: the abstract claims performance where density awareness is "
                                     "critical; the 0.1 margin and this data set are ours",
                              reason=f"paired bootstrap 95% interval over the {n} clouds; {proto}",
@@ -428,13 +445,14 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
     claims.append(C.at_least("synthetic_beats_single_parameter", "Reworded variant (written after the 0.1-margin "
                              "statement was measured): they beat the best baseline by any positive margin.",
                              measured=test["margin"], bound=0.0, interval=test["ci"], kind="reconstruction",
+                             domain=(-1, 1), tuned_after_look="reworded after the 0.1-margin statement was measured",
                              source="inferred: a weaker wording of synthetic_margin",
                              reason=f"paired bootstrap 95% interval over the {n} clouds must lie above 0; "
                                     "inconclusive when it straddles 0 (not significant)",
                              paper_value=None, note="reworded after looking; " + note))
     from aeon.datasets import load_classification
 
-    for name in config.ucr_datasets:
+    for name in config.ucr_datasets if ucr else ():
         Xtr, ytr = load_classification(name, split="train")
         Xte, yte = load_classification(name, split="test")
         Xtr, Xte, yte = Xtr[:, 0], Xte[:config.ucr_max_test, 0], yte[:config.ucr_max_test]
@@ -455,7 +473,9 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
         claims.append(C.at_least(f"ucr_{name}_above_majority", f"{name}: bifiltration features classify real time "
                                  "series (delay embedding, KDE co-density) at least 0.15 above the majority class.",
                                  measured=acc["bifiltration"] - majority, bound=0.15,
-                                 interval=(lo - majority, hi - majority), kind="paper",
+                                 interval=(lo - majority, hi - majority), kind="paper", domain=(-1, 1),
+                                 tuned_after_look=tuned + " (on these test splits: the confirmation seeds cannot "
+                                 "redraw them, so this verdict stays exploratory)",
                                  source="abstract (classification on real-world time series datasets)",
                                  reason=f"Clopper–Pearson 95% interval over {n} test series, minus the majority "
                                         f"rate; {proto}", paper_value="competitive (no number in the abstract)"))
@@ -465,6 +485,7 @@ def _classification(config: Config, ctx: RunContext, metrics: dict) -> tuple[lis
         claims.append(C.at_least(f"ucr_{name}_beats_single_parameter", f"{name}: bifiltration features beat the "
                                  "best same-run single-parameter baseline (Flood or Alpha) on the test split.",
                                  measured=test["margin"], bound=0.0, interval=test["ci"], kind="reconstruction",
+                                 domain=(-1, 1),
                                  source="inferred: the abstract implies the second parameter helps; the "
                                         "baselines and pipeline are ours",
                                  reason=f"paired bootstrap 95% interval over {n} test series must lie above 0; "
@@ -497,6 +518,9 @@ def _scaling(config: Config, ctx: RunContext, metrics: dict) -> list:
     metrics["scaling"] = {"N": config.scaling_sizes, "time_s": times, "loglog_slope": slopes,
                           "exact_over_masked": ratio,
                           "exact_over_masked_at_N": config.scaling_sizes[k] if k >= 0 else None}
+    million = _million_build(config, ctx) if config.million_points else None
+    if million is not None:
+        metrics["million_points"] = million
     return [
         C.at_most("masked_scales_subquadratic", "Scalability: masked construction time grows at most linearly in "
                   "N at fixed landmarks (log-log slope of wall time).",
@@ -508,36 +532,64 @@ def _scaling(config: Config, ctx: RunContext, metrics: dict) -> list:
         C.at_least("masked_faster_than_exact", "The masked mode is faster than the exact one at the largest N "
                    "timed in both modes (ratio exact/masked time).", measured=ratio, bound=1.0, kind="check",
                    source="inferred: the masked mode exists to save time (the authors' package default)",
+                   domain=(0, math.inf),
                    reason="the masked mode's purpose; a prototype measured about 10× at 2·10^4 points",
                    paper_value=None, note="the exact runs here are the only ones processed in row blocks under "
                    "the memory guard; no claim compares chunked grades at quick scale, so chunking bugs are caught "
                    "by tests only (chunked vs single-block grades identical, block sizes within the limit)"),
-        _million_claim(config.scaling_sizes, times["masked"]),
+        _million_claim(million),
     ]
 
 
 MILLION = 10**6
 
 
-def _million_claim(sizes: list[int], masked_times: list[float]):
-    """The README's 10^6-point claim: judged whenever the scaling run reaches 10^6 points (full
-    scale, or ``--set scaling_sizes=[...,1000000]``); offline but too slow for the quick run."""
-    statement = "The bifiltration is computed on up to 10^6 points (the authors' package README)."
+#: CPU budget of the 10^6-point build in the million_points claim (fixed before its first full run: a
+#: "computed on up to 10^6 points" claim means a routine run, which we read as minutes, not hours)
+MILLION_CPU_BUDGET_S = 600.0
+
+
+def _million_build(config: Config, ctx: RunContext) -> dict:
+    """One masked build on 10^6 points of the noisy circle with ``million_landmarks`` landmarks: CPU and
+    wall seconds, peak traced memory (numpy allocations, tracemalloc) and the complex's size."""
+    import tracemalloc
+
+    rng = ctx.child_rng(41)
+    x = _noisy_sphere(MILLION, 2, rng)
+    f = rng.uniform(size=MILLION)
+    tracemalloc.start()
+    c0, t0 = time.process_time(), time.perf_counter()
+    try:
+        bif = sublevel_flood_bifiltration(x, f, config.million_landmarks, points_per_edge=config.points_per_edge)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return {"N": MILLION, "landmarks": config.million_landmarks, "cpu_s": cpu, "wall_s": wall,
+            "peak_traced_gb": peak / 2**30, "n_triangles": int(len(bif.simplices[2]))}
+
+
+def _million_claim(million: dict | None):
+    """The README's 10^6-point claim, judged when ``million_points`` is on (full scale, or ``--set
+    million_points=true``): CPU seconds of one masked build on 10^6 points against a budget."""
+    statement = (f"The bifiltration is computed on 10^6 points (the authors' package README): one masked build on "
+                 f"10^6 points takes at most {MILLION_CPU_BUDGET_S:.0f} CPU seconds (measured: CPU seconds).")
     kw = dict(kind="reconstruction", source="inferred: the abstract says large point sets; 10^6 is the number "
               "in the README of the authors' package sublevel-flood")
-    big = [(n, t) for n, t in zip(sizes, masked_times) if n >= MILLION]
-    if not big:
+    if million is None:
         return C.not_checkable("million_points", statement, paper_value="10^6 points", **kw,
-                               reason=f"the quick run stops at N = {max(sizes)} (minutes of CPU per 10^6-point "
-                               "cloud do not fit it); it needs no GPU or download",
-                               full_scale="scaling_sizes reaches 10^6 points with 1000 landmarks and this claim "
-                               "is judged on that run")
-    n, t = big[-1]
-    return C.check("million_points", statement, measured={"N": int(n), "masked_time_s": float(t)},
-                   holds=bool(math.isfinite(t) and t > 0), tolerance="the masked construction completes on "
-                   f"N ≥ {MILLION} points (finite measured time)",
-                   reason="the README's claim is feasibility; the time is reported, not bounded",
-                   paper_value="10^6 points", **kw)
+                               reason="off in the quick run (about 35 CPU seconds and 0.7 GB at 64 landmarks, a third "
+                               "of the quick run's CPU budget); no GPU or download needed: --set million_points=true "
+                               "runs it at any scale, and the slow test tests/flood_bifiltration/test_million.py "
+                               "builds it too",
+                               full_scale="builds the bifiltration once on 10^6 points with million_landmarks = 64 "
+                               "landmarks and judges this claim on its CPU time")
+    return C.at_most("million_points", statement, measured=million["cpu_s"], bound=MILLION_CPU_BUDGET_S,
+                     domain=(0, math.inf), paper_value="10^6 points",
+                     reason="one timing of a deterministic build; the budget is ~17× the 35 s measured on an idle "
+                            "2-core machine, so only a real slowdown (not machine load) fails it",
+                     note=f"{million['landmarks']} landmarks, wall {million['wall_s']:.1f} s, peak traced memory "
+                          f"{million['peak_traced_gb']:.2f} GB, {million['n_triangles']} triangles", **kw)
 
 
 def _figures(ctx: RunContext, figs: dict, table: dict, config: Config) -> None:
@@ -613,6 +665,11 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     claims = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
+        if ctx.confirmation:   # confirmation seeds: the density and synthetic groups hold the tuned claims
+            claims += _density(config, ctx, metrics, figs)
+            claims += _classification(config, ctx, metrics, ucr=False)[0]
+            return Outcome(metrics=metrics, claims=claims, notes="Confirmation run of the claims tuned after a "
+                           "look (density and synthetic classification; the UCR splits are fixed, so not re-run).")
         claims += _invariants(config, ctx, metrics)
         claims += _density(config, ctx, metrics, figs)
         clf_claims, table = _classification(config, ctx, metrics)
