@@ -162,6 +162,23 @@ def test_fps_is_an_epsilon_net_and_distinct():
     assert d_pairs >= d_all - 1e-12
 
 
+def test_fps_starts_at_the_minimiser_of_f_and_the_bifiltration_uses_it():
+    """Planted bug not caught before (issue 34): FPS starting at the maximiser of f (lexsort()[-1]) left
+    every test green. The documented start is argmin f (ties: lexicographically smallest point), else the
+    lexicographically smallest point; the bifiltration's first landmark is that point."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 2))
+    f = rng.uniform(size=300)
+    assert farthest_point_sampling(x, 5, f=f)[0] == int(np.argmin(f))
+    f_tie = np.ones(300)
+    f_tie[[10, 20]] = 0.0                      # two minimisers: the lexicographically smaller point wins
+    first = 10 if tuple(x[10]) < tuple(x[20]) else 20
+    assert farthest_point_sampling(x, 5, f=f_tie)[0] == first
+    assert farthest_point_sampling(x, 5)[0] == int(np.lexsort((x[:, 1], x[:, 0]))[0])
+    bif = sublevel_flood_bifiltration(x, f, 12, points_per_edge=4)
+    assert bif.landmark_indices[0] == int(np.argmin(f))
+
+
 def test_fps_clamps_and_stops_at_duplicates():
     x = np.array([[0.0, 0], [1, 0], [0, 1], [0, 1], [1, 0]])
     with pytest.warns(UserWarning) as rec:
