@@ -85,3 +85,38 @@ def test_task_runs_with_the_threads_it_declares(burn, tmp_path, executor):
     (res,), _ = run_tasks(_tasks(burn, cpus=1), out=tmp_path, device="cpu", executor=executor, workers=2)
     assert res.metrics["torch_threads"] == 1 and res.metrics["blas_threads"] == [1]
     assert torch.get_num_threads() == before  # the local executor puts the driver's setting back
+
+
+def test_estimate_uses_cpu_time_over_the_cpus_the_task_gets(burn, tmp_path):
+    """Catches a duration estimate read from wall time when CPU time is recorded (a run recorded on
+    a busy machine would inflate it): 40 CPU s for a 2-CPU task is 20 s; a record without CPU time
+    still gives its wall time."""
+    from neurips26.harness.runner import estimate_seconds, store
+
+    (task,) = _tasks(burn, cpus=2)
+    (res,), _ = run_tasks([task], out=tmp_path, device="cpu", executor="local")
+    res.wall_time_s, res.cpu_time_s = 100.0, 40.0  # recorded on a loaded machine
+    store(task, res, tmp_path)
+    assert estimate_seconds([task], tmp_path) == [pytest.approx(20.0)]
+    res.cpu_time_s = None  # a record from before cpu_time_s existed
+    store(task, res, tmp_path)
+    assert estimate_seconds([task], tmp_path) == [pytest.approx(100.0)]
+
+
+def test_report_systems_table_shows_cpu_time(tmp_path):
+    """Catches a systems table that shows wall time only (on a shared machine that says little
+    about cost): a result with cpu_time_s shows 'CPU <seconds>' in its row; one without, nothing."""
+    from neurips26.harness.report import build_report, format_seconds
+
+    from .test_report import write_result
+
+    run_dir = write_result(tmp_path, "lr_schedules")
+    html = build_report(tmp_path)
+    row = html[html.index('id="row-lr_schedules"'):]
+    assert "CPU " not in row[:row.index("</tr>")]
+    res = load_result(run_dir / "result.json")
+    res.cpu_time_s = 7.25
+    res.save(run_dir)
+    row = build_report(tmp_path)
+    row = row[row.index('id="row-lr_schedules"'):]
+    assert f"CPU {format_seconds(7.25)}" in row[:row.index("</tr>")]

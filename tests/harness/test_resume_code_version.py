@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from neurips26.harness import runner
+from neurips26.harness import task
 from neurips26.harness.runner import SystemSpec, reproduce
 
 
@@ -14,7 +14,7 @@ def test_editing_a_systems_source_reruns_it(tmp_path: Path, make_fake, monkeypat
     (root / "fake").mkdir(parents=True)
     source = root / "fake" / "method.py"
     source.write_text("def f():\n    return 1\n")
-    monkeypatch.setattr(runner, "_PKG_ROOT", root)        # code_version hashes <root>/fake/*.py
+    monkeypatch.setattr(task, "_PKG_ROOT", root)          # code_version hashes <root>/fake/*.py
     calls: list = []
     spec = SystemSpec("fake", make_fake(calls), {})
     first, _ = reproduce([spec], out=tmp_path / "out", seed=0, device="cpu")

@@ -53,7 +53,7 @@ from typing import Any
 from .config import ConfigError
 from .context import _THREAD_VARS, TaskCost, limit_threads
 from .results import RESULT_FILE, Result
-from .runner import EXECUTORS, Task, execute, failed_result
+from .task import EXECUTORS, Task, execute, failed_result
 
 Finished = tuple[Task, Result, "dict[str, bytes] | None"]
 #: (result.json text, {path relative to the run folder: bytes}, host name) from a worker.
@@ -338,12 +338,14 @@ class RayExecutor:
             this process it is used as it is and left running.
         workers: CPUs of the local instance (default: all cores); ignored with ``address``.
         credentials: environment variables forwarded to the workers (API keys the tasks need).
+        modules: names of the tasks' experiment modules; with ``address``, the top-level
+            packages of those outside ``neurips26`` (a user's own system) are shipped too.
     """
 
     name = "ray"
 
     def __init__(self, address: str | None = None, workers: int | None = None,
-                 credentials: dict[str, str] | None = None) -> None:
+                 credentials: dict[str, str] | None = None, modules: Sequence[str] = ()) -> None:
         if workers is not None and workers < 1:
             raise ConfigError(f"--workers {workers}: allowed: an integer >= 1")
         try:
@@ -361,7 +363,8 @@ class RayExecutor:
             if address:
                 import neurips26
 
-                runtime_env = {"env_vars": env, "py_modules": [str(Path(neurips26.__file__).parent)]}
+                runtime_env = {"env_vars": env, "py_modules": [str(Path(neurips26.__file__).parent)]
+                               + _module_sources(modules)}
                 try:
                     ray.init(address=address, runtime_env=runtime_env, log_to_driver=False,
                              logging_level=logging.ERROR)
@@ -373,7 +376,10 @@ class RayExecutor:
                 path = [p for p in sys.path if p] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
                 runtime_env = {"env_vars": {**env, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}}
                 try:
-                    ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                    # address="local": a new instance even when another cluster runs on this machine
+                    # (a bare ray.init() would join the one it finds in /tmp/ray)
+                    ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
+                             log_to_driver=False,
                              logging_level=logging.ERROR, runtime_env=runtime_env)
                 except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; one line for the user
                     raise ConfigError(f"--executor ray: cannot start a local Ray instance "
@@ -447,7 +453,24 @@ def make_executor(kind: str, *, address: str | None = None, workers: int | None 
     if kind == "pool":
         return PoolExecutor(workers)
     credentials = {c: os.environ[c] for t in tasks for c in t.resources.credentials if os.environ.get(c)}
-    return RayExecutor(address, workers, credentials)
+    return RayExecutor(address, workers, credentials, modules=[t.module_name for t in tasks])
+
+
+def _module_sources(modules: Sequence[str]) -> list[str]:
+    """Folders (packages) or files (single modules) of the top-level packages of ``modules`` other
+    than ``neurips26``: what a Ray cluster's workers need besides the neurips26 sources."""
+    import importlib.util
+
+    out: list[str] = []
+    for top in sorted({m.split(".", 1)[0] for m in modules} - {"neurips26"}):
+        spec = importlib.util.find_spec(top)
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            out.append(str(Path(list(spec.submodule_search_locations)[0])))
+        elif spec.origin and spec.origin.endswith(".py"):
+            out.append(spec.origin)
+    return out
 
 
 __all__ = ["LocalExecutor", "PoolExecutor", "RayExecutor", "make_executor", "check_requirements",

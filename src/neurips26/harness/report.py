@@ -235,7 +235,7 @@ def scan_results(out_dir: Path, system: str | None = None) -> tuple[list[Run], l
     """Every ``<out>/<system>/<run>/result.json`` (only ``system``'s folder if given): the
     readable runs (with staleness) and the unreadable files with the reason (damaged JSON, not a
     result record, older format)."""
-    from .runner import code_version
+    from .task import code_version
 
     runs: list[Run] = []
     unreadable: list[tuple[Path, str]] = []
@@ -486,6 +486,13 @@ class Section:
     def mean_time(self) -> float | None:
         """Mean wall time of the group's runs in seconds (``None`` without runs)."""
         times = [r.result.wall_time_s for r in self.runs]
+        return sum(times) / len(times) if times else None
+
+    @property
+    def mean_cpu_time(self) -> float | None:
+        """Mean CPU time (``cpu_time_s``) of the group's runs in seconds (``None`` when no run
+        recorded it)."""
+        times = [r.result.cpu_time_s for r in self.runs if r.result.cpu_time_s is not None]
         return sum(times) / len(times) if times else None
 
     @property
