@@ -131,7 +131,8 @@ def run_bash(example: Example) -> None:
         return
     cwd = example.namespace["__docs_cwd__"]
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", example.parsed], cwd=cwd, capture_output=True,
-                          text=True, timeout=SHELL_TIMEOUT_S, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120"})
+                          text=True, timeout=SHELL_TIMEOUT_S, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "120", "OMP_NUM_THREADS": "1",
+                               "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     if proc.returncode != 0:
         raise AssertionError(f"{example.path}:{example.line}: bash block exited {proc.returncode}\n"
                              f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}")

@@ -8,6 +8,8 @@ block not runnable (with its reason) or slow are in ``tests/docs/_examples.py``.
 from __future__ import annotations
 
 import pytest
+import torch
+from threadpoolctl import threadpool_limits
 
 from ._examples import NOT_CODE, ROOT, RUNNABLE, SYBIL, TALLY, cpu_seconds, fence_languages, pages, scratch_folder
 
@@ -33,10 +35,14 @@ def test_page_examples(page, slow, tmp_path, monkeypatch):
     document.namespace["__docs_cwd__"] = cwd
     document.namespace["__docs_slow__"] = slow
     t0 = cpu_seconds()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: on a shared 2-core machine a second BLAS/torch thread spin-waits
     try:
-        for example in document:
-            example.evaluate()
+        with threadpool_limits(1):
+            for example in document:
+                example.evaluate()
     finally:
+        torch.set_num_threads(threads)
         TALLY.cpu_s[page.relative_to(ROOT).as_posix() + (" [slow]" if slow else "")] = cpu_seconds() - t0
 
 
