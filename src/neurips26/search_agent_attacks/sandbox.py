@@ -213,13 +213,20 @@ class Sandbox:
             raise ValueError(f"duplicate document id {dup!r} in the corpus")
         self.docs = list(docs)
         self.k1, self.b = k1, b
-        tokens = [tokenize(d.text) for d in self.docs]
+        tokenized = bm25s.tokenize([d.text for d in self.docs], stopwords=None, show_progress=False)
         self._bm25 = bm25s.BM25(method="lucene", k1=k1, b=b)
-        self._bm25.index(bm25s.tokenize([d.text for d in self.docs], stopwords=None, show_progress=False),
-                         show_progress=False)
-        self.n_docs = len(tokens)
-        self.avgdl = float(np.mean([len(t) for t in tokens]))
-        self.df = Counter(t for toks in tokens for t in set(toks))
+        self._bm25.index(tokenized, show_progress=False)
+        # corpus statistics for scoring injected documents, from the same token ids (vectorised:
+        # document frequency = number of distinct (document, term) pairs per term)
+        lengths = np.fromiter((len(x) for x in tokenized.ids), dtype=np.int64, count=len(tokenized.ids))
+        flat = np.fromiter((t for x in tokenized.ids for t in x), dtype=np.int64, count=int(lengths.sum()))
+        doc = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+        vocab_size = len(tokenized.vocab)
+        pairs = np.unique(doc * vocab_size + flat)
+        counts = np.bincount(pairs % vocab_size, minlength=vocab_size)
+        self.n_docs = len(self.docs)
+        self.avgdl = float(lengths.mean())
+        self.df = {term: int(counts[i]) for term, i in tokenized.vocab.items() if term and counts[i]}
 
     def idf(self, term: str) -> float:
         """Lucene BM25 idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
