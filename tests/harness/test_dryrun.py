@@ -146,3 +146,24 @@ def test_cli_dry_run_exits_1_naming_system_and_stage(drysys, monkeypatch):
     res = CliRunner().invoke(app, ["reproduce", "--scale", "full", "--dry-run", "--seeds", "3"])
     assert res.exit_code == 0, res.output
     assert "total: 4 tasks" in res.output and "GPU-hours 6" in res.output
+
+
+def test_dry_run_of_all_nineteen_full_configs():
+    """Catches a full configuration of any of the nineteen systems that would crash at a checkable
+    stage (config cross-checks, resources, task pickling, models at full size on meta, data
+    generators), and a dry run too slow to run before every launch: under 120 CPU s in all, i.e.
+    under two minutes on two idle cores (CPU, not wall: this machine is shared)."""
+    from neurips26.harness.catalogue import implemented_papers, load_experiment
+
+    specs = [SystemSpec(p.system, load_experiment(p), {}) for p in implemented_papers()]
+    assert len(specs) == 19
+    plans = dry_run(specs, scale="full", seeds=list(range(10)))
+    failed = {p.system: (p.failure.name, p.failure.detail) for p in plans if not p.ok}
+    assert not failed, failed
+    generic = ("import", "config", "resources", "task", "list stages", "memory")
+    no_hook = [p.system for p in plans if any(s.name == "system stages" for s in p.stages)
+               or not [s for s in p.stages if s.name not in generic]]
+    assert not no_hook, f"without full_scale.py stages: {no_hook}"
+    assert totals(plans)["tasks"] >= 190
+    cpu = sum(p.cpu_s for p in plans)
+    assert cpu < 120, f"{cpu:.0f} CPU s"

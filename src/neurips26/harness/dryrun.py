@@ -118,7 +118,8 @@ class SystemPlan:
     """The dry run of one system: its resources, tasks, facts from its stages, and stage reports.
 
     ``memory_gb``/``hours``/``num_cpus``/``num_gpus`` are as declared by ``resources()``;
-    ``params`` and ``peak_memory_gb`` come from the system's stages (``None``: not estimated).
+    ``params`` and ``peak_memory_gb`` come from the system's stages (``None``: not estimated);
+    ``cpu_s``: CPU seconds its checking process spent (``None`` if it died).
     """
 
     system: str
@@ -134,6 +135,7 @@ class SystemPlan:
     peak_memory_gb: float | None = None
     stages: list[StageReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cpu_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -324,6 +326,10 @@ def _child(conn: Any, module_name: str, system: str, scale: str, overrides: dict
         send("end", StageReport("dry run", "failed", 0.0, "internal error", traceback.format_exc()))
     finally:
         try:
+            import resource
+
+            ru = resource.getrusage(resource.RUSAGE_SELF)
+            send("fact", "cpu_s", ru.ru_utime + ru.ru_stime)
             send("done")
         finally:
             conn.close()
@@ -479,6 +485,8 @@ def _handle(lv: _Live, msg: tuple, confirm: bool, stage_limit_s: float | None) -
             plan.params.update(value)
         elif name == "peak_memory_gb":
             plan.peak_memory_gb = max(plan.peak_memory_gb or 0.0, value)
+        elif name == "cpu_s":
+            plan.cpu_s = float(value)
         elif name == "confirmation_tasks" and confirm:
             plan.confirmation_tasks = int(value)
     elif kind == "done":
@@ -562,6 +570,9 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
         f"declared GPU-hours {tot['gpu_hours']:g}, CPU-hours {tot['cpu_hours']:g}, task-hours {tot['task_hours']:g}"
         + (f"; hours not declared by {', '.join(s.replace('_', '-') for s in tot['no_hours'])} (not in the sums)"
            if tot["no_hours"] else ""), highlight=False, markup=False)
+    cpu = sum(p.cpu_s or 0.0 for p in plans)
+    console.print(f"the dry run's checks took {cpu:.1f} CPU s (child processes; the pool's start-up apart)",
+                  highlight=False, markup=False)
     creds = sorted({c for p in plans for c in p.credentials})
     if creds:
         console.print(f"credentials the run needs: {', '.join(creds)}", highlight=False, markup=False)
