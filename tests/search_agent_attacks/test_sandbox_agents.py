@@ -201,3 +201,17 @@ def test_squad_normalisation_exact_match_f1_and_pass_at_k():
     assert p[1] == pytest.approx(succ.mean()) and p[4] == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="pass_at_k"):
         pass_at_k(3, 4, 1)
+
+
+def test_source_trust_discounts_web_pages_not_the_corpus(world):
+    """Catches an inverted trust prior (a planted bug no other test saw: the prior discounting corpus
+    documents instead of web pages): with source_trust on, a forced correction page must win fewer
+    questions than without it, and corpus documents keep full weight."""
+    _, sb, qs = world
+    agent = ScriptedAgent()
+    strong = Genome(placement="rank:0", framing="correction", authority="official")
+    rate = lambda d: np.mean([agent.run(q, sb, render_documents(strong, q), d, target_for(q)[0]).corrupted  # noqa: E731
+                              for q in qs])
+    assert rate(Defender(source_trust=True)) < rate(Defender()) - 0.2  # 40 questions: a clear gap, not noise
+    assert Defender(source_trust=True).prior(Doc("a", "x", "kg")) == 1.0
+    assert Defender(source_trust=True).prior(Doc("b", "x", "web")) < 1.0
