@@ -2,9 +2,11 @@
 
 * Residual capture throughput (prompt tokens per CPU second): forward hooks vs
   ``output_hidden_states`` on an untrained tiny Llama (4 blocks, d = 128), same prompts; both
-  return identical states (asserted).
+  return identical states (asserted). ``output_hidden_states`` is the default (it was the faster
+  one here: hooks/hs 0.91).
 * Probe fitting: CPU seconds per layer for the logistic probe, the shuffled-label control, the
-  ridge R² and the count subspace + SNR, at n prompts × d.
+  ridge R² and the count subspace + SNR, at n prompts × d, against one plain sklearn
+  LogisticRegression on the raw states (the baseline), same data, same run.
 * Repair: LoRA steps to 90 % accuracy, Probe-Informed (A = count directions) vs random-init of
   the same rank, on a planted bottleneck in readout states with a known count subspace
   (d = 1024, r = 8, frozen and trained A), 3 seeds; and the CPU time per repair step on cached
@@ -37,24 +39,37 @@ def capture_throughput(data):
     model = build_tiny_model(data.tokenizer, hidden_size=128, layers=4, heads=8, intermediate_size=256).eval()
     batch = data.probe
     tokens = int(batch.attention_mask.sum())
-    th, a = best_cpu(lambda: capture_residuals(model, batch, method="hooks"))
-    ts, b = best_cpu(lambda: capture_residuals(model, batch, method="hidden_states"))
+    th, a = best_cpu(lambda: capture_residuals(model, batch, method="hooks"), repeats=5)
+    ts, b = best_cpu(lambda: capture_residuals(model, batch, method="hidden_states"), repeats=5)
     assert torch.allclose(a.answer, b.answer, atol=1e-5)
-    print(f"capture, {len(batch)} prompts, {tokens} tokens, 4 blocks, d=128 (tokens per CPU second)")
+    default = capture_residuals.__kwdefaults__["method"]
+    print(f"capture, {len(batch)} prompts, {tokens} tokens, 4 blocks, d=128 (tokens per CPU second; default method: "
+          f"{default})")
     print(f"  hooks {tokens / th:10.0f}   output_hidden_states {tokens / ts:10.0f}   ratio hooks/hs {ts / th:5.2f}")
     return model
 
 
 def probe_timing():
+    """Our per-layer diagnosis (logistic probe + shuffled-label control + ridge R² + subspace/SNR)
+    against the baseline most users run: one sklearn LogisticRegression on the raw states (no
+    scaling, lbfgs, same max_iter), same data, same run; accuracies printed beside the times."""
+    from sklearn.linear_model import LogisticRegression
+
     rng = np.random.default_rng(0)
-    print("probe fitting per layer (CPU seconds): logistic + control + ridge + subspace/SNR")
-    print(f"{'n':>6} {'d':>5} {'seconds':>8}")
+    print("probe fitting per layer (CPU seconds): ours = logistic + control + ridge + subspace/SNR; baseline = one "
+          "plain LogisticRegression")
+    print(f"{'n':>6} {'d':>5} {'ours':>8} {'baseline':>9} {'ours/base':>10} {'acc ours':>9} {'acc base':>9}")
     for n, d in ((900, 64), (900, 256), (3000, 256), (3000, 1024)):
         y = np.resize(np.arange(1, 10), n)
         u = rng.standard_normal(d)
         H = rng.standard_normal((1, n, d)) + np.outer(y, u / np.linalg.norm(u))[None] * 0.5   # SNR fixed in d
-        t, _ = best_cpu(lambda: probe_layers(H[:, : n // 2], y[: n // 2], H[:, n // 2:], y[n // 2:], rank=8), repeats=2)
-        print(f"{n:6d} {d:5d} {t:8.2f}")
+        h = n // 2
+        t, res = best_cpu(lambda: probe_layers(H[:, :h], y[:h], H[:, h:], y[h:], rank=8), repeats=2)
+        tb, clf = best_cpu(lambda: LogisticRegression(max_iter=2000).fit(H[0, :h], y[:h]), repeats=2)
+        acc_b = float(np.mean(clf.predict(H[0, h:]) == y[h:]))
+        print(f"{n:6d} {d:5d} {t:8.2f} {tb:9.2f} {t / tb:10.2f} {res[0].accuracy:9.3f} {acc_b:9.3f}")
+    print("  (ours fits two logistic probes, a ridge and a subspace per layer: the ratio is the price of the "
+          "control, R² and SNR; the standardised probe converges in fewer lbfgs iterations than the raw one)")
 
 
 def _planted_readout(seed, d=1024, n=1800):

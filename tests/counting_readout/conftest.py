@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from neurips26.harness.context import torch_threads
 from neurips26.counting_readout.models import build_tiny_model, make_counting_data
+from neurips26.harness.context import torch_threads
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.counting_readout import (attach_lora, build_tiny_model, diagnose, diagnose_model,
-                                        generate_counting_prompts, plant_readout_bottleneck,
-                                        subspace_ablation_accuracy, to_db)
+from neurips26.counting_readout import (
+    attach_lora,
+    build_tiny_model,
+    diagnose,
+    diagnose_model,
+    generate_counting_prompts,
+    plant_readout_bottleneck,
+    subspace_ablation_accuracy,
+    to_db,
+)
 from neurips26.counting_readout.experiment import Config
 
 

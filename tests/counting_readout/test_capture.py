@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.counting_readout import (TiedEmbeddingError, capture_residuals, find_unembedding, logit_lens,
-                                        logits_from_readout, plant_readout_bottleneck, untie_unembedding)
+from neurips26.counting_readout import (
+    TiedEmbeddingError,
+    capture_residuals,
+    find_unembedding,
+    logit_lens,
+    logits_from_readout,
+    plant_readout_bottleneck,
+    untie_unembedding,
+)
 from neurips26.counting_readout.diagnosis import text_features
 from neurips26.counting_readout.models import answer_logits, build_tiny_model, text_loss
 

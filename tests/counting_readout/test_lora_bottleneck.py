@@ -6,9 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.counting_readout import (TiedEmbeddingError, attach_lora, capture_residuals, count_subspace, diagnose,
-                                        find_unembedding, plant_late_overwrite, plant_readout_bottleneck,
-                                        readout_alignment, train_head, trainable_lora_parameters)
+from neurips26.counting_readout import (
+    TiedEmbeddingError,
+    attach_lora,
+    capture_residuals,
+    count_subspace,
+    diagnose,
+    find_unembedding,
+    plant_late_overwrite,
+    plant_readout_bottleneck,
+    readout_alignment,
+    train_head,
+    trainable_lora_parameters,
+)
 from neurips26.counting_readout.lora import head_accuracy, probe_informed_lora
 from neurips26.counting_readout.models import build_tiny_model
 from neurips26.counting_readout.unembedding import digit_rows
@@ -45,7 +55,7 @@ def test_overwrite_hook_erases_the_subspace_then_is_removed(tiny, small_data):
     Q = count_subspace(r.answer[-1].double().numpy(), small_data.test.counts.numpy(), 3)
     mu = r.answer[-1].double().numpy().mean(0)
     h = plant_late_overwrite(m, Q, mu)
-    r2 = capture_residuals(m, small_data.test)
+    r2 = capture_residuals(m, small_data.test, method="hooks")          # hooks see the appended block
     assert r2.answer.shape[0] == r.answer.shape[0] + 1                      # the planted block is layer L+1
     proj = (r2.answer[-1].double().numpy() - mu) @ Q
     assert np.abs(proj).max() < 1e-4                                        # count coordinates erased

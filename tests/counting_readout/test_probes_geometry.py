@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 from scipy.linalg import subspace_angles
 
-from neurips26.counting_readout import (count_subspace, fisher_snr, principal_angles_deg, principal_cosines,
-                                        probe_layers, random_abs_cosine, readout_alignment, to_db)
+from neurips26.counting_readout import (
+    count_subspace,
+    fisher_snr,
+    principal_angles_deg,
+    principal_cosines,
+    probe_layers,
+    random_abs_cosine,
+    readout_alignment,
+    to_db,
+)
 from neurips26.counting_readout.geometry import random_principal_cosine
 
 
@@ -92,3 +100,24 @@ def test_probe_layers_finds_signal_only_where_planted():
     res = probe_layers(H[:, tr], y[tr], H[:, te], y[te], rank=2)
     assert res[0].accuracy < 0.25 and res[1].accuracy > 0.9          # chance is 1/9
     assert res[1].selectivity > 0.6 and res[1].snr > res[0].snr
+
+
+def test_count_subspace_is_recovered_despite_a_large_common_offset():
+    """Catches an uncentred class-mean subspace: residual states share a large common offset (as real
+    residual streams do), which then takes the top singular direction instead of the count span.
+    Planted: a rank-3 count span in R^32 plus an offset 100× larger; recovered min principal cosine
+    is ≥ 0.9 when class means are centred (about 0.1 uncentred)."""
+    import numpy as np
+
+    from neurips26.counting_readout.probes import count_subspace
+
+    rng = np.random.default_rng(0)
+    d, r, per = 32, 3, 60
+    Q, _ = np.linalg.qr(rng.standard_normal((d, r)))
+    offset = 100.0 * rng.standard_normal(d)
+    y = np.repeat(np.arange(1, 10), per)
+    means = 3.0 * rng.standard_normal((9, r))
+    H = offset + means[y - 1] @ Q.T + rng.standard_normal((len(y), d))
+    Qh = count_subspace(H, y, r)
+    cos = np.linalg.svd(Q.T @ Qh, compute_uv=False)
+    assert cos.min() >= 0.9, cos

@@ -3,8 +3,15 @@
 import numpy as np
 import pytest
 
-from neurips26.counting_readout.tasks import (FORMATS, MultiTokenDigitError, build_word_tokenizer, digit_tokens,
-                                              encode_prompts, generate_counting_prompts, make_prompt)
+from neurips26.counting_readout.tasks import (
+    FORMATS,
+    MultiTokenDigitError,
+    build_word_tokenizer,
+    digit_tokens,
+    encode_prompts,
+    generate_counting_prompts,
+    make_prompt,
+)
 
 
 @pytest.fixture(scope="module")

@@ -28,18 +28,34 @@ Example (a local checkpoint; nothing is downloaded)::
     report.summary()     # per-layer probe accuracy / SNR, cos θ₁, diagnosis kind
 """
 
-from .bottleneck import (Diagnosis, diagnose, plant_late_overwrite, plant_readout_bottleneck,
-                         subspace_ablation_accuracy)
+from .bottleneck import Diagnosis, diagnose, plant_late_overwrite, plant_readout_bottleneck, subspace_ablation_accuracy
 from .capture import Residuals, capture_residuals, find_final_norm, find_layers
 from .diagnosis import ModelDiagnosis, diagnose_model, repair_model
 from .geometry import principal_angles_deg, principal_cosines, random_abs_cosine, readout_alignment
 from .lora import attach_lora, head_accuracy, probe_informed_lora, train_head, trainable_lora_parameters
 from .models import build_tiny_model, counting_accuracy, load_local_model, make_counting_data, train_counting_model
 from .probes import LayerProbe, count_subspace, fisher_snr, probe_layers, to_db
-from .tasks import (FORMATS, CountingPrompt, DigitTokens, EncodedPrompts, MultiTokenDigitError, build_word_tokenizer,
-                    digit_tokens, encode_prompts, generate_counting_prompts, generate_filler_text, make_prompt)
-from .unembedding import (TiedEmbeddingError, Unembedding, find_unembedding, logit_lens, logits_from_readout,
-                          untie_unembedding)
+from .tasks import (
+                         FORMATS,
+                         CountingPrompt,
+                         DigitTokens,
+                         EncodedPrompts,
+                         MultiTokenDigitError,
+                         build_word_tokenizer,
+                         digit_tokens,
+                         encode_prompts,
+                         generate_counting_prompts,
+                         generate_filler_text,
+                         make_prompt,
+)
+from .unembedding import (
+                         TiedEmbeddingError,
+                         Unembedding,
+                         find_unembedding,
+                         logit_lens,
+                         logits_from_readout,
+                         untie_unembedding,
+)
 
 __all__ = [
     "FORMATS", "CountingPrompt", "DigitTokens", "EncodedPrompts", "MultiTokenDigitError", "build_word_tokenizer",

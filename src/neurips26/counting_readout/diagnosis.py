@@ -107,7 +107,7 @@ def text_features(model, text: TextBatch, *, chunk: int = 128):
 def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test: EncodedPrompts | None = None,
                    n_prompts: int = 900, formats: tuple[str, ...] = FORMATS, max_distractors: int = 5,
                    rank: int | None = None, subspace_method: str = "class_means", first_token: bool = False,
-                   method: str = "hooks", high: float = 0.9, seed: int = 0, digits: DigitTokens | None = None,
+                   method: str = "hidden_states", high: float = 0.9, seed: int = 0, digits: DigitTokens | None = None,
                    chunk: int = 64) -> ModelDiagnosis:
     """Diagnose counting readout in ``model`` (any transformers causal LM).
 
@@ -117,7 +117,7 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
             ``lead_ids=digits.lead_ids`` (see :func:`~.tasks.encode_prompts`).
         rank: count-subspace rank (default 8 = K−1 for counts 1..9).
         first_token: score a multi-token digit's first token (see :func:`~.tasks.digit_tokens`).
-        method: residual capture, ``"hooks"`` or ``"hidden_states"``.
+        method: residual capture, ``"hidden_states"`` (default, the faster) or ``"hooks"``.
         high: accuracy regarded as "decodable"/"counts" in the diagnosis.
 
     Raises:
