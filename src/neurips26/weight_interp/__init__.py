@@ -77,8 +77,10 @@ from .pipeline import (
                           WeightReport,
                           check_disjoint,
                           check_vocabulary,
+                          explain_from_importance,
                           explain_weights,
                           interpretable_fraction,
+                          weight_importances,
 )
 from .planted import PlantedModel
 from .sparsity import (
@@ -104,5 +106,6 @@ __all__ = [
     "ExampleSet", "Explanation", "ExplanationFailed", "Predicate", "ReplyFailures", "SymbolicExplainer",
     "SymbolicScorer", "LLMExplainer", "LLMScorer", "parse_explanation", "parse_yes_no",
     "SelectionSettings", "WeightReport", "LeakageError", "check_disjoint", "check_vocabulary", "explain_weights",
+    "explain_from_importance", "weight_importances",
     "interpretable_fraction", "PlantedModel",
 ]
