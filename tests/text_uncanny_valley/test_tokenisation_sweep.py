@@ -123,3 +123,15 @@ def test_per_document_encoding_equals_the_library_batch_call():
     for name in BUILTIN:
         tok = load_tokenizer(name)
         assert tok.encode_batch(docs) == tok.encode_threaded(docs)
+
+
+def test_single_character_fraction_counts_tokens_not_types():
+    """Catches the single-character share computed over token *types* (a planted bug no test saw):
+    ' a a a hello' has four tokens, three of them the one-character ' a', so the share is 3/4
+    (over types it would be 1/2) and the type entropy is that of (3/4, 1/4)."""
+    tok = load_tokenizer("gpt2")
+    ids = tok.encode_batch([" a a a hello"])[0]
+    assert len(ids) == 4 and len(set(ids)) == 2
+    st = token_stats(ids, tok, [1, 1, 1, 1])
+    assert st.single_char_fraction == pytest.approx(0.75)
+    assert st.type_entropy == pytest.approx(-(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)))
