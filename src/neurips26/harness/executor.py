@@ -21,6 +21,13 @@ same way whichever executor ran them (atomic, resumable by config + code hash):
   (``runtime_env.py_modules``, so workers run the driver's code and its hashes match) and only
   disconnects at the end. Ray is imported only here, and only when chosen.
 
+Every executor runs a task pinned to the CPUs it declares (``resources().num_cpus``: the
+``OMP_NUM_THREADS``-style variables, the BLAS/OpenMP pools via threadpoolctl and torch's threads,
+put back afterwards in this process) and records its cost in the result (``cpu_time_s``,
+``peak_rss_mb``; :class:`~neurips26.harness.context.TaskCost`). Unpinned, N one-CPU tasks on N
+cores each start a torch thread per core, and those threads spin while they wait for each other:
+``benchmarks/executor.py`` measured 20x the CPU per unit of work on 2 loaded cores.
+
 A task that raises is a ``failed`` result with the worker's traceback; the others go on.
 :meth:`close` cancels outstanding tasks (Ctrl-C): the finished ones were already yielded and
 written by the driver.
