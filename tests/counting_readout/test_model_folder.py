@@ -47,10 +47,20 @@ def _no_model_type(p):
     (p / "config.json").write_text(json.dumps({"hidden_size": 32}))
 
 
+def _bitsandbytes(p):
+    cfg = json.loads((p / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    (p / "config.json").write_text(json.dumps(cfg))
+
+
 CASES = {"corrupt config.json": (_corrupt_config, "config.json"), "no tokenizer files": (_no_tokenizer, "tokenizer"),
          "corrupt tokenizer.json": (_corrupt_tokenizer, "tokenizer.json"),
          "truncated tokenizer.json": (_truncated_tokenizer, "tokenizer.json"), "config-only": (_config_only, "weights"),
          "no model_type": (_no_model_type, "model_type")}
+try:
+    import bitsandbytes  # noqa: F401
+except ImportError:   # refused only where it could not load: transformers would say "pip install bitsandbytes"
+    CASES["bitsandbytes config without bitsandbytes"] = (_bitsandbytes, "bitsandbytes")
 
 
 @pytest.mark.parametrize("case", list(CASES))

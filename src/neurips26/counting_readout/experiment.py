@@ -561,15 +561,38 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
 
 def preflight(config: Config) -> None:
     """Before any run: a ``model_path`` folder is opened and validated (config.json, weights,
-    tokenizer files) in seconds (:func:`~.models.check_model_folder`).
+    tokenizer files: :func:`~.models.check_model_folder`), a bitsandbytes checkpoint is refused
+    when bitsandbytes is missing, and the architecture is built on the meta device to find its
+    decoder blocks and unembedding — all in seconds.
 
     Raises:
         ValueError: one line naming the file and what is allowed.
     """
-    if config.model_path:
-        from .models import check_model_folder
+    if not config.model_path:
+        return
+    import importlib.util
+    import json
 
-        check_model_folder(config.model_path)
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from .capture import find_layers
+    from .models import check_model_folder
+
+    path = check_model_folder(config.model_path)
+    q = json.loads((path / "config.json").read_text(encoding="utf-8")).get("quantization_config")
+    method = q.get("quant_method") if isinstance(q, dict) else None
+    if method == "bitsandbytes" and importlib.util.find_spec("bitsandbytes") is None:
+        raise ValueError(f"{path / 'config.json'} declares a bitsandbytes-quantised checkpoint but bitsandbytes is not "
+                         "installed; allowed: an unquantised checkpoint, or install bitsandbytes (GPU)")
+    try:   # the architecture on the meta device (no weights read): blocks and an unembedding we recognise
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(path, local_files_only=True))
+    except Exception as exc:  # noqa: BLE001 — an architecture transformers cannot build is one error
+        raise ValueError(f"{path}: transformers cannot build a causal LM from its config.json ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:160]})") from None
+    find_layers(model)
+    find_unembedding(model)
 
 
 def run(config: Config, ctx: RunContext) -> Outcome:
