@@ -163,3 +163,17 @@ def test_load_jsonl_rejects_malformed_records_with_line_numbers(instances, tmp_p
         path.write_text(json.dumps(good) + "\n" + line + "\n")
         with pytest.raises(ValueError, match=rf"bad{k}.jsonl:2: "):
             load_jsonl(path)
+
+
+def test_step_cap_leaves_room_for_the_minimal_plan():
+    """Catches an off-by-one step cap (a planted ``min_plan_length + extra_steps - 1`` passed every
+    test): with extra_steps = 0 the cap equals the oracle's plan length, so the oracle's own plan
+    still succeeds on every instance, and each extra step adds exactly one."""
+    from neurips26.ncp_tom.baselines import oracle_plan, score_plan, step_cap
+    from neurips26.ncp_tom.tasks import generate_instances
+
+    instances, _ = generate_instances(12, seed=5)
+    for inst in instances:
+        assert step_cap(inst, 0) == inst.min_plan_length and step_cap(inst, 3) == inst.min_plan_length + 3
+        ep = score_plan(inst, oracle_plan(inst), cap=step_cap(inst, 0), agent="oracle")
+        assert ep.status == "success" and not ep.over_cap
