@@ -12,7 +12,7 @@ from neurips26.harness.config import ConfigError, apply_overrides
 from neurips26.harness.context import RunContext
 from neurips26.lr_schedules.experiment import Config, run
 
-EXPECTED = {"easy_best_constant_xi", "easy_polynomial_decay", "hard_constant_peak", "hard_decay_fraction_shrinks",
+EXPECTED = {"easy_best_constant_xi", "easy_polynomial_decay", "easy_decay_power_constant_in_T", "hard_constant_peak", "hard_decay_fraction_shrinks",
             "optimal_beats_baselines_loss", "optimal_beats_baselines_exponent", "momentum_hard_exponent",
             "batch_degenerate_optimum", "batch_ramp_wallclock", "monte_carlo_agreement",
             "pontryagin_matches_numerical", "real_data_prediction", "real_data_ordering",
@@ -105,3 +105,32 @@ def test_momentum_claim_verdict_at_batch_one_and_other_batches_reported(tmp_path
     assert mom["m"] == 1
     extra = _momentum_part(cfg, ctx, 4)
     assert extra["m"] == 4 and extra["sgd"][0].eta_max > mom["sgd"][0].eta_max  # a larger batch raises the cap
+
+
+def _easy_claims_for(deltas, peaks=(0.2, 0.15, 0.11, 0.08)):
+    """Easy-phase claims on a synthetic sweep: schedule shapes with the given δ per horizon."""
+    import numpy as np
+
+    from neurips26.lr_schedules.experiment import _easy_phase_claims, _task_spectrum
+    from neurips26.lr_schedules.optimal import ScheduleShape, fit_exponent
+
+    cfg = Config(horizons=[500, 1000, 2000, 4000])
+    T = np.array(cfg.horizons, dtype=float)
+    task, _ = _task_spectrum(cfg, "easy")
+    shape = [ScheduleShape(p, 0, 0.0, d, 0.01) for p, d in zip(peaks, deltas)]
+    easy = {"task": task, "shape": shape, "xi_peak": fit_exponent(T, list(peaks)), "label": "easy",
+            "xi_const": fit_exponent(T, [0.3 * t ** -0.6 for t in T])}
+    return {c.id: c for c in _easy_phase_claims(cfg, easy)}
+
+
+def test_easy_decay_power_must_be_constant_in_T():
+    """Issue 32 item 6: the abstract's η* ≃ T^{-ξ}(1 − t/T)^δ has one δ for all T, and nothing tested it
+    (δ drifted 0.44 → 0.37 unseen). Catches a δ that changes with T: a δ halving over the 8× range is
+    'does not hold'; a constant δ holds; judged on the CI of the exponent of δ against T."""
+    from neurips26.harness.claims import Verdict
+
+    flat = _easy_claims_for([0.40, 0.41, 0.40, 0.41])["easy_decay_power_constant_in_T"]
+    assert flat.verdict is Verdict.HOLDS and abs(flat.measured) < 0.02
+    drift = _easy_claims_for([0.8, 0.6, 0.45, 0.33])["easy_decay_power_constant_in_T"]
+    assert drift.verdict is Verdict.DOES_NOT_HOLD and drift.measured < -0.1
+    assert _easy_claims_for([0.4, 0.4, -0.1, 0.4])["easy_decay_power_constant_in_T"].verdict is Verdict.DOES_NOT_HOLD

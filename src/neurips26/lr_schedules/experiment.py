@@ -34,6 +34,9 @@ from .task import PowerLawTask, Spectrum
 from . import real_data as _real_data
 
 BASELINES = ("constant", "power_law", "cosine", "wsd")
+# No CONFIRMATION_SEEDS: the two claims tuned after a look (optimal_beats_baselines_loss, momentum_hard_exponent)
+# come from the deterministic moment dynamics, which do not depend on the seed, so a confirmation seed would
+# repeat the same number and confirm nothing; they stay exploratory in the headline.
 
 
 class Config(ExperimentConfig):
@@ -63,7 +66,9 @@ class Config(ExperimentConfig):
     momentum_batch: int = Field(1, ge=1, le=4096, description="batch size m of the momentum claim's verdict")
     momentum_extra_batches: list[int] = Field([], description="further batch sizes of the momentum comparison, "
                                               "measured and reported (not in the verdict)")
-    momentum_horizons: list[int] = Field([200, 400, 800], min_length=3, description="horizons for momentum")
+    momentum_horizons: list[int] = Field([200, 283, 400, 566, 800], min_length=3,
+                                         description="horizons for momentum (5: three degrees of freedom for the "
+                                                     "exponent fit; 3 left one, t-quantile 12.7)")
     momentum_knots: int = Field(8, ge=4, le=1000, description="knots per schedule (η and β) for momentum")
     momentum_max_iter: int = Field(80, ge=1, le=100_000, description="L-BFGS-B iterations for the momentum schedules")
     batch_sizes: list[int] = Field([1, 2, 4], min_length=2, description="batch sizes at a fixed sample budget")
@@ -555,7 +560,8 @@ def _easy_phase_claims(cfg: Config, easy: dict) -> list:
     xi_p = -easy["xi_peak"].slope
     lo, hi = -easy["xi_peak"].ci_high, -easy["xi_peak"].ci_low
     deltas = [s.delta for s in shp]
-    falls = (None if lo <= cfg.flat_exponent <= hi else bool(lo > cfg.flat_exponent and all(d > 0 for d in deltas)))
+    ok = all(np.isfinite(d) and d > 0 for d in deltas)
+    delta_fit = fit_exponent(np.array(cfg.horizons, dtype=float), deltas) if ok else None
     return [
         C.close(
             "easy_best_constant_xi",
@@ -569,17 +575,27 @@ def _easy_phase_claims(cfg: Config, easy: dict) -> list:
             paper_value="η ∝ T^{-ξ} (abstract, no value)",
             note=f"fitted over T={cfg.horizons}; fit 95% CI [{-fit.ci_high:.3f}, {-fit.ci_low:.3f}] reflects the "
                  f"curvature of the finite-T fit (deterministic dynamics, no sampling noise)."),
-        C.check(
+        C.at_least(
             "easy_polynomial_decay",
             "Easy phase: the optimal schedule is a polynomial decay η*_T(t) ≃ T^{-ξ}(1 − t/T)^δ: its peak falls "
-            "with T and it decays as a power of (1 − t/T).",
-            measured={"xi_peak": xi_p, "xi_peak_ci95": [lo, hi], "delta_per_T": deltas, "phase_label": easy["label"]},
-            holds=falls, kind="paper", source=_ABSTRACT, interval=(lo, hi),
-            tolerance=f"95% CI of ξ_peak entirely above {cfg.flat_exponent} (a falling peak) and every fitted δ > 0; "
-                      "inconclusive if the CI contains it",
-            reason=f"the abstract gives no value of ξ or δ; {cfg.flat_exponent} is the resolution below which an "
-                   "exponent over an 8× range of T is read as flat (a 15% change)",
-            paper_value="η* ≃ T^{-ξ}(1−t/T)^δ; ξ, δ depend on features and task"),
+            "with T (measured: ξ of peak ∝ T^{-ξ}).",
+            measured=xi_p, bound=cfg.flat_exponent, interval=(lo, hi), kind="paper", source=_ABSTRACT,
+            reason=f"the abstract gives no value of ξ; {cfg.flat_exponent} is the resolution below which an exponent "
+                   "over an 8× range of T is read as flat (a 15% change); judged on the fit's 95% CI",
+            paper_value="η* ≃ T^{-ξ}(1−t/T)^δ; ξ, δ depend on features and task",
+            note=f"phase label from exponents: {easy['label']}; fitted δ per T {[round(d, 3) for d in deltas]}"),
+        C.within(
+            "easy_decay_power_constant_in_T",
+            "Easy phase: the decay power δ of η*_T(t) ≃ T^{-ξ}(1 − t/T)^δ is the same at every horizon (it depends on "
+            "features and task, not on T): exponent of the fitted δ against T.",
+            measured=delta_fit.slope if delta_fit is not None else float("nan"), low=-cfg.flat_exponent,
+            high=cfg.flat_exponent, interval=None if delta_fit is None else (delta_fit.ci_low, delta_fit.ci_high),
+            kind="paper", source=_ABSTRACT,
+            reason=f"|exponent| ≤ {cfg.flat_exponent} is the same flatness resolution as for the peak (a 15% change "
+                   f"over the {cfg.horizons[0]}–{cfg.horizons[-1]} range); judged on the fit's 95% CI over the horizons",
+            paper_value="δ a constant of the task (no value)",
+            note=f"fitted δ per T={cfg.horizons}: {[round(d, 3) for d in deltas]} (no value when some δ ≤ 0: a "
+                 "schedule that does not decay)"),
     ]
 
 
@@ -626,30 +642,30 @@ def _baseline_claims(easy: dict, hard: dict) -> list:
         for f in ("constant", "power_law"):
             base = np.array([b.loss - R for b in ph["base"][f]])
             gains[f"{n}/{f}"] = fit_exponent(np.array(ph["T"], dtype=float), base / opt)  # slope of L_base/L_opt
-    lo = min(g.ci_low for g in gains.values())
-    holds = True if lo > 0 else (False if any(g.ci_high < 0 for g in gains.values()) else None)
+    weakest = min(gains.values(), key=lambda g: g.ci_low)
     return [
         C.at_most(
             "optimal_beats_baselines_loss",
             "At every horizon, in both phases, the optimal schedule's final loss is at most 95% of the better of the "
             "tuned constant and power-law schedules.",
-            measured=worst, bound=0.95, kind="reconstruction",
+            measured=worst, bound=0.95, kind="reconstruction", domain=(0, math.inf),
             source="inferred: a fixed-T consequence of the abstract's rate statement, on our tuned baselines",
-            reason="5% margin taken from a prototype run (which measured ≥ 15%); the dynamics are deterministic",
+            reason="a 5% margin; the dynamics are deterministic",
+            tuned_after_look="the 5% margin was taken from a prototype run of this comparison (which measured ≥ 15%)",
             paper_value="optimal < best constant, best power law (no number)",
             note=f"ratios {({k: [round(x, 3) for x in v] for k, v in ratios.items()})}"),
-        C.check(
+        C.at_least(
             "optimal_beats_baselines_exponent",
             "The optimal schedule achieves a better loss-scaling rate than the optimal constant and optimal "
-            "power-law schedules: L_base/L_opt grows with T, in both phases.",
-            measured={k: {"slope": round(g.slope, 4), "ci95": [round(g.ci_low, 4), round(g.ci_high, 4)]}
-                      for k, g in gains.items()},
-            holds=holds, kind="paper", source=_ABSTRACT, interval=(lo, max(g.ci_high for g in gains.values())),
-            tolerance="95% CI of the slope of log(L_base/L_opt) vs log T above 0 for both baselines in both phases "
-                      "(does not hold if any CI is below 0, else inconclusive)",
+            "power-law schedules: L_base/L_opt grows with T, in both phases (measured: the slope of log(L_base/L_opt) "
+            "against log T of the weakest of the four comparisons).",
+            measured=weakest.slope, bound=0.0, interval=(weakest.ci_low, weakest.ci_high), kind="paper",
+            source=_ABSTRACT,
             reason="the abstract states a better rate without numbers; the paired slope cancels the curvature "
-                   "common to both fits",
-            paper_value="better rate than constant and power law"),
+                   "common to both fits; judged on the 95% CI of the comparison with the lowest CI end",
+            paper_value="better rate than constant and power law",
+            note="all comparisons: " + "; ".join(f"{k}: slope {g.slope:.4f}, CI [{g.ci_low:.4f}, {g.ci_high:.4f}]"
+                                                 for k, g in gains.items())),
     ]
 
 
@@ -668,11 +684,14 @@ def _momentum_claims(cfg: Config, mom: dict) -> list:
         paper_value="better exponent with momentum in the hard phase",
         reason="a better exponent means the loss ratio grows with T; judged on the 95% CI of the paired fit over "
                f"{len(T)} horizons (no number or batch size in the abstract)",
+        tuned_after_look="momentum_horizons [200, 400, 800] -> [200, 283, 400, 566, 800]: with 3 horizons the "
+                         "interval had one degree of freedom and could not resolve the sign; the 5-horizon result was "
+                         "seen before this setting was committed",
         note=f"hard-phase task with N={cfg.momentum_N}, m={mom['m']}, T={cfg.momentum_horizons}; SGD slope "
              f"{mom['exp_sgd'].slope:.3f}, momentum slope {mom['exp_mom'].slope:.3f}; loss ratio momentum/SGD "
              f"{[round(a.loss / b.loss, 4) for a, b in zip(mom['mom'], mom['sgd'])]}; SGD peak / cap "
-             f"{[round(float(o.eta.max() / o.eta_max), 3) for o in mom['sgd']]}. With 3 horizons the t-quantile has "
-             "1 degree of freedom (12.7), so the interval is wide; the full configuration fits 5 horizons."
+             f"{[round(float(o.eta.max() / o.eta_max), 3) for o in mom['sgd']]}. {len(T)} horizons: the fit's "
+             f"t-quantile has {len(T) - 2} degrees of freedom."
              + (f" Also measured: {extra}." if extra else ""))]
 
 
@@ -692,6 +711,7 @@ def _batch_claims(cfg: Config, easy: dict, batch: dict) -> list:
             "Joint learning-rate/batch optimisation has a degenerate optimality condition: at a fixed sample budget "
             "the optimal loss is nearly the same for every batch size (only η/m matters).",
             measured=spread, bound=0.1, kind="paper", source=_ABSTRACT, paper_value="degenerate optimum",
+            domain=(0, math.inf),
             reason="the degeneracy is exact only to leading order in ηλ_1; peak η·λ_1 ≈ 0.05–0.2 here, so O(10%) "
                    "discrete-time corrections are allowed",
             note=f"budget {cfg.batch_budget} samples, m={cfg.batch_sizes}: L*={[round(x, 6) for x in batch['losses']]}"),
@@ -739,7 +759,7 @@ def _dynamics_claims(cfg: Config, mc: dict, pont: dict) -> list:
             "monte_carlo_agreement",
             "The deterministic per-mode dynamics describe real minibatch SGD on Gaussian features: max |z| of the "
             "Monte Carlo mean against the recursion over the checkpoints.",
-            measured=zmax, bound=3.3, kind="check", paper_value=None,
+            measured=zmax, bound=3.3, kind="check", paper_value=None, domain=(0, math.inf),
             source="inferred: the second-moment closure is exact for Gaussian features",
             reason=f"a named test: {len(mc['steps'])} checkpoints at family-wise 1% give the Bonferroni bound z = 3.3; "
                    f"{cfg.mc_seeds} independent SGD runs",
@@ -768,7 +788,7 @@ def _real_data_claims(cfg: Config, real: dict) -> list:
             runs = np.array_split(real["finals"][n], G)[g]
             rel[n] = float((runs.mean() - s0) / (real["pred"][n][-1] - s0) - 1)
         rel_by_group.append(max(abs(v) for v in rel.values()))
-    worst, (lo, hi) = C.mean_interval(rel_by_group)
+    worst, (lo, hi) = C.mean_interval(rel_by_group, domain=(0, math.inf))
     pred_order = sorted(real["pred"], key=lambda n: real["pred"][n][-1])
     diffs = {}
     for a, b in zip(pred_order, pred_order[1:]):  # measured final(b) − final(a) > 0 expected
@@ -788,7 +808,7 @@ def _real_data_claims(cfg: Config, real: dict) -> list:
             "real_data_prediction",
             "The theory, fed with the digits random-feature spectrum, predicts the final train loss of real SGD "
             "for the optimal, cosine, WSD and constant schedules: worst |excess_measured/excess_predicted − 1|.",
-            measured=worst, bound=0.25, interval=(lo, hi), kind="reconstruction", source=src,
+            measured=worst, bound=0.25, interval=(lo, hi), kind="reconstruction", source=src, domain=(0, math.inf),
             reason="digits random features are not Gaussian (the fourth-moment term is exact only for Gaussian "
                    "features) and the excess loss is a small difference: 25% allowed; the 95% interval is over "
                    f"{G} independent groups of {cfg.real_repeats // G} SGD runs",
