@@ -23,8 +23,15 @@ import sys
 import numpy as np
 from _timing import best_cpu
 
-from neurips26.search_agent_attacks import (STATIC_TEMPLATES, Defender, KnowledgeGraph, Sandbox, ScriptedAgent,
-                                            render_documents, target_for)
+from neurips26.search_agent_attacks import (
+    STATIC_TEMPLATES,
+    Defender,
+    KnowledgeGraph,
+    Sandbox,
+    ScriptedAgent,
+    render_documents,
+    target_for,
+)
 from neurips26.search_agent_attacks.sandbox import tokenize
 
 
