@@ -12,7 +12,12 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from neurips26.alignment_limits import (
-    best_of_n, best_of_n_kl_bound, best_of_n_policy, kl_divergence, max_reward_gain, sampled_best_of_n,
+    best_of_n,
+    best_of_n_kl_bound,
+    best_of_n_policy,
+    kl_divergence,
+    max_reward_gain,
+    sampled_best_of_n,
 )
 
 

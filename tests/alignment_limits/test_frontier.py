@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from neurips26.alignment_limits import (
-    BudgetExceedsMaximumWarning, beta_for_budget, jeffreys_divergence, kl_divergence,
-    max_attainable_gain, max_attainable_kl, max_reward_gain, sqrt_kl_approximation, tilted_frontier,
+    BudgetExceedsMaximumWarning,
+    beta_for_budget,
+    jeffreys_divergence,
+    kl_divergence,
+    max_attainable_gain,
+    max_attainable_kl,
+    max_reward_gain,
+    sqrt_kl_approximation,
+    tilted_frontier,
     tilted_policy,
 )
 

@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.alignment_limits.lm_task import (_train_trl, build_lm_task, measure_lm, sample_sequences,
-                                                save_base_policy, token_logprobs)
+from neurips26.alignment_limits.lm_task import (
+    _train_trl,
+    build_lm_task,
+    measure_lm,
+    sample_sequences,
+    save_base_policy,
+    token_logprobs,
+)
 
 NS = (1, 2, 4, 8)
 

@@ -17,13 +17,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
-from neurips26.flood_bifiltration import (barycentric_grid, delaunay_complex, farthest_point_sampling,
-                                          flood_complex_values, minimum_enclosing_balls, slice_values,
-                                          sublevel_flood_bifiltration)
+from neurips26.flood_bifiltration import (
+    barycentric_grid,
+    delaunay_complex,
+    farthest_point_sampling,
+    flood_complex_values,
+    minimum_enclosing_balls,
+    slice_values,
+    sublevel_flood_bifiltration,
+)
 from neurips26.flood_bifiltration.delaunay import simplex_samples
-from neurips26.flood_bifiltration.invariants import (grades_as_set, masked_exactness_violations,
-                                                     max_critical_degree, max_face_excess, monotone_violations,
-                                                     staircase_at, staircase_difference)
+from neurips26.flood_bifiltration.invariants import (
+    grades_as_set,
+    masked_exactness_violations,
+    max_critical_degree,
+    max_face_excess,
+    monotone_violations,
+    staircase_at,
+    staircase_difference,
+)
 
 
 def _cloud(n, d, seed):

@@ -9,8 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from neurips26.flood_bifiltration import (DelayEmbedding, SublevelFloodFeatures, flood_complex_values, slice_simplex_tree,
-                                          slice_values, sublevel_flood_bifiltration)
+from neurips26.flood_bifiltration import (
+    DelayEmbedding,
+    SublevelFloodFeatures,
+    flood_complex_values,
+    slice_simplex_tree,
+    slice_values,
+    sublevel_flood_bifiltration,
+)
 from neurips26.flood_bifiltration.delaunay import delaunay_complex
 
 

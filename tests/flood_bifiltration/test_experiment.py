@@ -9,10 +9,14 @@ import pytest
 pytest.importorskip("multipers")
 pytest.importorskip("aeon")
 
-from neurips26.harness import RunContext  # noqa: E402
-from neurips26.harness.claims import forbidden_citation  # noqa: E402
-from neurips26.harness.claims import Claim, Outcome, Verdict  # noqa: E402
 from neurips26.flood_bifiltration.experiment import Config, run  # noqa: E402
+from neurips26.harness import RunContext  # noqa: E402
+from neurips26.harness.claims import (  # noqa: E402
+    Claim,
+    Outcome,
+    Verdict,
+    forbidden_citation,  # noqa: E402
+)
 
 
 def test_tiny_run_produces_well_formed_claims(tmp_path):

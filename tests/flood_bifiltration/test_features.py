@@ -7,12 +7,21 @@ import math
 import numpy as np
 import pytest
 
-from neurips26.flood_bifiltration import (slice_simplex_tree, slice_values, sublevel_flood_bifiltration,
-                                          to_simplextree_multi)
+from neurips26.flood_bifiltration import (
+    slice_simplex_tree,
+    slice_values,
+    sublevel_flood_bifiltration,
+    to_simplextree_multi,
+)
 from neurips26.flood_bifiltration.data import circle_with_outliers, loop_vs_disk_dataset
-from neurips26.flood_bifiltration.features import (DelayEmbedding, SublevelFloodFeatures, codensity,
-                                                   convolved_signed_measure, delay_embedding,
-                                                   hilbert_signed_measure)
+from neurips26.flood_bifiltration.features import (
+    DelayEmbedding,
+    SublevelFloodFeatures,
+    codensity,
+    convolved_signed_measure,
+    delay_embedding,
+    hilbert_signed_measure,
+)
 
 pytest.importorskip("multipers")
 
@@ -40,7 +49,7 @@ def test_hilbert_signed_measure_matches_betti_numbers_of_slices(circle_bif):
     rg, tg = np.linspace(0, 0.8, 17), np.linspace(0, 1, 11)
     sm = hilbert_signed_measure(circle_bif, rg, tg, (0, 1))
     mismatches = 0
-    for j, t in enumerate(tg):
+    for t in tg:
         st = slice_simplex_tree(circle_bif, t)
         if st.num_simplices() == 0:
             ref = np.zeros((2, len(rg)))

@@ -5,11 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.harness.claims import Verdict
-from neurips26.lr_schedules import (FAMILIES, PowerLawTask, batch_ramp, family_schedule, fit_exponent,
-                                    interpolation_matrix, knot_positions, loss_curve, optimal_momentum_schedule,
-                                    optimal_schedule, phase_label, pontryagin_schedule, samples_to_steps,
-                                    schedule_shape, simulate_sgd, stability_bound, tune_family)
+from neurips26.lr_schedules import (
+    FAMILIES,
+    PowerLawTask,
+    batch_ramp,
+    family_schedule,
+    fit_exponent,
+    interpolation_matrix,
+    knot_positions,
+    loss_curve,
+    optimal_momentum_schedule,
+    optimal_schedule,
+    phase_label,
+    pontryagin_schedule,
+    samples_to_steps,
+    schedule_shape,
+    simulate_sgd,
+    stability_bound,
+    tune_family,
+)
 from neurips26.lr_schedules.optimal import Exponent
 
 

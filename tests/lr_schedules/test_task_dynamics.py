@@ -9,9 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import zeta
 
-from neurips26.lr_schedules import (PowerLawTask, Spectrum, check_schedule, final_loss_and_grad, loss_curve,
-                                    loss_curve_torch, momentum_final_loss_and_grad, momentum_loss_curve,
-                                    stability_bound)
+from neurips26.lr_schedules import (
+    PowerLawTask,
+    Spectrum,
+    check_schedule,
+    final_loss_and_grad,
+    loss_curve,
+    loss_curve_torch,
+    momentum_final_loss_and_grad,
+    momentum_loss_curve,
+    stability_bound,
+)
 from neurips26.lr_schedules.dynamics import momentum_loss_curve_torch
 
 

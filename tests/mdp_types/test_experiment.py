@@ -2,8 +2,7 @@
 
 import pytest
 
-from neurips26.harness import ConfigError
-from neurips26.harness import RunContext
+from neurips26.harness import ConfigError, RunContext
 from neurips26.harness.claims import Claim, Kind, Verdict, forbidden_citation
 from neurips26.harness.config import apply_overrides
 from neurips26.mdp_types.experiment import Config, run

@@ -15,8 +15,6 @@ from neurips26.mdp_types import (
     value_rate,
 )
 
-from .conftest import toy_mdp
-
 
 def test_rate_is_zero_at_truth_and_both_solvers_agree(toy):
     T, pi = toy

@@ -3,8 +3,16 @@
 import numpy as np
 import pytest
 
-from neurips26.relu_symmetries import (ReluNet3, bias_trade_generator, generator_curl, local_gl_invariant,
-                                       mse_gradient, per_neuron_invariants, scaling_generator, train_gd)
+from neurips26.relu_symmetries import (
+    ReluNet3,
+    bias_trade_generator,
+    generator_curl,
+    local_gl_invariant,
+    mse_gradient,
+    per_neuron_invariants,
+    scaling_generator,
+    train_gd,
+)
 from neurips26.relu_symmetries.constructions import case_b
 from neurips26.relu_symmetries.experiment import conservation_setup
 

@@ -5,10 +5,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurips26.relu_symmetries import (Box, Equivalent, NotEquivalent, ReluNet3, Undecided, deepen_hidden_inhibition,
-                                       equivalent, exact_forward, match_orbit, move_dead_unit, move_hidden_hyperplane,
-                                       naive_canonical_equal, random_network, random_orbit_element, reduce_network,
-                                       segment_breakpoints)
+from neurips26.relu_symmetries import (
+    Box,
+    Equivalent,
+    NotEquivalent,
+    ReluNet3,
+    Undecided,
+    deepen_hidden_inhibition,
+    equivalent,
+    exact_forward,
+    match_orbit,
+    move_dead_unit,
+    move_hidden_hyperplane,
+    naive_canonical_equal,
+    random_network,
+    random_orbit_element,
+    reduce_network,
+    segment_breakpoints,
+)
 from neurips26.relu_symmetries.constructions import case_a, case_b, generic_switching_network
 from neurips26.relu_symmetries.regions import activation_cells
 

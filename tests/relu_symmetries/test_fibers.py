@@ -3,8 +3,18 @@
 import numpy as np
 import pytest
 
-from neurips26.relu_symmetries import (Box, ReluNet3, exact_jacobian, exact_rank, fiber_dimension, jacobian,
-                                       kink_margin, numerical_rank, random_network, sample_away_from_kinks)
+from neurips26.relu_symmetries import (
+    Box,
+    ReluNet3,
+    exact_jacobian,
+    exact_rank,
+    fiber_dimension,
+    jacobian,
+    kink_margin,
+    numerical_rank,
+    random_network,
+    sample_away_from_kinks,
+)
 from neurips26.relu_symmetries.constructions import constructions, generic_switching_network
 
 

@@ -8,8 +8,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurips26.relu_symmetries import (Box, ReluNet3, exact_forward, exact_forward_fractions, from_sequential,
-                                       random_network, to_sequential)
+from neurips26.relu_symmetries import (
+    Box,
+    ReluNet3,
+    exact_forward,
+    exact_forward_fractions,
+    from_sequential,
+    random_network,
+    to_sequential,
+)
 
 
 @settings(max_examples=25, deadline=None)

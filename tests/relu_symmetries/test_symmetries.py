@@ -5,9 +5,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurips26.relu_symmetries import (Box, deepen_hidden_inhibition, first_layer_slope_at_zero, flip_unit,
-                                       move_dead_unit, move_hidden_hyperplane, permute_hidden, random_network,
-                                       random_orbit_element, redistribute_affine, rescale_hidden, unit_status)
+from neurips26.relu_symmetries import (
+    Box,
+    deepen_hidden_inhibition,
+    first_layer_slope_at_zero,
+    flip_unit,
+    move_dead_unit,
+    move_hidden_hyperplane,
+    permute_hidden,
+    random_network,
+    random_orbit_element,
+    redistribute_affine,
+    rescale_hidden,
+    unit_status,
+)
 from neurips26.relu_symmetries.constructions import case_a, case_b
 from neurips26.relu_symmetries.regions import activation_cells
 
@@ -45,7 +56,7 @@ def test_permutation_is_exact_and_rescaling_validates():
 def test_dead_unit_moves_keep_f_and_live_units_refuse():
     box = Box.cube(2, 1.0)
     net = random_network((2, 3, 3, 1), np.random.default_rng(0))
-    W1, b1 = net.W1.copy(), net.b1.copy()
+    b1 = net.b1.copy()
     b1[1] = -10.0  # dead on the box
     net = net.replace(b1=b1)
     assert unit_status(net, box).layer1[1] == "dead"

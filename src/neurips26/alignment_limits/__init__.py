@@ -36,14 +36,27 @@ References:
 """
 
 from .best_of_n import (
-    BestOfN, SampledBestOfN, best_of_n, best_of_n_kl_bound, best_of_n_policy, sampled_best_of_n,
+    BestOfN,
+    SampledBestOfN,
+    best_of_n,
+    best_of_n_kl_bound,
+    best_of_n_policy,
+    sampled_best_of_n,
 )
 from .digits_task import DigitsTask, build_digits_task
 from .estimator import DEFAULT_MIN_ESS, FrontierEstimate, estimate_frontier
 from .frontier import (
-    BudgetSolution, FrontierPoints, beta_for_budget, jeffreys_divergence, kl_divergence,
-    max_attainable_gain, max_attainable_kl, max_reward_gain, sqrt_kl_approximation,
-    tilted_frontier, tilted_policy,
+    BudgetSolution,
+    FrontierPoints,
+    beta_for_budget,
+    jeffreys_divergence,
+    kl_divergence,
+    max_attainable_gain,
+    max_attainable_kl,
+    max_reward_gain,
+    sqrt_kl_approximation,
+    tilted_frontier,
+    tilted_policy,
 )
 from .proxy import ProxyGap, effective_ensemble_size, ensemble_reward, proxy_gap
 from .trainers import METHODS, TrainingTrace, train_policy

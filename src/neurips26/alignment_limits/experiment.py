@@ -24,7 +24,11 @@ from .best_of_n import best_of_n
 from .digits_task import build_digits_task
 from .estimator import estimate_frontier
 from .frontier import (
-    jeffreys_divergence, max_attainable_kl, max_reward_gain, sqrt_kl_approximation, tilted_frontier,
+    jeffreys_divergence,
+    max_attainable_kl,
+    max_reward_gain,
+    sqrt_kl_approximation,
+    tilted_frontier,
     tilted_policy,
 )
 from .proxy import effective_ensemble_size, ensemble_reward, proxy_gap
@@ -705,7 +709,7 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
              f"fit on {config.digits_train_size} images.") for g in dfine]
     claims.append(C.over_seeds(per_seed_b, seeds))
     ens_seeds = []
-    for s, g in zip(seeds, dgaps):
+    for g in dgaps:
         ens_seeds.append(C.at_least(
             "ensemble_shrinks_gap_digits",
             "Ensembling shrinks the gap — digits task (correlated errors: the effective M is reported): the "

@@ -40,7 +40,12 @@ import numpy as np
 from scipy import optimize, special
 
 from .validation import (
-    BudgetExceedsMaximumWarning, as_betas, as_policy, policy_and_rewards, reward_scale, warn,
+    BudgetExceedsMaximumWarning,
+    as_betas,
+    as_policy,
+    policy_and_rewards,
+    reward_scale,
+    warn,
 )
 
 # rows x outcomes handled per block when many betas are evaluated at once (bounds memory)

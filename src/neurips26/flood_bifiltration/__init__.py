@@ -25,6 +25,7 @@ Example::
     st = to_simplextree_multi(slf)                           # k-critical multipers.SimplexTreeMulti
 """
 
+from .baselines import delaunay_lowerstar_bifiltration, rips_codensity_bifiltration
 from .bifiltration import (
     SublevelFlood,
     flood_complex_values,
@@ -34,11 +35,16 @@ from .bifiltration import (
     sublevel_flood_bifiltration,
     to_simplextree_multi,
 )
-from .baselines import delaunay_lowerstar_bifiltration, rips_codensity_bifiltration
 from .data import circle_with_outliers, loop_vs_disk_dataset
 from .delaunay import DelaunayComplex, barycentric_grid, delaunay_complex, minimum_enclosing_balls
-from .features import (DelayEmbedding, SublevelFloodFeatures, codensity, convolved_signed_measure,
-                       delay_embedding, hilbert_signed_measure)
+from .features import (
+    DelayEmbedding,
+    SublevelFloodFeatures,
+    codensity,
+    convolved_signed_measure,
+    delay_embedding,
+    hilbert_signed_measure,
+)
 from .landmarks import farthest_point_sampling
 
 __all__ = [

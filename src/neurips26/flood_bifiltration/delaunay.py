@@ -28,7 +28,6 @@ from scipy.spatial import Delaunay, QhullError
 
 from .validation import check_points, check_positive_int
 
-
 AFFINE_RANK_RTOL = 1.5e-8
 """Numerical affine rank: singular values of the centred landmarks below √ε ≈ 1.5e-8 times the
 largest count as zero. Landmarks within that relative distance of a line (e.g. collinear data plus

@@ -22,9 +22,15 @@ from neurips26.harness import claims as C
 from .bifiltration import flood_complex_values, slice_simplex_tree, slice_values, sublevel_flood_bifiltration
 from .data import circle_with_outliers, loop_vs_disk_dataset
 from .features import DelayEmbedding, SublevelFloodFeatures, codensity, hilbert_signed_measure
-from .invariants import (grades_as_set, interleaving_excess, masked_exactness_violations, max_critical_degree,
-                         max_face_excess, monotone_violations, staircase_difference)
-
+from .invariants import (
+    grades_as_set,
+    interleaving_excess,
+    masked_exactness_violations,
+    max_critical_degree,
+    max_face_excess,
+    monotone_violations,
+    staircase_difference,
+)
 
 UCR_OFFLINE = ("ACSF1", "ArrowHead", "GunPoint", "ItalyPowerDemand", "OSULeaf")  # shipped with aeon, univariate
 #: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the density and

@@ -25,8 +25,13 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from .bifiltration import SublevelFlood, slice_simplex_tree, slice_values, sublevel_flood_bifiltration, \
-    to_simplextree_multi
+from .bifiltration import (
+    SublevelFlood,
+    slice_simplex_tree,
+    slice_values,
+    sublevel_flood_bifiltration,
+    to_simplextree_multi,
+)
 from .validation import check_points, check_positive_float, check_positive_int
 
 DENSITY_METHODS = ("kde", "dtm")
@@ -128,7 +133,7 @@ def hilbert_signed_measure(bif: SublevelFlood, r_grid, t_grid, degrees=(0, 1)):
     snapped.grades = [[np.stack([snap_up(g[:, 0], grids[0]), snap_up(g[:, 1], grids[1])], axis=1)
                        if len(g) else g for g in gs] for gs in bif.grades]
     for gs in snapped.grades:  # rows with an infinite coordinate mean "never on this grid"
-        for i, g in enumerate(gs):
+        for g in gs:
             g[~np.isfinite(g).all(axis=1)] = np.inf
     st = to_simplextree_multi(snapped)
     sq = st.grid_squeeze(filtration_grid=grids)

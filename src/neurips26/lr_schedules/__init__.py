@@ -24,13 +24,31 @@ Quick use::
 
 from .baselines import FAMILIES, TunedSchedule, family_schedule, tune_family
 from .batch import BatchRamp, batch_ramp, samples_to_steps
-from .dynamics import (MomentumGrad, check_schedule, final_loss_and_grad, loss_curve, loss_curve_torch,
-                       momentum_final_loss_and_grad, momentum_loss_curve, stability_bound)
+from .dynamics import (
+    MomentumGrad,
+    check_schedule,
+    final_loss_and_grad,
+    loss_curve,
+    loss_curve_torch,
+    momentum_final_loss_and_grad,
+    momentum_loss_curve,
+    stability_bound,
+)
 from .momentum import MomentumSchedule, optimal_momentum_schedule
 from .monte_carlo import MonteCarloResult, simulate_sgd
-from .optimal import (Exponent, OptimalSchedule, PontryaginSchedule, ScheduleShape, fit_exponent,
-                      interpolation_matrix, knot_positions, optimal_schedule, phase_label, pontryagin_schedule,
-                      schedule_shape)
+from .optimal import (
+    Exponent,
+    OptimalSchedule,
+    PontryaginSchedule,
+    ScheduleShape,
+    fit_exponent,
+    interpolation_matrix,
+    knot_positions,
+    optimal_schedule,
+    phase_label,
+    pontryagin_schedule,
+    schedule_shape,
+)
 from .task import PowerLawTask, Spectrum
 
 __all__ = [

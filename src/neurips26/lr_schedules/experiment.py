@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import math
 import time
-
-import numpy as np
 from typing import Literal
 
+import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import claims as C
@@ -23,15 +22,14 @@ from neurips26.harness.claims import Outcome
 from neurips26.harness.config import ExperimentConfig
 from neurips26.harness.context import RunContext
 
+from . import real_data as _real_data
 from .baselines import tune_family
 from .batch import batch_ramp
 from .dynamics import loss_curve, stability_bound
-from .monte_carlo import simulate_sgd
 from .momentum import optimal_momentum_schedule
+from .monte_carlo import simulate_sgd
 from .optimal import fit_exponent, optimal_schedule, phase_label, pontryagin_schedule, schedule_shape
 from .task import PowerLawTask, Spectrum
-
-from . import real_data as _real_data
 
 BASELINES = ("constant", "power_law", "cosine", "wsd")
 # No CONFIRMATION_SEEDS: the two claims tuned after a look (optimal_beats_baselines_loss, momentum_hard_exponent)
@@ -301,10 +299,10 @@ def _compute_optimal_part(cfg: Config, ctx: RunContext) -> dict:
     """
     Ns = [n for n in cfg.compute_N_grid]
     n_star, losses = [], []
-    for C in ctx.track(cfg.compute_budgets, "compute-optimal N at fixed compute"):
+    for budget in ctx.track(cfg.compute_budgets, "compute-optimal N at fixed compute"):
         Ls = []
         for N in Ns:
-            T = C // N
+            T = budget // N
             if T < 2:
                 Ls.append(np.inf)
                 continue
@@ -417,8 +415,8 @@ def _figures(ctx: RunContext, easy: dict, hard: dict, mom: dict, batch: dict, mc
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
     ax = axes[0]
-    for i, C in enumerate(comp["C"]):
-        ax.plot(comp["N_grid"], comp["losses"][i], "o-", ms=3, color=f"C{i}", label=f"C = N·T = {C}")
+    for i, budget in enumerate(comp["C"]):
+        ax.plot(comp["N_grid"], comp["losses"][i], "o-", ms=3, color=f"C{i}", label=f"C = N·T = {budget}")
         ax.axvline(comp["N_star"][i], color=f"C{i}", ls=":", lw=1)
     ax.set(title="loss at fixed compute vs N (dotted: N*)", xlabel="N (features)", ylabel="L_T", xscale="log",
            yscale="log")

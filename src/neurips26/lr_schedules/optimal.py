@@ -34,7 +34,7 @@ from scipy import stats
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
-from .dynamics import final_loss_and_grad, loss_curve, stability_bound
+from .dynamics import final_loss_and_grad, stability_bound
 from .task import Spectrum
 
 __all__ = [

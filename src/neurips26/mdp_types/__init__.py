@@ -38,6 +38,7 @@ from .large_deviations import (
 from .mdp import (
     TabularMDP,
     check_logging_chain,
+    check_reward_table,
     greedy_policy,
     is_irreducible,
     log_episodes,
@@ -46,7 +47,6 @@ from .mdp import (
     policy_evaluation,
     sample_pair_chain,
     stationary_distribution,
-    check_reward_table,
     toy_text_mdp,
     validate_distribution,
     validate_gamma,

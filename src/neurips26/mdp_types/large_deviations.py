@@ -33,7 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr
 
-from .mdp import check_logging_chain, pair_kernel, policy_evaluation, stationary_distribution, validate_kernel, validate_policy
+from .mdp import (
+    check_logging_chain,
+    pair_kernel,
+    policy_evaluation,
+    stationary_distribution,
+    validate_kernel,
+    validate_policy,
+)
 
 
 def _support_program(P: np.ndarray):

@@ -34,17 +34,63 @@ Example::
 """
 
 from .baselines import naive_canonical_equal, points_for_confidence, random_evaluation_equal
-from .conservation import (GDTrack, bias_trade_generator, generator_curl, local_gl_invariant, mse_gradient,
-                           per_neuron_invariants, scaling_generator, train_gd)
-from .equivalence import (Equivalent, NotEquivalent, OrbitMatch, Undecided, equivalent, match_orbit, reduce_network,
-                          segment_breakpoints, verify_witness)
-from .fibers import (FiberDimension, exact_jacobian, exact_rank, fiber_dimension, jacobian, kink_margin,
-                     numerical_rank, sample_away_from_kinks, stratum)
-from .network import Box, ReluNet3, exact_forward, exact_forward_fractions, from_sequential, random_network, to_sequential
+from .conservation import (
+                           GDTrack,
+                           bias_trade_generator,
+                           generator_curl,
+                           local_gl_invariant,
+                           mse_gradient,
+                           per_neuron_invariants,
+                           scaling_generator,
+                           train_gd,
+)
+from .equivalence import (
+                           Equivalent,
+                           NotEquivalent,
+                           OrbitMatch,
+                           Undecided,
+                           equivalent,
+                           match_orbit,
+                           reduce_network,
+                           segment_breakpoints,
+                           verify_witness,
+)
+from .fibers import (
+                           FiberDimension,
+                           exact_jacobian,
+                           exact_rank,
+                           fiber_dimension,
+                           jacobian,
+                           kink_margin,
+                           numerical_rank,
+                           sample_away_from_kinks,
+                           stratum,
+)
+from .network import (
+                           Box,
+                           ReluNet3,
+                           exact_forward,
+                           exact_forward_fractions,
+                           from_sequential,
+                           random_network,
+                           to_sequential,
+)
 from .regions import Cell, CellBudgetExceeded, activation_cells, affine_on_cell
-from .symmetries import (OrbitElement, UnitStatus, deepen_hidden_inhibition, first_layer_slope_at_zero, flip_unit,
-                         move_dead_unit, move_hidden_hyperplane, permute_hidden, random_orbit_element,
-                         redistribute_affine, rescale_hidden, unit_bounds, unit_status)
+from .symmetries import (
+                           OrbitElement,
+                           UnitStatus,
+                           deepen_hidden_inhibition,
+                           first_layer_slope_at_zero,
+                           flip_unit,
+                           move_dead_unit,
+                           move_hidden_hyperplane,
+                           permute_hidden,
+                           random_orbit_element,
+                           redistribute_affine,
+                           rescale_hidden,
+                           unit_bounds,
+                           unit_status,
+)
 
 __all__ = [
     "ReluNet3", "Box", "random_network", "exact_forward", "exact_forward_fractions", "to_sequential", "from_sequential",

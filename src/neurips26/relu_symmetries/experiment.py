@@ -26,8 +26,15 @@ from .equivalence import Equivalent, NotEquivalent, equivalent
 from .fibers import fiber_dimension, jacobian, numerical_rank, sample_away_from_kinks, stratum
 from .network import Box, ReluNet3, from_sequential, random_network, to_sequential
 from .regions import activation_cells
-from .symmetries import (deepen_hidden_inhibition, flip_unit, move_dead_unit, move_hidden_hyperplane,
-                         random_orbit_element, redistribute_affine, unit_status)
+from .symmetries import (
+    deepen_hidden_inhibition,
+    flip_unit,
+    move_dead_unit,
+    move_hidden_hyperplane,
+    random_orbit_element,
+    redistribute_affine,
+    unit_status,
+)
 
 #: Run seeds never used while choosing a threshold or setting; ``reproduce`` re-runs the fiber and
 #: conservation groups (the ones with claims tuned after a look) on them.
