@@ -111,3 +111,17 @@ def test_scaling_part_does_not_compute_an_unused_codensity(tmp_path, monkeypatch
     metrics: dict = {}
     claims = experiment._scaling(cfg, RunContext(seed=0, out_dir=tmp_path), metrics)
     assert metrics["scaling"]["N"] == [300, 600] and {c.id for c in claims} >= {"million_points"}
+
+
+def test_a_margin_interval_ending_at_zero_is_not_a_positive_margin():
+    """Found in a --seeds 0,1,2 run: synthetic_beats_single_parameter read 'holds' with the paired
+    bootstrap interval [0.0, 0.2] although its statement asks for a positive margin (>= 0 counted the
+    tie). Catches a bound of 0 for 'beats': margins are multiples of 1/n, the bound is half a sample."""
+    from neurips26.flood_bifiltration.experiment import positive_margin
+    from neurips26.harness import claims as C
+
+    n = 80
+    kw = dict(measured=0.1, bound=positive_margin(n), reason="r", kind="reconstruction", domain=(-1, 1),
+              source="inferred: test")
+    assert C.at_least("m", "s", interval=(0.0, 0.2), **kw).verdict is Verdict.INCONCLUSIVE
+    assert C.at_least("m", "s", interval=(1 / n, 0.2), **kw).verdict is Verdict.HOLDS
