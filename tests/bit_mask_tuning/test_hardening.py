@@ -225,3 +225,17 @@ def test_a_mask_file_without_a_fast_digest_is_checked_with_sha256(base):
     apply_mask(copy.deepcopy(plain), data)
     with pytest.raises(ValueError, match="verify"):
         apply_mask(copy.deepcopy(plain), data, verify="md5")
+
+
+def test_refresh_keeps_the_k_largest_scores_when_more_are_eligible(base):
+    """Catches a top-k taken from the wrong end (the k smallest eligible scores deleted): with every
+    score positive and distinct, exactly the k largest are deleted."""
+    bm = attach_bit_mask(base, 0.01)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for m in bm.masks:
+            m.scores.copy_(torch.rand(m.scores.shape, generator=g) + 0.1)      # all eligible (> τ = 0)
+    flat = torch.cat([m.scores.detach().flatten() for m in bm.masks])
+    z = torch.cat([m.flatten() for m in bm.deleted().values()])
+    assert int(z.sum()) == bm.k
+    assert flat[z].min() > flat[~z].max()

@@ -83,3 +83,31 @@ def test_tied_head_detected_refused_and_untied(small_data):
     assert not u.tied and torch.equal(m2.get_input_embeddings().weight, emb)   # input embedding untouched
     assert not torch.equal(u.weight[list(small_data.digits.ids)], emb[list(small_data.digits.ids)])
     assert not find_unembedding(untie_unembedding(copy.deepcopy(m)) and m).tied or True
+
+
+def test_counting_accuracy_scores_the_digit_of_the_true_count(small_data):
+    """Catches an off-by-one between count c and digit token ids[c−1]: a stub model whose logits put
+    all mass on the right digit scores 1.0 in both modes, one shifted by one digit scores 0."""
+    import torch
+
+    from neurips26.counting_readout.models import counting_accuracy
+
+    ids = torch.tensor(small_data.digits.ids)
+    V = len(small_data.tokenizer)
+
+    class Stub(torch.nn.Module):
+        def __init__(self, shift):
+            super().__init__()
+            self.shift, self.w = shift, torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, input_ids, attention_mask):
+            out = torch.zeros(*input_ids.shape, V)
+            out[torch.arange(len(input_ids)), :, ids[(self.counts - 1 + self.shift) % 9]] = 10.0
+            return type("O", (), {"logits": out})()
+
+    batch = small_data.test
+    for shift, want in ((0, 1.0), (1, 0.0)):
+        m = Stub(shift)
+        m.counts = batch.counts
+        acc = counting_accuracy(m, batch, small_data.digits, chunk=len(batch))
+        assert acc["digit_restricted"] == want and acc["full_vocab"] == want

@@ -133,3 +133,22 @@ def test_random_init_is_orthonormal_and_not_a_shared_seed_draw(small_data):
     assert np.allclose(A @ A.T, np.eye(4), atol=1e-6)
     same_seed = np.linalg.qr(np.random.default_rng(0).standard_normal((32, 4)))[0]
     assert np.linalg.svd(A @ same_seed, compute_uv=False)[0] < 0.99
+
+
+def test_subspace_ablation_replaces_the_projection_by_the_mean(tiny, small_data):
+    """Catches a zero-ablation where mean-ablation is documented (h − QQᵀh instead of h − QQᵀ(h − μ)):
+    states sit at a large mean μ inside span(Q) plus tiny noise, and every count is the digit that μ
+    itself reads as. Mean-ablation keeps μ, so accuracy is 1.0; zero-ablation removes it."""
+    from neurips26.counting_readout import subspace_ablation_accuracy
+    from neurips26.counting_readout.unembedding import logits_from_readout
+
+    g = torch.Generator().manual_seed(0)
+    d = tiny.config.hidden_size
+    ids = list(small_data.digits.ids)
+    Q, _ = torch.linalg.qr(torch.randn(d, 2, generator=g, dtype=torch.float64))
+    mu = 50.0 * Q[:, 0]
+    with torch.no_grad():
+        c = int(logits_from_readout(tiny, mu[None].float())[:, ids].argmax(-1)) + 1
+    H = mu + 0.01 * torch.randn(200, d, generator=g, dtype=torch.float64)
+    acc = subspace_ablation_accuracy(tiny, H, np.full(200, c), ids, Q.numpy(), mean=mu.numpy())
+    assert acc == 1.0

@@ -206,3 +206,16 @@ def test_corrupt_model_pt_is_refused_in_one_line_without_unpickling_advice(tmp_p
         load_checkpoint(tmp_path)
     msg = str(e.value)
     assert "model.pt" in msg and "\n" not in msg and "weights_only=False" not in msg
+
+
+def test_importance_threshold_takes_the_top_quantile():
+    """Catches a threshold from the wrong tail (quantile 1 − q): with q = 0.98 on 1000 distinct
+    importances, exactly the top 2 % (20 tokens, before the relative floor) are positives."""
+    from neurips26.weight_interp.pipeline import importance_threshold
+
+    imp = np.arange(1, 1001, dtype=np.float64).reshape(50, 20)
+    theta = importance_threshold(imp, SelectionSettings(quantile=0.98, rel_floor=0.0))
+    assert int((imp >= theta).sum()) == 20
+    # the relative floor raises θ further when it is larger
+    theta = importance_threshold(imp, SelectionSettings(quantile=0.5, rel_floor=0.9))
+    assert int((imp >= theta).sum()) == 101
