@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.belief_search import (Belief, SensorModel, binary_entropy, calibrate_sensor, entropy,
-                                     expected_information_gain, outcome_index, prior_from_scores)
+from neurips26.belief_search import (
+    Belief,
+    SensorModel,
+    binary_entropy,
+    calibrate_sensor,
+    entropy,
+    expected_information_gain,
+    outcome_index,
+    prior_from_scores,
+)
 
 MAP = SensorModel((0.2, 0.05, 0.25, 0.5), (0.85, 0.05, 0.07, 0.03), (0.9,))
 

@@ -5,8 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.belief_search import (SensorModel, SensorReply, aggregate_answer, belief_search, fixed_plan_search,
-                                     navigator_search, prior_topk_plan, prior_from_scores, uniform_plan)
+from neurips26.belief_search import (
+    SensorModel,
+    SensorReply,
+    aggregate_answer,
+    belief_search,
+    fixed_plan_search,
+    navigator_search,
+    prior_from_scores,
+    prior_topk_plan,
+    uniform_plan,
+)
 
 
 def _oracle(needle, tpr=1.0, fpr=0.0, rng=None, answer=2):

@@ -9,8 +9,15 @@ import pytest
 
 from neurips26.backends import ScriptedBackend
 from neurips26.backends.vision import decode_jpeg
-from neurips26.belief_search import (PixelSensor, SensorModel, VideoError, VLMSensor, calibrate_on_probes,
-                                     scene_prior_scores, search_video)
+from neurips26.belief_search import (
+    PixelSensor,
+    SensorModel,
+    VideoError,
+    VLMSensor,
+    calibrate_on_probes,
+    scene_prior_scores,
+    search_video,
+)
 
 OPTS = ["red", "green", "blue", "yellow"]
 

@@ -8,7 +8,15 @@ import pytest
 pytest.importorskip("av")  # the [video] extra (PyAV)
 
 from neurips26.belief_search import (  # noqa: E402
-    VideoError, VideoReader, decode_all, decode_frames, encode_video, probe_video, sample_segment_frames, segment_bounds)
+    VideoError,
+    VideoReader,
+    decode_all,
+    decode_frames,
+    encode_video,
+    probe_video,
+    sample_segment_frames,
+    segment_bounds,
+)
 
 
 def test_h264_round_trip_and_probe(tmp_path):
@@ -116,8 +124,9 @@ def test_seeking_is_exact_in_other_containers(tmp_path, name, codec):
 def test_seeking_is_exact_with_b_frames_at_ntsc_rate(tmp_path):
     # review: a typical user file — x264 defaults with B-frames (pts reordered, an edit-list start offset) at
     # 30000/1001 fps — encoded directly with PyAV, not through encode_video (which turns B-frames off)
-    import av
     from fractions import Fraction
+
+    import av
 
     frames = np.random.default_rng(3).integers(0, 255, (60, 48, 64, 3), dtype=np.uint8)
     frames[:, :4] = np.arange(60, dtype=np.uint8)[:, None, None, None] * 4  # a per-frame band
@@ -146,8 +155,9 @@ def test_video_reader_rejects_a_bad_size(small_video):
 def test_variable_frame_rate_files_are_read_sequentially_with_the_same_frames(tmp_path, small_video):
     # review: phone videos are often VFR; seeking by pts-derived index skips/repeats frames there (it used to
     # raise mid-search, after VLM calls). The reader detects the irregular grid and decodes sequentially instead.
-    import av
     from fractions import Fraction
+
+    import av
 
     from neurips26.belief_search import has_constant_frame_grid
 
@@ -177,8 +187,9 @@ def test_variable_frame_rate_files_are_read_sequentially_with_the_same_frames(tm
 
 def _vfr_mkv(path, pts_ms):
     """A variable-frame-rate MKV written with PyAV: one grey frame per timestamp (ms)."""
-    import av
     from fractions import Fraction
+
+    import av
 
     with av.open(str(path), "w") as out:
         s = out.add_stream("libx264", rate=25)

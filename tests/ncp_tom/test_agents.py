@@ -7,9 +7,24 @@ import numpy as np
 import pytest
 
 from neurips26.backends import BackendError, ScriptedBackend, replies
-from neurips26.ncp_tom import (Action, BeliefGoal, Instance, NCPToMEnv, ParseError, Scene, no_tom_plan, oracle_plan,
-                               parse_line, parse_plan, random_plan, run_llm_episode, score_plan, scripted_agent,
-                               step_cap, task_prompt)
+from neurips26.ncp_tom import (
+    Action,
+    BeliefGoal,
+    Instance,
+    NCPToMEnv,
+    ParseError,
+    Scene,
+    no_tom_plan,
+    oracle_plan,
+    parse_line,
+    parse_plan,
+    random_plan,
+    run_llm_episode,
+    score_plan,
+    scripted_agent,
+    step_cap,
+    task_prompt,
+)
 
 SCENE = Scene(("kitchen", "hall"), ("basket", "box", "drawer"), ("kitchen", "kitchen", "hall"), ("marble",),
               ("Sally", "Anne"))

@@ -8,10 +8,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.ncp_tom import (BeliefGoal, all_actions, apply_action, generate_instances, goal_holds, goals_hold,
-                               no_tom_plan, oracle_plan, parse_line, parse_plan, random_plan, replay, run_llm_episode,
-                               score_plan, shortest_plan, step_cap)
 from neurips26.backends import ScriptedBackend
+from neurips26.ncp_tom import (
+    BeliefGoal,
+    all_actions,
+    apply_action,
+    generate_instances,
+    goal_holds,
+    goals_hold,
+    no_tom_plan,
+    oracle_plan,
+    parse_line,
+    parse_plan,
+    random_plan,
+    replay,
+    run_llm_episode,
+    score_plan,
+    shortest_plan,
+    step_cap,
+)
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,19 @@ from collections import Counter
 
 import pytest
 
-from neurips26.ncp_tom import (GOAL_TYPES, BeliefGoal, Instance, Scene, all_actions, generate_instances, goals_hold,
-                               load_jsonl, replay, save_jsonl, shortest_plan)
+from neurips26.ncp_tom import (
+    GOAL_TYPES,
+    BeliefGoal,
+    Instance,
+    Scene,
+    all_actions,
+    generate_instances,
+    goals_hold,
+    load_jsonl,
+    replay,
+    save_jsonl,
+    shortest_plan,
+)
 from neurips26.ncp_tom.goals import contradictory
 
 

@@ -7,9 +7,22 @@ from neurips26.backends import StubOpenAIServer
 from neurips26.harness import RunContext
 from neurips26.harness.claims import Kind, Verdict
 from neurips26.harness.config import ConfigError, apply_overrides
-from neurips26.search_agent_attacks import (Defender, Evaluator, KnowledgeGraph, LLMAgent, Sandbox, ScriptedAgent,
-                                            adapt, coevolve, creo_mutation, evolve, llm_render, render_documents,
-                                            target_for, Genome)
+from neurips26.search_agent_attacks import (
+    Defender,
+    Evaluator,
+    Genome,
+    KnowledgeGraph,
+    LLMAgent,
+    Sandbox,
+    ScriptedAgent,
+    adapt,
+    coevolve,
+    creo_mutation,
+    evolve,
+    llm_render,
+    render_documents,
+    target_for,
+)
 from neurips26.search_agent_attacks.agents import Rollout
 from neurips26.search_agent_attacks.experiment import Config, run
 

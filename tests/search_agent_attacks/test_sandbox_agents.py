@@ -1,14 +1,25 @@
 """Sandbox, retrieval, injection, agents and metric invariants of the CREO reconstruction."""
 
-import json
 import socket
 
 import numpy as np
 import pytest
 
-from neurips26.search_agent_attacks import (STATIC_TEMPLATES, Defender, Doc, Genome, KnowledgeGraph, Rollout,
-                                            Sandbox, ScriptedAgent, defender_from_names, load_corpus, no_network,
-                                            render_documents, target_for)
+from neurips26.search_agent_attacks import (
+    STATIC_TEMPLATES,
+    Defender,
+    Doc,
+    Genome,
+    KnowledgeGraph,
+    Rollout,
+    Sandbox,
+    ScriptedAgent,
+    defender_from_names,
+    load_corpus,
+    no_network,
+    render_documents,
+    target_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +199,13 @@ def test_squad_normalisation_exact_match_f1_and_pass_at_k():
     SQuAD evaluation script, pass@k the unbiased estimator 1 - C(n-c, k)/C(n, k)."""
     from math import comb
 
-    from neurips26.search_agent_attacks import exact_match, f1_score, normalize_answer, pass_at_k, pass_at_k_per_question
+    from neurips26.search_agent_attacks import (
+        exact_match,
+        f1_score,
+        normalize_answer,
+        pass_at_k,
+        pass_at_k_per_question,
+    )
 
     assert normalize_answer("  The Kalo-Vin, Corp! ") == "kalovin corp"
     assert exact_match("an Apple.", "apple") and not exact_match("apples", "apple")

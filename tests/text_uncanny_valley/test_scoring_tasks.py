@@ -2,8 +2,17 @@
 
 import pytest
 
-from neurips26.text_uncanny_valley import (math_correct, math_items, needle_items, omission_items, render,
-                                           render_math, reported, score, sequence_items)
+from neurips26.text_uncanny_valley import (
+    math_correct,
+    math_items,
+    needle_items,
+    omission_items,
+    render,
+    render_math,
+    reported,
+    score,
+    sequence_items,
+)
 
 
 def test_absencebench_micro_f1():

@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 
 from neurips26.backends import BackendError
-from neurips26.text_uncanny_valley import (BUILTIN, entropy_profile, load_tokenizer, mode_mixture_subject,
-                                           needle_items, run_sweep, u_shape_test)
+from neurips26.text_uncanny_valley import (
+    BUILTIN,
+    entropy_profile,
+    load_tokenizer,
+    mode_mixture_subject,
+    needle_items,
+    run_sweep,
+    u_shape_test,
+)
 from neurips26.text_uncanny_valley.corpus import poem_lines
 from neurips26.text_uncanny_valley.tokenisation import Tokenizer, token_stats
 

@@ -36,18 +36,54 @@ Example (offline, the synthetic task)::
     vid.options[out.answer] == vid.answer, out.n_looks
 """
 
-from .belief import (LIKELIHOOD_FLOOR, Belief, SensorModel, binary_entropy, calibrate_sensor, entropy,
-                     expected_information_gain, outcome_index, prior_from_scores)
-from .controller import (Look, SearchResult, aggregate_answer, belief_search, fixed_plan_search, navigator_search,
-                         prior_topk_plan, uniform_plan)
+from .belief import (
+                     LIKELIHOOD_FLOOR,
+                     Belief,
+                     SensorModel,
+                     binary_entropy,
+                     calibrate_sensor,
+                     entropy,
+                     expected_information_gain,
+                     outcome_index,
+                     prior_from_scores,
+)
+from .controller import (
+                     Look,
+                     SearchResult,
+                     aggregate_answer,
+                     belief_search,
+                     fixed_plan_search,
+                     navigator_search,
+                     prior_topk_plan,
+                     uniform_plan,
+)
 from .navigator import NAVIGATOR_PROMPT, VLMNavigator, parse_move
 from .prior import ClipPrior
 from .reward import ToyResult, entropy_gate, final_reward, per_turn_credit, toy_policy_gradient
 from .search import VideoSearch, calibrate_on_probes, search_video
 from .sensors import SENSOR_PROMPT, PixelSensor, SensorReply, VLMSensor, parse_sensor_reply
-from .synthetic import COLOURS, SCENES, SyntheticVideo, draw_video, flag_scores, make_video, read_colour, scene_prior_scores
-from .video import (VideoError, VideoInfo, VideoReader, decode_all, decode_frames, encode_video, has_constant_frame_grid,
-                    probe_video, sample_segment_frames, segment_bounds)
+from .synthetic import (
+                     COLOURS,
+                     SCENES,
+                     SyntheticVideo,
+                     draw_video,
+                     flag_scores,
+                     make_video,
+                     read_colour,
+                     scene_prior_scores,
+)
+from .video import (
+                     VideoError,
+                     VideoInfo,
+                     VideoReader,
+                     decode_all,
+                     decode_frames,
+                     encode_video,
+                     has_constant_frame_grid,
+                     probe_video,
+                     sample_segment_frames,
+                     segment_bounds,
+)
 
 __all__ = [
     "LIKELIHOOD_FLOOR", "Belief", "SensorModel", "binary_entropy", "calibrate_sensor", "entropy",

@@ -26,8 +26,7 @@ from neurips26.harness import claims as C
 from neurips26.harness.config import ChatBackendConfig
 
 from .belief import SensorModel, calibrate_sensor, entropy, expected_information_gain, outcome_index, prior_from_scores
-from .controller import (SearchResult, belief_search, fixed_plan_search, navigator_search, prior_topk_plan,
-                         uniform_plan)
+from .controller import SearchResult, belief_search, fixed_plan_search, navigator_search, prior_topk_plan, uniform_plan
 from .navigator import VLMNavigator
 from .reward import final_reward, per_turn_credit, toy_policy_gradient
 from .sensors import PixelSensor, SensorReply, VLMSensor
@@ -516,7 +515,7 @@ def _vlm_claims(config: Config, ctx: RunContext, metrics: dict, directory: Path,
     offline = VLMSensor(ScriptedBackend(policy, name="scripted-pixel-vlm"), max_parse_retries=1)
     bounds = segment_bounds(len(frames), config.n_segments)
     agree = informative = 0
-    for k in range(config.vlm_looks):
+    for _ in range(config.vlm_looks):
         seg = int(rng.integers(config.n_segments))
         idx = sample_segment_frames(bounds, seg, config.frames_per_look, rng)
         r = offline.observe(frames[idx], "In this video, what colour is the checkered flag?", pixel.options)

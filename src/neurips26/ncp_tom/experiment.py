@@ -397,7 +397,7 @@ def _tb_fb_gap_without_theory_of_mind(runs: list, gaps_by_seed: list[dict], seed
                      "longer plans), not from reasoning about minds; compare the equal-length claim."))
         claims.append(C.over_seeds(per_seed, seeds))
     per_seed = []
-    for r, g in zip(runs, gaps_by_seed):
+    for _r, g in zip(runs, gaps_by_seed):
         per_seed.append(_gap_claim(
             "tb_gt_fb_equal_length_random",
             "On our benchmark TB > FB persists for the random agent when TB and FB goals are compared at equal "

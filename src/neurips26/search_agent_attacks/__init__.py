@@ -21,8 +21,19 @@ Parts:
 from .agents import LLMAgent, Rollout, ScriptedAgent, attack_succeeded, exact_match, f1_score, normalize_answer
 from .attacks import GENES, STATIC_TEMPLATES, Genome, llm_render, random_genome, render_documents, target_for
 from .defenders import MITIGATIONS, Defender, adapt, defender_from_names
-from .evolution import (METHODS, CoevolutionRound, EvolutionResult, Evaluator, asr, attack_counts, coevolve,
-                        creo_mutation, evolve, pass_at_k, pass_at_k_per_question)
+from .evolution import (
+                        METHODS,
+                        CoevolutionRound,
+                        Evaluator,
+                        EvolutionResult,
+                        asr,
+                        attack_counts,
+                        coevolve,
+                        creo_mutation,
+                        evolve,
+                        pass_at_k,
+                        pass_at_k_per_question,
+)
 from .sandbox import Doc, KnowledgeGraph, Question, Sandbox, load_corpus, no_network
 
 __all__ = ["LLMAgent", "Rollout", "ScriptedAgent", "attack_succeeded", "exact_match", "f1_score", "normalize_answer",

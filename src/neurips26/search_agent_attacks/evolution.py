@@ -23,7 +23,7 @@ otherwise flatter the method that tried most genomes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -206,7 +206,7 @@ def evolve(method: str, evaluate: Evaluator, questions: Sequence[Question], defe
     archive: list[tuple[Genome, Rollout]] = []
     history = []
     best_g, best_r = pop[0], []
-    for gen in range(generations):
+    for _gen in range(generations):
         scored = [(g, evaluate(g, sample_questions(rollouts_per_genome), defender)) for g in pop]
         archive += [(g, r) for g, rs in scored for r in rs]
         scored.sort(key=lambda x: -fitness(x[1]))

@@ -19,12 +19,12 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from neurips26.harness import Outcome, RunContext
-from neurips26.harness.config import ChatBackendConfig
 from neurips26.harness import claims as C
+from neurips26.harness.config import ChatBackendConfig
 
 from .agents import LLMAgent, ScriptedAgent, f1_score
 from .attacks import STATIC_TEMPLATES, render_documents, target_for
-from .defenders import Defender, defender_from_names
+from .defenders import defender_from_names
 from .evolution import METHODS, Evaluator, asr, attack_counts, coevolve, evolve, pass_at_k_per_question
 from .sandbox import KnowledgeGraph, Sandbox, no_network
 
@@ -314,7 +314,7 @@ def _figures(ctx: RunContext, data: dict, config: Config) -> None:
         "the same budget. Right: each seed's best attack re-judged on held-out questions (bar: mean). The abstract "
         "predicts evolved attacks above static templates; CREO above the GA is our reconstruction's question."))
     fig, ax = plt.subplots(figsize=(6, 3.4), constrained_layout=True)
-    for s, rounds in enumerate(data["coevolution"]):
+    for rounds in data["coevolution"]:
         ys = [rounds[0]["asr_before"]] + [v for r in rounds for v in (r["asr_after"], r["asr_next"])]
         ax.plot(range(len(ys)), ys, "-o", ms=3, color="C0", alpha=0.5)
     ax.set_xticks(range(1 + 2 * config.coevolution_rounds),

@@ -24,8 +24,17 @@ from .perturbation import Fragmented, defragment, fragment, matched_k, word_span
 from .scoring import MATCHERS, Score, math_correct, reported, score
 from .subjects import LineDetector, chat_subject, mode_mixture_subject
 from .sweep import SweepResult, UTest, bootstrap_curve, run_sweep, u_shape_test
-from .tasks import (DetectionItem, MathItem, Rendered, math_items, needle_items, omission_items, render,
-                    render_math, sequence_items)
+from .tasks import (
+                    DetectionItem,
+                    MathItem,
+                    Rendered,
+                    math_items,
+                    needle_items,
+                    omission_items,
+                    render,
+                    render_math,
+                    sequence_items,
+)
 from .tokenisation import BUILTIN, EntropyProfile, Tokenizer, entropy_profile, load_tokenizer
 
 __all__ = ["Fragmented", "defragment", "fragment", "matched_k", "word_spans", "MATCHERS", "Score", "math_correct",

@@ -23,8 +23,8 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from neurips26.harness import Outcome, RunContext
-from neurips26.harness.config import ChatBackendConfig
 from neurips26.harness import claims as C
+from neurips26.harness.config import ChatBackendConfig
 
 from .corpus import poem_lines
 from .perturbation import defragment, fragment
