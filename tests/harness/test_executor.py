@@ -193,10 +193,12 @@ def test_estimate_from_recorded_times(tmp_path, fakes, capsys):
     config = resolve_config(alpha, "quick", {}, "fake_alpha")
     rec = load_result(next(tmp_path.glob("fake_alpha/*/result.json")))
     tasks = [make_task(spec, config, scale="quick", seed=s) for s in (0, 5)]
-    assert estimate_seconds(tasks, tmp_path) == [rec.wall_time_s, rec.wall_time_s]  # any seed, same config
+    # the recorded CPU time over the task's one declared CPU (test_executor_cost: CPU vs wall)
+    expected = rec.cpu_time_s / 1 if rec.cpu_time_s else rec.wall_time_s
+    assert estimate_seconds(tasks, tmp_path) == [expected, expected]  # any seed, same config
     other = make_task(SystemSpec("fake_alpha", alpha, {"n": 500}), config.model_copy(update={"n": 500}),
                       scale="quick", seed=0)
-    assert estimate_seconds([other], tmp_path) == [rec.wall_time_s]  # same system and scale
+    assert estimate_seconds([other], tmp_path) == [expected]  # same system and scale
     assert estimate_seconds([other], tmp_path / "empty") == [None]
     assert schedule_length([3, 3, 3, 3], [1] * 4, 2) == 6 and schedule_length([5, 1, 1], [1] * 3, 2) == 5
     declared = make_task(spec, config, scale="quick", seed=9)
