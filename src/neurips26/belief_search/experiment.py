@@ -431,19 +431,19 @@ def _reward_claims(config: Config, per_seed: list[dict], ctx: RunContext, metric
                  for s in config.seeds]
     metrics["toy_policy_gradient"]["gate_only_final_p_search"] = gate_only
     note = ("the outcome is built into the toy (searching is worse than guessing until practised): a wiring test of the "
-            "gate. Gated without the per-turn credit (the gate alone), final P(search) per seed: "
+            "gate, so these are checks of our implementation, not evidence for the paper. Gated without the per-turn credit (the gate alone), final P(search) per seed: "
             f"{[round(v, 3) for v in gate_only]}")
     claims.append(C.over_seeds([C.at_most("ungated_collapses_to_guessing", "Without the entropy gate (reward = correct − "
                                           "frame cost), policy gradient collapses to guessing from the preview: "
                                           "final P(search).", measured=float(r.p_search[-1]), bound=0.1, domain=(0, 1),
                                           reason="a collapsed policy searches in fewer than 1 in 10 episodes",
                                           paper_value="learns to skip search and guess", note=note,
-                                          kind="reconstruction", source=src) for r in runs[False]], config.seeds))
+                                          kind="check", source=src) for r in runs[False]], config.seeds))
     claims.append(C.over_seeds([C.at_least("gated_keeps_searching", "With the entropy-gated final reward plus per-turn "
                                            "credit, the policy keeps searching: final P(search).",
                                            measured=float(r.p_search[-1]), bound=0.9, domain=(0, 1),
                                            reason="a policy that searches in at least 9 of 10 episodes",
-                                           paper_value="gate blocks the shortcut", note=note, kind="reconstruction",
+                                           paper_value="gate blocks the shortcut", note=note, kind="check",
                                            source=src) for r in runs[True]], config.seeds))
     # gate values
     g0 = float(final_reward(True, 2.0, 2.0))
