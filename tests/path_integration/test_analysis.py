@@ -5,9 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.path_integration import (Arena, classify_cells, connectivity_asymmetry, gridness_scores,
-                                        heading_tuning, rate_maps, rate_maps_loop, ring_topology, shuffled_statistics,
-                                        torus_topology, wrap_angle)
+from neurips26.path_integration import (
+    Arena,
+    classify_cells,
+    connectivity_asymmetry,
+    gridness_scores,
+    heading_tuning,
+    rate_maps,
+    rate_maps_loop,
+    ring_topology,
+    shuffled_statistics,
+    torus_topology,
+    wrap_angle,
+)
 
 
 def test_vectorised_rate_maps_equal_histogram2d_loop():
@@ -105,3 +115,38 @@ def test_torus_topology_two_loops_one_void():
 def test_heading_tuning_rejects_mismatched_samples():
     with pytest.raises(ValueError, match="expected \\[S\\] and \\[S, N\\]"):
         heading_tuning(np.zeros(10), np.ones((9, 3)))
+
+
+def test_cell_fractions_are_over_active_units_with_the_silent_count():
+    """Catches fractions over all units (issue 33 item 9): 2 of 4 units silent and 1 HD cell gave
+    0.25 (a silent unit counted as 'not HD'); over the 2 active units it is 0.5, with 2 silent."""
+    rng, heading, omega, speed = _behaviour()
+    act = np.stack([np.exp(3 * np.cos(heading - 1.0)), rng.random(len(heading)),
+                    np.zeros(len(heading)), np.zeros(len(heading))], 1)
+    st = shuffled_statistics(act, heading, omega, speed, rng, n_shuffles=100)
+    ct = classify_cells(st, act.std(0) > 1e-6)
+    assert ct.fractions["head_direction"] == 0.5 and ct.n_silent == 2
+
+
+def test_grid_cells_are_judged_against_a_shuffle_null_not_a_fixed_gridness():
+    """Catches the fixed gridness > 0.3 rule (issue 33 item 9), which spatially unstructured units
+    pass in about 1 of 40 maps. The threshold now comes from time-shifted shuffles
+    (:func:`gridness_null`): a hexagonal unit (three plane waves 60° apart, 0.5 m spacing) passes,
+    and no more than 2 of 40 noise units do (expected ≈ 0.4 at the 99th percentile)."""
+    from neurips26.path_integration import gridness_null, simulate_trajectories
+
+    tr = simulate_trajectories(400, 50, np.random.default_rng(1), arena=Arena(2.2))
+    pos = tr.position[:, 1:].reshape(-1, 2)
+    rng = np.random.default_rng(2)
+    k = 4 * np.pi / (np.sqrt(3) * 0.5)
+    waves = [np.cos(k * (pos @ np.array([np.cos(a), np.sin(a)]))) for a in (0, np.pi / 3, 2 * np.pi / 3)]
+    grid = np.maximum(sum(waves), 0)[:, None]
+    noise = np.repeat(rng.random((400, 40)), 50, axis=0)        # constant per trajectory: spatially random
+    act = np.concatenate([grid, noise], 1)
+    thr = gridness_null(pos, act, Arena(2.2), rng, bins=20, n_maps=100)
+    g = gridness_scores(rate_maps(pos, act, Arena(2.2), 20))
+    ct = classify_cells({"R": np.zeros(41), "R_p99": np.ones(41), "r_omega": np.zeros(41),
+                         "r_omega_p99": np.ones(41), "r_speed": np.zeros(41), "r_speed_p99": np.ones(41)},
+                        np.ones(41, bool), g, grid_threshold=thr)
+    assert ct.masks["grid"][0] and ct.masks["grid"][1:].sum() <= 2, (thr, g[0], np.sort(g[1:])[-3:])
+    assert ct.grid_threshold == thr

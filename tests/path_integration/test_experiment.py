@@ -69,3 +69,16 @@ def test_speed_silencing_helper_feeds_the_speed_input():
     with torch.no_grad():
         m.positional.weight_ih_l0[:, 0] = 0.0                        # a speed-blind network
     assert _position_error_with_speed(m, te, 0.0) == _position_error_with_speed(m, te, 5.0)
+
+
+def test_confirmation_run_judges_only_the_tuned_claims(tmp_path):
+    """A confirmation run (one of CONFIRMATION_SEEDS) returns exactly the claims tuned after a look
+    (angular bound, theta), each marked tuned, and skips the rest of the analyses."""
+    pytest.importorskip("ripser")
+    from neurips26.path_integration.experiment import CONFIRMATION_SEEDS
+
+    out = run(Config(**TINY), RunContext(seed=CONFIRMATION_SEEDS[0], out_dir=tmp_path, confirmation=True))
+    ids = {c.id for c in out.claims}
+    assert "angular_path_integration" in ids and "positional_path_integration" not in ids
+    assert all(c.tuned_after_look for c in out.claims if c.verdict is not Verdict.NOT_CHECKABLE)
+    json.dumps(out.metrics)

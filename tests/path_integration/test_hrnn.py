@@ -6,8 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.path_integration import (HRNN, Arena, HeadDirectionCells, PlaceCells, SingleModuleRNN, TrainingConfig,
-                                        evaluate, simulate_trajectories, stay_at_start, train_hrnn)
+from neurips26.path_integration import (
+    HRNN,
+    Arena,
+    HeadDirectionCells,
+    PlaceCells,
+    SingleModuleRNN,
+    TrainingConfig,
+    evaluate,
+    simulate_trajectories,
+    stay_at_start,
+    train_hrnn,
+)
 
 
 def _model(seed=0, **kw):
@@ -105,3 +115,33 @@ def test_checkpoint_refuses_other_readout_cells_or_dt(tmp_path):
             torch.load(tmp_path / "hrnn.pt"))
     with pytest.raises(ValueError, match="dt=0.02"):
         _model(dt=0.01).load_state_dict(torch.load(tmp_path / "hrnn.pt"))
+
+
+def test_evaluate_compares_decoded_and_true_state_at_the_same_step():
+    """Catches an evaluation that compares the decoded heading (or position) with the truth one step
+    apart (issue 34 item 2): the angular ratio to stay-at-start went 0.106 → 0.304 and the claim's
+    0.5 bound still held. A decoder fed the true state must err by well under half a cell spacing:
+    top-3 decoding of 32 HD cells (11.25° apart) is quantised to the cell grid, mean error 2.8°
+    (= spacing/4) at the same step, ≈ 11° one step off (|ω|·dt ≈ 13° RMS); bound 0.4 spacing
+    (4.5°). Position: the decoded exact place code must be the top-3 decoding floor itself; one step
+    off adds ≈ 2 cm of motion (v ≈ 1 m/s × 0.02 s)."""
+    from neurips26.path_integration.hrnn import HRNNOutput
+
+    hd, place = HeadDirectionCells(32), PlaceCells(256, Arena(2.2), surround_scale=None, seed=0)
+
+    class Oracle:
+        hd_cells, place_cells, dt = hd, place, 0.02
+
+        def run(self, traj, device="cpu", **kw):
+            h = torch.as_tensor(traj.heading[:, 1:], dtype=torch.float32)
+            x = torch.as_tensor(traj.position[:, 1:], dtype=torch.float32)
+            z = torch.zeros(*h.shape, 1)
+            return HRNNOutput(z, z, hd.log_targets(h), place.targets(x).log())
+
+    tr = simulate_trajectories(200, 20, np.random.default_rng(0), arena=Arena(2.2))
+    err = evaluate(Oracle(), tr)
+    floor = (place.decode(place.targets(torch.as_tensor(tr.position[:, 1:]))) - torch.as_tensor(tr.position[:, 1:])
+             ).norm(dim=-1).mean()
+    assert err.mean_heading_deg < 0.4 * 360 / 32
+    assert err.mean_position_m <= float(floor) + 1e-4
+    assert err.heading_deg.shape == (200, 20) and err.position_m.shape == (200, 20)

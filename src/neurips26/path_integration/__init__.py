@@ -28,25 +28,58 @@ Example::
     print(err.mean_heading_deg, err.mean_position_m)
 """
 
-from .analysis import (Activity, CellTypes, ConnectivityAsymmetry, RingTopology, classify_cells, collect_activity,
-                       connectivity_asymmetry, gridness_scores, heading_tuning, rate_maps, rate_maps_loop, ring_topology,
-                       shuffled_statistics, TorusTopology, torus_topology)
+from .analysis import (
+                       Activity,
+                       CellTypes,
+                       ConnectivityAsymmetry,
+                       RingTopology,
+                       TorusTopology,
+                       classify_cells,
+                       collect_activity,
+                       connectivity_asymmetry,
+                       gridness_null,
+                       gridness_scores,
+                       heading_tuning,
+                       rate_maps,
+                       rate_maps_loop,
+                       ring_topology,
+                       shuffled_statistics,
+                       torus_topology,
+)
 from .baselines import SingleModuleRNN, dead_reckoning, stay_at_start
 from .cells import HeadDirectionCells, PlaceCells, circular_mean
-from .hrnn import HRNN, HRNNOutput, PathIntegrationError, TrainingConfig, TrainingLog, evaluate, soft_cross_entropy, train_hrnn
+from .hrnn import (
+                       HRNN,
+                       HRNNOutput,
+                       PathIntegrationError,
+                       TrainingConfig,
+                       TrainingLog,
+                       evaluate,
+                       soft_cross_entropy,
+                       train_hrnn,
+)
 from .theta import SweepStatistics, mutual_inhibition_gain, sweep_statistics, theta_gate, theta_sweeps
-from .trajectories import (Arena, RatRecording, Trajectories, load_rat_recording, recording_to_trajectories,
-                           resample_recording, simulate_trajectories, wrap_angle)
+from .trajectories import (
+                       Arena,
+                       RatRecording,
+                       Trajectories,
+                       heading_spike_rate,
+                       load_rat_recording,
+                       recording_to_trajectories,
+                       resample_recording,
+                       simulate_trajectories,
+                       wrap_angle,
+)
 
 __all__ = [
     "Arena", "Trajectories", "simulate_trajectories", "RatRecording", "load_rat_recording", "resample_recording",
-    "recording_to_trajectories", "wrap_angle",
+    "recording_to_trajectories", "heading_spike_rate", "wrap_angle",
     "HeadDirectionCells", "PlaceCells", "circular_mean",
     "HRNN", "HRNNOutput", "TrainingConfig", "TrainingLog", "train_hrnn", "evaluate", "PathIntegrationError",
     "soft_cross_entropy",
     "stay_at_start", "dead_reckoning", "SingleModuleRNN",
     "Activity", "collect_activity", "rate_maps", "rate_maps_loop", "heading_tuning", "shuffled_statistics", "CellTypes",
-    "classify_cells", "gridness_scores", "RingTopology", "ring_topology", "ConnectivityAsymmetry",
+    "classify_cells", "gridness_scores", "gridness_null", "RingTopology", "ring_topology", "ConnectivityAsymmetry",
     "connectivity_asymmetry", "TorusTopology", "torus_topology",
     "theta_gate", "mutual_inhibition_gain", "SweepStatistics", "sweep_statistics", "theta_sweeps",
 ]

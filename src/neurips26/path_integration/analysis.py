@@ -8,7 +8,12 @@ Definitions (from the experimental literature the abstract's cell types come fro
   direction ``arg Σ r_t e^{iθ_t}``; HD cell: R above the 99th percentile of time-shifted shuffles.
 * Angular-velocity (AV) / speed cells: Pearson ``r(rate, ω)`` / ``r(rate, v)`` beyond the 99th
   percentile of |r| under time-shifted shuffles; the sign of ``r(rate, ω)`` splits CCW (+) from CW (−).
-* Grid cells: Sargolini gridness of the rate map (``spatial_maps.gridness``) above 0.3.
+* Grid cells: Sargolini gridness of the rate map (``spatial_maps.gridness``) above the 99th
+  percentile of gridness under time-shifted shuffles (the field's null, e.g. Langston et al. 2010,
+  Boccara et al. 2010: rate maps of the same activity shifted in time against the path, pooled
+  over units; :func:`gridness_null`). A fixed 0.3 lets uniform noise through in about 1 of 40 maps.
+* Fractions of each type are over *active* units (a silent unit has no tuning); the silent count
+  is reported beside them (:class:`CellTypes`).
 * Conjunctive cells: grid and HD criteria both met.
 * Shuffles: circular time shifts of the rate relative to behaviour by at least ``min_shift``
   samples, computed for all shifts at once by FFT cross-correlation.
@@ -30,7 +35,7 @@ import scipy.sparse as sp
 from .trajectories import Arena, Trajectories, wrap_angle
 
 __all__ = ["Activity", "collect_activity", "rate_maps", "rate_maps_loop", "heading_tuning", "shuffled_statistics",
-           "CellTypes", "classify_cells", "gridness_scores", "ring_topology", "RingTopology",
+           "CellTypes", "classify_cells", "gridness_scores", "gridness_null", "ring_topology", "RingTopology",
            "connectivity_asymmetry", "ConnectivityAsymmetry", "torus_topology", "TorusTopology"]
 
 
@@ -175,23 +180,73 @@ def gridness_scores(maps: np.ndarray) -> np.ndarray:
     return out
 
 
+def gridness_null(position: np.ndarray, activity: np.ndarray, arena: Arena, rng: np.random.Generator, *,
+                  bins: int = 20, n_maps: int = 200, min_shift: int = 50, quantile: float = 0.99) -> float:
+    """Shuffle threshold for gridness: the ``quantile`` of gridness over ``n_maps`` rate maps of
+    randomly chosen active units whose activity is circularly shifted in time against the path by
+    ≥ ``min_shift`` samples (pooled over units, as in the field's grid-cell criteria, e.g.
+    Langston et al. 2010; Boccara et al. 2010 use the 95th–99th percentile).
+
+    Args:
+        position: ``[S, 2]`` m. activity: ``[S, N]``. arena, bins: as :func:`rate_maps`.
+
+    Returns:
+        the threshold (float; ``inf`` when no shuffled map has a defined gridness, so no unit passes).
+
+    Raises:
+        ValueError: fewer than ``2·min_shift + 1`` samples, no active unit, or shapes that disagree.
+    """
+    activity = np.asarray(activity, np.float64)
+    S = activity.shape[0]
+    if activity.ndim != 2 or position.shape != (S, 2):
+        raise ValueError(f"activity {activity.shape} and position {position.shape}: expected [S, N] and [S, 2]")
+    if S < 2 * min_shift + 1:
+        raise ValueError(f"{S} samples: need at least {2 * min_shift + 1} for shuffles with min_shift={min_shift}")
+    active = np.flatnonzero(activity.std(0) > 1e-6)
+    if not active.size:
+        raise ValueError("no active unit: no gridness null to build")
+    units = rng.choice(active, n_maps)
+    shifts = rng.integers(min_shift, S - min_shift + 1, n_maps)
+    cols = np.stack([np.roll(activity[:, u], s) for u, s in zip(units, shifts)], 1)
+    g = gridness_scores(rate_maps(position, cols, arena, bins))
+    g = g[np.isfinite(g)]
+    return float(np.quantile(g, quantile)) if g.size else math.inf
+
+
 @dataclass
 class CellTypes:
-    """Boolean masks ``[N]`` for one module and their fractions (a dict)."""
+    """Boolean masks ``[N]`` for one module, the active units, and fractions over the active units.
+
+    Attributes:
+        masks: ``{type: bool [N]}``. active: ``bool [N]`` (units that fire at all).
+        grid_threshold: the gridness threshold used (shuffle null), or None without grid scores.
+    """
 
     masks: dict[str, np.ndarray]
+    active: np.ndarray | None = None
+    grid_threshold: float | None = None
+
+    @property
+    def n_silent(self) -> int:
+        """Units that never vary (no tuning can be measured)."""
+        return 0 if self.active is None else int((~self.active).sum())
 
     @property
     def fractions(self) -> dict[str, float]:
-        """Fraction of units of each type (silent units count as not of the type)."""
-        return {k: float(np.mean(v)) for k, v in self.masks.items()}
+        """Fraction of the *active* units of each type (0 for every type when no unit is active)."""
+        act = np.ones_like(next(iter(self.masks.values()))) if self.active is None else self.active
+        n = int(act.sum())
+        return {k: float((v & act).sum() / n) if n else 0.0 for k, v in self.masks.items()}
 
 
 def classify_cells(stats: dict, active: np.ndarray, grid: np.ndarray | None = None,
                    grid_threshold: float = 0.3) -> CellTypes:
     """HD / AV (CCW, CW) / speed / grid / conjunctive (grid ∧ HD) masks from :func:`shuffled_statistics`.
 
-    ``active`` ``[N]`` marks units that fire at all (others are never of a type).
+    ``active`` ``[N]`` marks units that fire at all (others are never of a type; fractions are over
+    active units). ``grid_threshold``: gridness above which a unit is a grid cell — pass the
+    shuffle null of :func:`gridness_null` (the default 0.3 is the old fixed rule, kept for callers
+    without a null).
     """
     hd = active & (stats["R"] > stats["R_p99"])
     av = active & (np.abs(stats["r_omega"]) > stats["r_omega_p99"])
@@ -203,7 +258,7 @@ def classify_cells(stats: dict, active: np.ndarray, grid: np.ndarray | None = No
         masks["grid"] = g
         masks["conjunctive"] = g & hd
         masks["pure_grid"] = g & ~hd
-    return CellTypes(masks)
+    return CellTypes(masks, np.asarray(active, bool), grid_threshold if grid is not None else None)
 
 
 @dataclass

@@ -25,16 +25,40 @@ from neurips26.harness import claims as C
 from neurips26.harness.config import Resources
 from neurips26.harness.context import torch_threads
 
-from .analysis import (classify_cells, collect_activity, connectivity_asymmetry, gridness_scores, rate_maps,
-                       ring_topology, shuffled_statistics, torus_topology)
+from .analysis import (
+    classify_cells,
+    collect_activity,
+    connectivity_asymmetry,
+    gridness_null,
+    gridness_scores,
+    rate_maps,
+    ring_topology,
+    shuffled_statistics,
+    torus_topology,
+)
 from .baselines import dead_reckoning, stay_at_start
 from .cells import HeadDirectionCells, PlaceCells
 from .hrnn import HRNN, TrainingConfig, evaluate, train_hrnn
 from .theta import theta_sweeps
-from .trajectories import (DT, RAYLEIGH_SPEED, SIGMA_ROTATION, Arena, load_rat_recording, recording_to_trajectories,
-                           simulate_trajectories)
+from .trajectories import (
+    DT,
+    RAYLEIGH_SPEED,
+    SIGMA_ROTATION,
+    Arena,
+    heading_spike_rate,
+    load_rat_recording,
+    recording_to_trajectories,
+    simulate_trajectories,
+)
 
 ABSTRACT = "abstract"
+#: Seeds never used while choosing (development used run seed 0 with training seeds 0, 1, 2 and a theta
+#: scan on seed 0): ``reproduce`` reruns the tuned claims (theta, angular bound) on run seed 101.
+CONFIRMATION_SEEDS = (101,)
+TUNED_THETA = ("β = 0.3 and balanced CW/CCW groups chosen after a scan on seed 0 (β ∈ {0.1, 0.3}, group sizes "
+               "4/8/16) in which the raw offset drifted; the excursion is measured from the offset at cycle start")
+TUNED_ANGULAR = ("bound 0.5 → 0.2 after a review showed that comparing decoded and true heading one step apart "
+                 "gives 0.30 and still held at 0.5 (the aligned comparison gave 0.11)")
 
 
 class Config(ExperimentConfig):
@@ -113,15 +137,18 @@ def _build(config: Config, seed: int) -> HRNN:
     return HRNN(config.n_angular, config.n_positional, HeadDirectionCells(config.n_hd_cells), place)
 
 
-def _cell_analysis(model: HRNN, traj, rng: np.random.Generator, bins: int) -> dict:
+def _cell_analysis(model: HRNN, traj, rng: np.random.Generator, bins: int, positional: bool = True) -> dict:
     act = collect_activity(model, traj)
     out = {"activity": act}
-    for name, a in (("angular", act.angular), ("positional", act.positional)):
+    for name, a in (("angular", act.angular), ("positional", act.positional))[:2 if positional else 1]:
         st = shuffled_statistics(a, act.heading, act.omega, act.speed, rng)
         active = a.std(0) > 1e-6
-        grid = gridness_scores(rate_maps(act.position, a, model.place_cells.arena, bins)) if name == "positional" \
-            else None
-        out[name] = (st, classify_cells(st, active, grid), grid)
+        grid, thr = None, 0.3
+        if name == "positional":
+            arena = model.place_cells.arena
+            grid = gridness_scores(rate_maps(act.position, a, arena, bins))
+            thr = gridness_null(act.position, a, arena, rng, bins=bins, n_maps=100) if active.any() else math.inf
+        out[name] = (st, classify_cells(st, active, grid, grid_threshold=thr), grid)
     return out
 
 
@@ -139,6 +166,8 @@ def _position_error_with_speed(model: HRNN, traj, speed: float) -> float:
 
 
 def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
+    """Everything measured on one training seed; a confirmation run (``ctx.confirmation``) measures only
+    what its tuned claims need (errors, angular-module cell types, theta) and skips the rest."""
     arena = Arena(config.arena_side)
     rng = ctx.child_rng(1000 + seed)
     model, untrained = _build(config, seed), _build(config, seed + 10_000)
@@ -168,12 +197,18 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
                                   "stay_position_m": stay_at_start(te).position_m.mean(0).tolist()}
     # tuning and cell types, trained vs untrained
     an_traj = simulate_trajectories(config.n_analysis, config.seq_len, ctx.child_rng(3000 + seed), arena=arena)
+    if ctx.confirmation:
+        trained_cells = _cell_analysis(model, an_traj, rng, config.rate_map_bins, positional=False)
+        _theta(config, ctx, seed, model, arena, r, *trained_cells["angular"][:2])
+        return r
     trained_cells = _cell_analysis(model, an_traj, rng, config.rate_map_bins)
     control_cells = _cell_analysis(untrained, an_traj, rng, config.rate_map_bins)
     for who, cells in (("trained", trained_cells), ("untrained", control_cells)):
         for mod in ("angular", "positional"):
             for k, v in cells[mod][1].fractions.items():
                 r[f"{who}_{mod}_{k}_fraction"] = v
+            r[f"{who}_{mod}_n_silent"] = cells[mod][1].n_silent
+        r[f"{who}_grid_threshold"] = cells["positional"][1].grid_threshold
     r["trained_cells"] = trained_cells
     stA, ctA, _ = trained_cells["angular"]
     # ring topology of the angular module (trained and untrained)
@@ -198,18 +233,7 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     r["silence_av_heading_deg"] = evaluate(model, te, angular_gain=gain).mean_heading_deg
     r["intact_heading_deg"] = evaluate(model, te).mean_heading_deg
     r["n_av_units"] = int(av.sum())
-    # theta-paced mutual inhibition between balanced CW / CCW groups (the k most tuned of each sign)
-    k = int(min(ctA.masks["ccw"].sum(), ctA.masks["cw"].sum()))
-    r["theta_group_size"] = k
-    if k >= 1:
-        order = np.argsort(np.where(av, stA["r_omega"], 0.0))
-        cw_g = np.zeros(config.n_angular, bool)
-        cw_g[order[:k]] = True
-        ccw_g = np.zeros(config.n_angular, bool)
-        ccw_g[order[-k:]] = True
-        th = simulate_trajectories(config.n_theta, config.theta_steps, ctx.child_rng(6000 + seed), arena=arena)
-        r["theta"], r["theta_traces"] = theta_sweeps(model, th, ccw_g, cw_g, strength=config.theta_strength,
-                                                     frequency=config.theta_frequency)
+    _theta(config, ctx, seed, model, arena, r, stA, ctA)
     # real rat path replayed as input
     rec = recording_to_trajectories(load_rat_recording(config.recording), config.seq_len, arena=arena,
                                     max_segments=config.max_real_segments)
@@ -221,6 +245,8 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
                                              .norm(dim=-1).mean())      # top-3 decoding of the exact place code
     r["real_zero_speed_position_m"] = _position_error_with_speed(model, rec, 0.0)
     r["real_segments"] = rec.batch
+    r["real_heading_spike_rate"] = heading_spike_rate(rec)
+    r["sim_heading_spike_rate"] = heading_spike_rate(te)
     r["real_mean_speed"] = float(rec.speed.mean())
     slow = simulate_trajectories(config.n_test, config.seq_len, ctx.child_rng(7000 + seed), arena=arena,
                                  rayleigh_speed=float(rec.speed.mean()) / math.sqrt(math.pi / 2))  # same mean speed
@@ -230,42 +256,80 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     return r
 
 
+def _theta(config: Config, ctx: RunContext, seed: int, model: HRNN, arena: Arena, r: dict, stA: dict, ctA) -> None:
+    """Theta-paced mutual inhibition between balanced CW / CCW groups (the k most tuned of each sign)."""
+    av = ctA.masks["angular_velocity"]
+    k = int(min(ctA.masks["ccw"].sum(), ctA.masks["cw"].sum()))
+    r["theta_group_size"] = k
+    if k >= 1:
+        order = np.argsort(np.where(av, stA["r_omega"], 0.0))
+        cw_g = np.zeros(config.n_angular, bool)
+        cw_g[order[:k]] = True
+        ccw_g = np.zeros(config.n_angular, bool)
+        ccw_g[order[-k:]] = True
+        th = simulate_trajectories(config.n_theta, config.theta_steps, ctx.child_rng(6000 + seed), arena=arena)
+        r["theta"], r["theta_traces"] = theta_sweeps(model, th, ccw_g, cw_g, strength=config.theta_strength,
+                                                     frequency=config.theta_frequency)
+
+
 # --------------------------------------------------------------------------- claims
 
-def _ratio_claims(config: Config, res: list[dict]) -> list:
+def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -> list:
     seeds = config.seeds
     claims = []
     specs = [
-        ("angular_path_integration", "train_len", "heading_deg", 0.5,
+        ("angular_path_integration", "train_len", "heading_deg", 0.2,
          "The HRNN performs angular path integration: its mean heading error at the trained length is at most "
-         "half that of the stay-at-start baseline (same trajectories)."),
-        ("positional_path_integration", "train_len", "position_m", 0.5,
-         "The HRNN performs positional path integration from linear speed and the angular module's state: mean "
-         "position error at most half that of the stay-at-start baseline."),
+         "0.2× that of the stay-at-start baseline (same trajectories, decoded and true heading at the same step).",
+         TUNED_ANGULAR),
         ("generalises_longer_heading", "long", "heading_deg", 0.5,
          f"Heading integration generalises to sequences {config.generalisation_factor}× longer than trained: "
-         "error at most half the stay-at-start baseline."),
+         "error at most half the stay-at-start baseline.", ""),
         ("generalises_longer_position", "long", "position_m", 0.8,
          f"Position integration generalises to sequences {config.generalisation_factor}× longer than trained: "
-         "error at most 0.8× the stay-at-start baseline."),
+         "error at most 0.8× the stay-at-start baseline.", ""),
     ]
-    for cid, tag, q, bound, statement in specs:
+    for cid, tag, q, bound, statement, tuned in specs:
         per = [C.at_most(cid, statement, measured=r[f"{tag}_hrnn_{q}"] / r[f"{tag}_stay_{q}"], bound=bound,
                          reason=("'well below' read as ≤ 0.5× the no-integration floor at the trained length; 0.8× "
                                  "for position at 3× length where the error of any integrator grows" if bound > 0.5
+                                 else "a decoder fed the true state errs by ≈ 1.5° (top-3 of 32 cells), a one-step "
+                                 "misalignment by ≈ 11°: 0.2× the floor separates them" if bound < 0.5
                                  else "'well below' read as ≤ 0.5× the no-integration floor, fixed before training"),
                          paper_value="path integration (no number in the abstract)", kind="paper", source=ABSTRACT,
+                         domain=(0, math.inf), tuned_after_look=tuned,
                          note=f"untrained network / stay = {r[f'{tag}_untrained_{q}'] / r[f'{tag}_stay_{q}']:.2f}; "
                               f"dead reckoning with {config.odometer_noise:.0%} input noise / stay = "
-                              f"{r[f'{tag}_dead_reckoning_{q}'] / r[f'{tag}_stay_{q}']:.2f}"
-                              + ("; this ratio alone does not show that the speed input is used: see "
-                                 "silence_speed_input" if q == "position_m" else ""))
+                              f"{r[f'{tag}_dead_reckoning_{q}'] / r[f'{tag}_stay_{q}']:.2f}")
                for r in res]
         claims.append(C.over_seeds(per, seeds))
+    if confirmation:                                   # confirmation run: tuned claims only
+        return claims[:1]
+    per = [C.at_most("positional_path_integration", "The HRNN performs positional path integration from linear "
+                     "speed: its mean position error at the trained length is at most 0.8× the error of the same "
+                     "network when its speed input is replaced by the batch mean speed (ω and the start cue intact) "
+                     "— the control that removes the speed information and keeps the average distance.",
+                     measured=r["train_len_hrnn_position_m"] / max(r["train_len_mean_speed_position_m"], 1e-12),
+                     bound=0.8, domain=(0, math.inf), kind="paper", source=ABSTRACT,
+                     paper_value="the HRNN processes linear speed to perform positional path integration",
+                     reason="the headline is judged against the control that removes its mechanism (speed): using "
+                            "the speed must remove at least a fifth of the error an integrator of the mean speed "
+                            "makes; fixed before this run (the stay-at-start comparison alone cannot show that speed "
+                            "is integrated)",
+                     note=f"error {r['train_len_hrnn_position_m']:.3f} m with the true speed, "
+                          f"{r['train_len_mean_speed_position_m']:.3f} m with the batch-mean speed, "
+                          f"{r['train_len_zero_speed_position_m']:.3f} m with v = 0; stay-at-start "
+                          f"{r['train_len_stay_position_m']:.3f} m (ratio to stay "
+                          f"{r['train_len_hrnn_position_m'] / r['train_len_stay_position_m']:.2f}). Simulated speeds "
+                          "are i.i.d. per step (lineage), so over 20 steps the distance travelled varies little and "
+                          "an integrator of the mean speed is already close: the quick network does not learn to use "
+                          "v, and this claim says so.")
+           for r in res]
+    claims.append(C.over_seeds(per, seeds))
     per = [C.at_most("beats_untrained_network", "Trained HRNN position error is below half that of the untrained "
                      "network of the same architecture (same trajectories, trained length).",
                      measured=r["train_len_hrnn_position_m"] / r["train_len_untrained_position_m"], bound=0.5,
-                     reason="same 0.5× rule as against stay-at-start", kind="reconstruction",
+                     reason="same 0.5× rule as against stay-at-start", kind="reconstruction", domain=(0, math.inf),
                      source="inferred: the untrained network is the control named for this reproduction")
            for r in res]
     claims.append(C.over_seeds(per, seeds))
@@ -273,6 +337,7 @@ def _ratio_claims(config: Config, res: list[dict]) -> list:
                      f"from self-motion with {config.odometer_noise:.0%} Gaussian noise.",
                      measured=r["long_hrnn_position_m"] / r["long_dead_reckoning_position_m"], bound=1.0,
                      reason="a learned integrator of noiseless inputs should not be worse than a noisy odometer",
+                     domain=(0, math.inf),
                      kind="reconstruction", source="inferred: a noisy-odometer comparison; the paper names none",
                      note="the network sees noiseless inputs; exact dead reckoning of them has zero error (a ceiling "
                           "no network reaches); top-3 decoding of the exact place code already errs by "
@@ -287,38 +352,51 @@ def _cell_claims(config: Config, res: list[dict]) -> list:
     specs = [("av_cells", "angular", "angular_velocity", "angular-velocity cells (|r(rate, ω)| beyond shuffles)"),
              ("hd_cells", "angular", "head_direction", "head-direction cells (R beyond shuffles)"),
              ("speed_cells", "positional", "speed", "speed cells (|r(rate, v)| beyond shuffles)"),
-             ("grid_cells", "positional", "pure_grid", "pure grid cells (gridness > 0.3, not HD-tuned)"),
+             ("grid_cells", "positional", "pure_grid", "pure grid cells (gridness above its shuffle null, not "
+                                                        "HD-tuned)"),
              ("conjunctive_cells", "positional", "conjunctive", "conjunctive grid × HD cells")]
     for cid, mod, key, words in specs:
         trained = [r[f"trained_{mod}_{key}_fraction"] for r in res]
         control = [r[f"untrained_{mod}_{key}_fraction"] for r in res]
-        statement = (f"Training produces {words} in the {mod} module: their fraction exceeds that of the untrained "
-                     "network (difference of fractions, mean over seeds with a 95% t-interval).")
+        statement = (f"Training produces {words} in the {mod} module: their fraction of the active units exceeds "
+                     "that of the untrained network (difference of fractions, mean over seeds with a 95% t-interval).")
         kw = dict(kind="paper", source=ABSTRACT, paper_value="the cell type emerges")
-        note = (f"trained {[round(v, 3) for v in trained]}, untrained {[round(v, 3) for v in control]}. The untrained "
-                "ReLU network is driven by its inputs, so its units correlate with ω and v by construction.")
+        silent = ([r[f"trained_{mod}_n_silent"] for r in res], [r[f"untrained_{mod}_n_silent"] for r in res])
+        note = (f"trained {[round(v, 3) for v in trained]}, untrained {[round(v, 3) for v in control]} (fractions of "
+                f"active units; silent units trained {silent[0]}, untrained {silent[1]} of "
+                f"{config.n_angular if mod == 'angular' else config.n_positional}). The untrained ReLU network is "
+                "driven by its inputs, so its units correlate with ω and v by construction."
+                + (" Gridness threshold = 99th percentile of 100 time-shifted shuffled maps: trained "
+                   f"{[round(r['trained_grid_threshold'], 2) for r in res]}, untrained "
+                   f"{[round(r['untrained_grid_threshold'], 2) for r in res]}." if mod == "positional" else ""))
         if key in ("pure_grid", "conjunctive") and max(trained + control) == 0:
             claims.append(C.not_checkable(cid, statement, **kw, note=note,
-                                          reason="no unit of either network passes gridness > 0.3 at quick scale "
-                                                 "(small N, ~10^3 steps, Gaussian place cells)",
+                                          reason="no unit of either network has gridness above its shuffle null at "
+                                                 "quick scale (small N, ~10^3 steps, Gaussian place cells)",
                                           full_scale="4096 positional units, DoG place cells, 10^5 steps on a GPU"))
             continue
-        mean, (lo, hi) = C.mean_interval([a - b for a, b in zip(trained, control)])
-        claims.append(C.check(cid, statement, measured=mean, interval=(lo, hi),
-                              holds=True if lo > 0 else False if hi <= 0 else None,
-                              tolerance="excess > 0: holds if the whole interval is above 0, does not hold if it is "
-                                        "at or below 0, else inconclusive",
-                              reason="an excess over the untrained control, judged on the seed interval (noise); the "
-                                     "abstract gives no fraction", note=note, **kw))
+        mean, iv = C.mean_interval([a - b for a, b in zip(trained, control)], domain=(-1, 1))
+        claims.append(C.at_least(cid, statement, measured=mean, interval=iv, bound=0.0, domain=(-1, 1),
+                                 reason="an excess over the untrained control, judged on the seed interval (noise); "
+                                        "the abstract gives no fraction", note=note, **kw))
     return claims
+
+
+def _second_bar_share(ring) -> float:
+    """Second-longest H1 bar / longest (0 with fewer than two bars or a zero-length longest bar)."""
+    life = ring.lifetimes
+    return float(life[1] / life[0]) if len(life) > 1 and life[0] > 0 else 0.0
 
 
 def _circuit_claims(config: Config, res: list[dict]) -> list:
     seeds, claims = config.seeds, []
-    per = [C.at_least("ring_attractor_h1", "The angular module's population activity lies on a ring: one dominant "
-                      "H1 bar (longest ≥ 3× the second).", measured=r["ring"].ratio, bound=3.0, kind="paper",
-                      source=ABSTRACT, paper_value="attractor dynamics",
-                      reason="a factor 3 separates one loop from noise bars (fixed before looking); ring = H1 of 1",
+    per = [C.at_most("ring_attractor_h1", "The angular module's population activity lies on a ring: one dominant "
+                     "H1 bar (second-longest bar at most 1/3 of the longest, i.e. longest ≥ 3× the second).",
+                     measured=_second_bar_share(r["ring"]), bound=1 / 3, kind="paper", domain=(0, 1),
+                     source=ABSTRACT, paper_value="attractor dynamics",
+                     reason="a factor 3 separates one loop from noise bars (fixed before looking); ring = H1 of 1; "
+                            "judged as the share second/longest (0 with a single bar) so every seed has a finite "
+                            "value in [0, 1]",
                       note=f"untrained ratio {r['ring_untrained'].ratio:.2f}" if r["ring_untrained"] else
                       "untrained network silent") for r in res]
     claims.append(C.over_seeds(per, seeds))
@@ -341,7 +419,7 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
         per.append(C.at_least("asymmetric_connectivity", "Recurrent weights of the angular module are asymmetric by "
                               "preferred heading: CCW-tuned units project ahead (+Δθ) and CW-tuned units behind (−Δθ); "
                               "measured min(offset_CCW, −offset_CW) in degrees.", measured=m, bound=0.0, kind="paper",
-                              source=ABSTRACT, paper_value="asymmetric connectivity",
+                              source=ABSTRACT, paper_value="asymmetric connectivity", domain=(-180, 180),
                               reason="opposite-signed offsets are the asymmetry; 0 is the symmetric case",
                               note=(f"offsets CCW {math.degrees(a.offset_ccw):.1f}°, CW {math.degrees(a.offset_cw):.1f}° "
                                     f"({a.n_ccw}/{a.n_cw} units)") if a else "no HD-tuned CW or CCW units"))
@@ -350,6 +428,7 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                       "error ≥ 0.9× the stay-at-start baseline.",
                       measured=r["train_len_pathway_off_position_m"] / r["train_len_stay_position_m"], bound=0.9,
                       kind="paper", source=ABSTRACT, paper_value="functional information flow across the hierarchy",
+                      domain=(0, math.inf),
                       reason="without heading the positional module cannot beat not integrating; 0.9 allows "
                              "decoding noise") for r in res]
     claims.append(C.over_seeds(per, seeds))
@@ -357,7 +436,7 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                       "set to 0 (ω and the start cue intact) the decoded position stays near the start, so its error "
                       "is ≥ 0.9× the stay-at-start baseline.",
                       measured=r["train_len_zero_speed_position_m"] / r["train_len_stay_position_m"], bound=0.9,
-                      kind="paper", source=ABSTRACT,
+                      kind="paper", source=ABSTRACT, domain=(0, math.inf),
                       paper_value="the HRNN processes linear speed to perform positional path integration",
                       reason="an integrator of v_t·dt that is told v = 0 does not move, so it errs like the "
                              "stay-at-start estimate; same 0.9 as for cutting the angular→positional pathway",
@@ -370,6 +449,7 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
     per = [C.at_least("silence_av_units", "Silencing the angular-velocity units of the angular module derails "
                       "heading: error ≥ 2× the intact network's.",
                       measured=r["silence_av_heading_deg"] / max(r["intact_heading_deg"], 1e-9), bound=2.0,
+                      domain=(0, math.inf),
                       kind="reconstruction", source="inferred: the perturbation the abstract's hierarchy predicts",
                       reason="a factor 2 is far outside seed-to-seed variation of the intact error",
                       note=f"{r['n_av_units']} AV units silenced ({r['n_av_units'] / config.n_angular:.0%} of the "
@@ -385,12 +465,11 @@ def _theta_claims(config: Config, res: list[dict]) -> list:
     if len(ok) < len(res):
         return [C.not_checkable("theta_alternation", "Theta sweeps alternate.", paper_value="bidirectional sweeps",
                                 reason="a seed had no CW or CCW units", full_scale="larger angular module")]
-    note = ("the within-cycle excursion is measured from the offset at cycle start, and β = 0.3 with balanced groups "
-            "were chosen after a scan on seed 0 (β ∈ {0.1, 0.3}, group sizes 4/8/16) in which the raw offset drifted "
-            "(unequal CW/CCW effects); disclosed as a post-hoc choice")
+    note = "gate strength β and group sizes: see tuned_after_look"
     per = [C.at_least("theta_alternation", "Theta-paced mutual inhibition between the CW and CCW AV populations "
                       "produces sweeps that alternate left/right in successive theta cycles (fraction of cycle pairs "
                       "with opposite sweep signs).", measured=r["theta"].alternation, bound=0.7, kind="paper",
+                      domain=(0, 1), tuned_after_look=TUNED_THETA,
                       source=ABSTRACT, paper_value="bidirectional theta sweeps (≈78–83% alternation in rats)",
                       reason="0.7: below the ≈0.8 alternation reported in rats to allow decoding noise, well above "
                              "the ≈0.5 of independent signs",
@@ -399,6 +478,7 @@ def _theta_claims(config: Config, res: list[dict]) -> list:
     claims.append(C.over_seeds(per, seeds))
     per = [C.within("theta_sweep_offset", "Mean |sweep excursion| of the internal heading lies in 10°–50° "
                     "(rats: ≈28° ± 8° either side).", measured=r["theta"].mean_abs_offset_deg, low=10, high=50,
+                    domain=(0, 180), tuned_after_look=TUNED_THETA,
                     kind="reconstruction", source="inferred: the excursion size depends on the gate strength β, "
                     "which the abstract does not give", paper_value="≈28° (rats)",
                     reason="a wide band around the rat value; the size scales with β", note=note) for r in ok]
@@ -406,6 +486,7 @@ def _theta_claims(config: Config, res: list[dict]) -> list:
     per = [C.at_least("theta_position_follows", "The positional module inherits the sweep: the lateral shift of the "
                       "decoded position has the heading excursion's sign in ≥ 60% of cycles.",
                       measured=r["theta"].lateral_agreement, bound=0.6, kind="reconstruction",
+                      domain=(0, 1), tuned_after_look=TUNED_THETA,
                       source="inferred: position should sweep along the internal direction",
                       reason="0.6: clearly above the 0.5 of unrelated signs given decoding noise") for r in ok]
     claims.append(C.over_seeds(per, seeds))
@@ -416,11 +497,14 @@ def _real_claims(config: Config, res: list[dict]) -> list:
     per = [C.at_most("real_trajectories", f"On real rat paths ({config.recording}, replayed as ω and v, never trained "
                      "on) the HRNN's position error is at most half the stay-at-start baseline.",
                      measured=r["real_hrnn_position_m"] / r["real_stay_position_m"], bound=0.5, kind="reconstruction",
+                     domain=(0, math.inf),
                      source="inferred: real paths test transfer from simulated foraging",
                      reason="same 0.5× rule as on simulated paths",
                      note=f"{r['real_segments']} segments; heading ratio "
                           f"{r['real_hrnn_heading_deg'] / r['real_stay_heading_deg']:.2f}; rat mean speed "
-                          f"{r['real_mean_speed']:.2f} m/s vs ~1.0 m/s in training; simulated paths at the rat's mean "
+                          f"{r['real_mean_speed']:.2f} m/s vs ~1.0 m/s in training; heading from positions smoothed "
+                          f"with σ = 0.1 s: |ω| > 46 rad/s on {r['real_heading_spike_rate']:.1%} of steps (simulated "
+                          f"{r['sim_heading_spike_rate']:.1%}); simulated paths at the rat's mean "
                           f"speed give ratio {r['slow_sim_hrnn_position_m'] / r['slow_sim_stay_position_m']:.2f} "
                           f"(the same failure); with v = 0 the error is {r['real_zero_speed_position_m']:.3f} m vs "
                           f"{r['real_hrnn_position_m']:.3f} m with the rat's speeds: the network moves on at about the "
@@ -441,10 +525,10 @@ def _check_claims(config: Config, ctx: RunContext) -> list:
     return [
         C.at_most("inputs_regenerate_path", "Simulated self-motion regenerates heading and position exactly (noise-"
                   "free dead reckoning; max of heading error in degrees and position error in mm).", measured=exact,
-                  bound=1e-2, kind="check", source="inferred: the simulator's definition",
+                  bound=1e-2, kind="check", source="inferred: the simulator's definition", domain=(0, math.inf),
                   reason="float32 rounding over 50 steps"),
         C.close("rotation_velocity_sd", "Away from walls, ω has the lineage's standard deviation 11.52 rad/s.",
-                measured=sd, target=SIGMA_ROTATION, rel_tol=0.05, kind="check",
+                measured=sd, target=SIGMA_ROTATION, rel_tol=0.05, kind="check", domain=(0, math.inf),
                 source="inferred: Sorscher et al. 2019 defaults",
                 reason="5% covers the sampling error of ~10^4 draws and near-wall exclusions"),
     ]
@@ -540,11 +624,30 @@ def _figures(ctx: RunContext, res: list[dict], config: Config) -> None:
 
 # --------------------------------------------------------------------------- run
 
+
+def _one_blas_thread():
+    """Cap BLAS/OpenMP pools at one thread for the run (``threadpoolctl``): on a shared 2-core machine
+    OpenBLAS's second thread spin-waits — one logistic-regression probe took 7.2 s CPU / 59 s wall with
+    2 threads and 0.17 s / 2 s with 1 (measured at load 14)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Train, test, analyse and perturb one HRNN per seed; return metrics, figures and claims."""
     t0 = time.process_time()
-    with torch_threads(config.torch_threads):
+    with torch_threads(config.torch_threads), _one_blas_thread():
         res = [_one_seed(config, ctx, ctx.seed + s) for s in ctx.track(config.seeds, "HRNN seeds")]
+        if ctx.confirmation:                           # only the claims tuned after a look (CONFIRMATION_SEEDS)
+            return Outcome(metrics={"per_seed": [{k: v for k, v in r.items() if k not in
+                                                  ("model", "theta", "theta_traces")} for r in res],
+                                    "cpu_seconds": time.process_time() - t0},
+                           claims=_ratio_claims(config, res, confirmation=True) + _theta_claims(config, res),
+                           notes="Confirmation run: the claims tuned after a look, on seeds never used while choosing.")
         claims = (_ratio_claims(config, res) + _cell_claims(config, res) + _circuit_claims(config, res)
                   + _theta_claims(config, res) + _real_claims(config, res) + _check_claims(config, ctx))
         _figures(ctx, res, config)

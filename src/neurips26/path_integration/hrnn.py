@@ -29,8 +29,7 @@ import torch
 from torch import nn
 
 from .cells import HeadDirectionCells, PlaceCells
-from .trajectories import (DT, RAYLEIGH_SPEED, SIGMA_ROTATION, Arena, Trajectories, simulate_trajectories,
-                           wrap_angle)
+from .trajectories import DT, RAYLEIGH_SPEED, SIGMA_ROTATION, Arena, Trajectories, simulate_trajectories, wrap_angle
 
 __all__ = ["HRNN", "HRNNOutput", "TrainingConfig", "TrainingLog", "train_hrnn", "evaluate", "PathIntegrationError",
            "soft_cross_entropy"]
