@@ -161,7 +161,8 @@ def _bridges_for(kind: str, times: np.ndarray, schedule: VPSchedule, fit: Gaussi
 def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit: GaussianFit,
                     epsilon: float, delta: float = 0.0, bias_fraction: float = 0.5,
                     bias_term: str = DEFAULT_BIAS_TERM, hessian_lipschitz: float = 0.0,
-                    init_mean=None, init_cov=None, track: float = 1.0) -> ALDHyperparameters:
+                    init_mean=None, init_cov=None, track: float = 1.0,
+                    bridges: Sequence | None = None) -> ALDHyperparameters:
     """The decision rule for h_ℓ and K_ℓ on given levels (module docstring), Gaussian setting.
 
     Args:
@@ -182,6 +183,8 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
             target scaled alike), only the last within ``epsilon``. 1 keeps every level within ε;
             larger values take bigger steps while annealing and spend the contraction once, at
             the end. The chained bound of the last level stays ≤ ε either way.
+        bridges: the bridging densities at ``times`` if already computed (``gaussian.bridge`` per
+            level; :func:`tune` reuses them across its candidates), else computed here.
 
     Returns:
         :class:`ALDHyperparameters` with ``bound ≤ epsilon``.
@@ -205,7 +208,9 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
     if times.ndim != 1 or len(times) == 0 or np.any(np.diff(times) >= 0):
         raise ValueError("times must be a non-empty, strictly decreasing 1-D sequence (sampling order)")
     d = fit.d
-    bs = _bridges_for(kind, times, schedule, fit)
+    if bridges is not None and len(bridges) != len(times):
+        raise ValueError(f"bridges has {len(bridges)} entries for {len(times)} levels")
+    bs = list(bridges) if bridges is not None else _bridges_for(kind, times, schedule, fit)
     m0 = np.zeros(d) if init_mean is None else np.asarray(init_mean, float)
     c0 = np.eye(d) if init_cov is None else np.asarray(init_cov, float)
     w_in = w2_gaussian(m0, c0, bs[0].mean, bs[0].cov)
@@ -308,13 +313,15 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
     best, last_err = None, None
     for L in sorted(int(c) for c in level_candidates):
         times = schedule.levels(L)
-        if level_rule == "max_gap" and L > 1 and level_gaps(kind, times, schedule, fit).max() > gap:
+        bs = _bridges_for(kind, np.asarray(times, float), schedule, fit)     # once per L, for every track
+        if level_rule == "max_gap" and L > 1 and max(w2_gaussian(a.mean, a.cov, b.mean, b.cov)
+                                                     for a, b in zip(bs[:-1], bs[1:])) > gap:
             continue
         hp = None
         for tr in tracks:
             try:
                 cand = tune_for_levels(kind, times, schedule, fit, epsilon, delta, bias_fraction,
-                                       bias_term, hessian_lipschitz, track=tr)
+                                       bias_term, hessian_lipschitz, track=tr, bridges=bs)
             except InfeasibleAccuracyError as err:
                 last_err = err
                 continue
