@@ -5,10 +5,21 @@ import math
 import pytest
 import torch
 
-from neurips26.afdonet import (adaptive_fourier_decomposition, analytic_signal, boundary_points, default_radii,
-                               evaluate_inside, evaluate_polar_grid, hardy_inner, maximal_selection,
-                               maximal_selection_loop, szego_kernel, takenaka_malmquist, taylor_coefficients,
-                               truncated_fourier_error)
+from neurips26.afdonet import (
+    adaptive_fourier_decomposition,
+    analytic_signal,
+    boundary_points,
+    default_radii,
+    evaluate_inside,
+    evaluate_polar_grid,
+    hardy_inner,
+    maximal_selection,
+    maximal_selection_loop,
+    szego_kernel,
+    takenaka_malmquist,
+    taylor_coefficients,
+    truncated_fourier_error,
+)
 
 M = 1024
 

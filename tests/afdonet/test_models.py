@@ -5,8 +5,16 @@ import math
 import pytest
 import torch
 
-from neurips26.afdonet import (AFDONet, AFDOperator, FNOBaseline, ReferenceAFDONet, TMDecoder, count_parameters,
-                               fit, matched_fno)
+from neurips26.afdonet import (
+    AFDONet,
+    AFDOperator,
+    FNOBaseline,
+    ReferenceAFDONet,
+    TMDecoder,
+    count_parameters,
+    fit,
+    matched_fno,
+)
 
 
 def test_reference_shapes_parameter_count_and_fixed_grid():

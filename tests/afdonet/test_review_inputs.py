@@ -7,9 +7,25 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.afdonet import (AFDOperator, evaluate_inside, icosphere, mesh_eigenpairs, taylor_coefficients, adaptive_fourier_decomposition, analytic_signal, boundary_points,
-                               burgers_1d, check_periodic, evaluate, fit, periodic_grf, pre_orthogonal_afd,
-                               takenaka_malmquist)
+from neurips26.afdonet import (
+    AFDONet,
+    AFDOperator,
+    adaptive_fourier_decomposition,
+    analytic_signal,
+    boundary_points,
+    burgers_1d,
+    check_periodic,
+    evaluate,
+    evaluate_inside,
+    fit,
+    icosphere,
+    matched_fno,
+    mesh_eigenpairs,
+    periodic_grf,
+    pre_orthogonal_afd,
+    takenaka_malmquist,
+    taylor_coefficients,
+)
 
 
 def test_tm_basis_refuses_poles_on_or_outside_the_circle():
@@ -117,3 +133,22 @@ def test_explain_and_evaluate_inside_validate_their_input():
     coef = taylor_coefficients(1 / (1 - 0.5 * boundary_points(64)))
     with pytest.raises(ValueError, match="strictly inside"):        # a divergent power series before
         evaluate_inside(coef, torch.tensor([1.2 + 0j]))
+
+
+def test_circle_grid_too_small_is_a_value_error_not_an_index_error():
+    """Catches AFDONet("afd")(torch.ones(2, 1, 1)) raising IndexError inside the periodicity guard
+    (issue 33 item 5): the grid-size check now runs before it, with a one-line ValueError."""
+    model = AFDONet("afd", n_poles=2, width=4, modes=4, n_layers=1)
+    for n in (1, 2, 31):
+        with pytest.raises(ValueError, match=f"circle grid N={n} too coarse"):
+            model(torch.ones(2, 1, n))
+
+
+def test_matched_fno_refuses_a_nonpositive_or_non_integer_target():
+    """Catches matched_fno(target_params=0) returning the smallest FNO as if it matched (issue 33
+    item 11)."""
+    for bad in (0, -5, 1.5, True, None):
+        with pytest.raises(ValueError, match="target_params"):
+            matched_fno(bad, 1)
+    with pytest.raises(ValueError, match="dim=3"):
+        matched_fno(1000, 3)

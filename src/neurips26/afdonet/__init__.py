@@ -26,17 +26,66 @@ Example::
     res.poles, res.remainder_energy      # first pole ≈ 0.95, energy drops to ~0
 """
 
-from .hardy import (AFDResult, adaptive_fourier_decomposition, analytic_signal, boundary_points, check_poles,
-                    default_radii, evaluate_inside, evaluate_polar_grid, hardy_inner, maximal_selection,
-                    maximal_selection_loop, reduced_remainder, szego_kernel, takenaka_malmquist, taylor_coefficients,
-                    terms_to_reach, truncated_fourier_error)
-from .manifold import (POAFDResult, heat_kernel_from_eigenpairs, icosphere, legendre_series, mesh_eigenpairs,
-                       pre_orthogonal_afd, sphere_grid, sphere_heat_kernel, sphere_points, validate_mesh)
-from .models import (AFDONet, AFDOperator, FNOBaseline, FourierDecoder1d, HeatKernelDecoder, ReferenceAFDONet,
-                     SHDecoder, TMDecoder, check_periodic, count_parameters, kl_standard_normal, matched_fno, relative_l2)
-from .solvers import (SphereSpectral, allen_cahn_sphere, burgers_1d, burgers_cole_hopf, ginzburg_landau_energy,
-                      kolmogorov_forcing, navier_stokes_2d, periodic_grf, random_sphere_field, random_vorticity,
-                      sphere_heat, velocity_from_vorticity)
+from .hardy import (
+                    AFDResult,
+                    adaptive_fourier_decomposition,
+                    analytic_signal,
+                    boundary_points,
+                    check_poles,
+                    default_radii,
+                    evaluate_inside,
+                    evaluate_polar_grid,
+                    hardy_inner,
+                    maximal_selection,
+                    maximal_selection_loop,
+                    reduced_remainder,
+                    szego_kernel,
+                    takenaka_malmquist,
+                    taylor_coefficients,
+                    terms_to_reach,
+                    truncated_fourier_error,
+)
+from .manifold import (
+                    POAFDResult,
+                    heat_kernel_from_eigenpairs,
+                    icosphere,
+                    legendre_series,
+                    mesh_eigenpairs,
+                    pre_orthogonal_afd,
+                    sphere_grid,
+                    sphere_heat_kernel,
+                    sphere_points,
+                    validate_mesh,
+)
+from .models import (
+                    AFDONet,
+                    AFDOperator,
+                    FNOBaseline,
+                    FourierDecoder1d,
+                    HeatKernelDecoder,
+                    ReferenceAFDONet,
+                    SHDecoder,
+                    TMDecoder,
+                    check_periodic,
+                    count_parameters,
+                    kl_standard_normal,
+                    matched_fno,
+                    relative_l2,
+)
+from .solvers import (
+                    SphereSpectral,
+                    allen_cahn_sphere,
+                    burgers_1d,
+                    burgers_cole_hopf,
+                    ginzburg_landau_energy,
+                    kolmogorov_forcing,
+                    navier_stokes_2d,
+                    periodic_grf,
+                    random_sphere_field,
+                    random_vorticity,
+                    sphere_heat,
+                    velocity_from_vorticity,
+)
 from .training import FitReport, evaluate, fit, inference_seconds_per_sample
 
 __all__ = [

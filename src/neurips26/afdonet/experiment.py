@@ -24,15 +24,40 @@ from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 from neurips26.harness.context import torch_threads
 
-from .hardy import (adaptive_fourier_decomposition, analytic_signal, boundary_points, default_radii, hardy_inner,
-                    maximal_selection, maximal_selection_loop, takenaka_malmquist, terms_to_reach,
-                    truncated_fourier_error)
-from .manifold import (heat_kernel_from_eigenpairs, icosphere, mesh_eigenpairs, pre_orthogonal_afd,
-                       sphere_heat_kernel, sphere_points)
+from .hardy import (
+    adaptive_fourier_decomposition,
+    analytic_signal,
+    boundary_points,
+    default_radii,
+    hardy_inner,
+    maximal_selection,
+    maximal_selection_loop,
+    takenaka_malmquist,
+    terms_to_reach,
+    truncated_fourier_error,
+)
+from .manifold import (
+    heat_kernel_from_eigenpairs,
+    icosphere,
+    mesh_eigenpairs,
+    pre_orthogonal_afd,
+    sphere_heat_kernel,
+    sphere_points,
+)
 from .models import AFDOperator, FNOBaseline, ReferenceAFDONet, count_parameters, matched_fno, relative_l2
-from .solvers import (SphereSpectral, allen_cahn_sphere, burgers_1d, burgers_cole_hopf, kolmogorov_forcing,
-                      navier_stokes_2d, periodic_grf, random_sphere_field, random_vorticity, sphere_heat,
-                      velocity_from_vorticity)
+from .solvers import (
+    SphereSpectral,
+    allen_cahn_sphere,
+    burgers_1d,
+    burgers_cole_hopf,
+    kolmogorov_forcing,
+    navier_stokes_2d,
+    periodic_grf,
+    random_sphere_field,
+    random_vorticity,
+    sphere_heat,
+    velocity_from_vorticity,
+)
 from .training import evaluate, fit, inference_seconds_per_sample
 
 # Pre-registered before any run of this file: the sharp test functions and the required ratios.
@@ -41,6 +66,11 @@ SHARP_RATIO = 5.0        # first-n Fourier needs ≥ 5× the AFD terms to reach 
 TANH_RATIO = 2.0         # … and ≥ 2× on the analytic signal of tanh(10 sin t)
 TRANSFER_TOL = 0.20      # |err(128)/err(64) − 1| ≤ 20 % for a discretisation-invariant model
 COST_FACTOR = 2.0        # "competitive cost": AFD-mode training time per sample ≤ 2 × FNO's
+#: Run seeds never used while choosing the AFD-mode design (development: run seed 0, training seeds 0–2, a pilot
+#: on seed-0 data); ``reproduce`` reruns the claims on AFD-mode models (tuned after that pilot) on them.
+CONFIRMATION_SEEDS = (101,)
+TUNED_DESIGN = ("decoder design chosen after a pilot on seed-0 data in which free-only poles trained worse: "
+                "n_origin = 8 TM terms fixed at the origin (circle), a smooth SH part of degree 3 (sphere)")
 
 
 class Config(ExperimentConfig):
@@ -186,16 +216,16 @@ def _afd_numerics(config: Config, metrics: dict, figs: dict) -> list:
     claims = [
         C.at_most("tm_orthonormal", "The Takenaka–Malmquist system of the selected poles is orthonormal on the "
                   "boundary (max |G − I|).", measured=orth, bound=1e-10, reason=why_fp, kind="check",
-                  source=src_chk, paper_value="orthonormal"),
+                  source=src_chk, paper_value="orthonormal", domain=(0, math.inf)),
         C.at_most("energy_identity", "Energy identity: ‖f − Σ⟨f,B_k⟩B_k‖² = ‖f‖² − Σ|⟨g_k,e_ak⟩|² for every n "
                   "(max relative difference).", measured=ident, bound=1e-10, reason=why_fp, kind="check",
-                  source=src_chk, paper_value="equal"),
+                  source=src_chk, paper_value="equal", domain=(0, math.inf)),
         C.at_most("afd_error_monotone", "The AFD error is non-increasing in the number of terms (count of "
                   "increases).", measured=mono, bound=0, reason="follows from the energy identity", kind="check",
-                  source=src_chk, paper_value="0"),
+                  source=src_chk, paper_value="0", domain=(0, math.inf)),
         C.at_most("szego_atom_one_step", "A normalised Szegő kernel e_b with b on the candidate grid is recovered "
                   "by one maximal-selection step (RMS residual).", measured=err_b, bound=1e-10, reason=why_fp,
-                  kind="check", source=src_chk, paper_value="exact"),
+                  kind="check", source=src_chk, paper_value="exact", domain=(0, math.inf)),
         C.check("vectorised_selection_equals_loop", "Maximal selection by batched FFT picks the same pole and "
                 "value as a loop over candidates (8 radii × 64 angles).",
                 measured={"vectorised": [a_vec.real, a_vec.imag, v_vec], "loop": [a_loop.real, a_loop.imag, v_loop]},
@@ -211,7 +241,7 @@ def _afd_numerics(config: Config, metrics: dict, figs: dict) -> list:
         reason="'far fewer' read as at least 5×, fixed before the run; the pole at |a| = 0.97 makes Fourier "
                "coefficients decay like 0.97ⁿ", kind="reconstruction",
         source="inferred: the abstract motivates AFD for data with sharp gradients; the function is ours",
-        paper_value="far fewer (no number)",
+        paper_value="far fewer (no number)", domain=(0, math.inf),
         note=f"AFD {n_afd} terms, first-n Fourier {n_f}, best-n Fourier {n_best}; free maximal selection "
              "(a₁ not forced to 0), radii up to 0.99, 64 radii × M angles + 6 zoom rounds."))
     ratio_g = (n_f_g / n_afd_g) if (n_afd_g and n_f_g) else 0.0
@@ -221,6 +251,7 @@ def _afd_numerics(config: Config, metrics: dict, figs: dict) -> list:
         measured=ratio_g, bound=TANH_RATIO, reason="pre-registered 2× for a front that is not a rational "
         "function (less favourable to AFD than the rational target)", kind="reconstruction",
         source="inferred: the abstract's 'sharp gradients'; function and ratio are ours", paper_value="no number",
+        domain=(0, math.inf),
         note=f"AFD {n_afd_g} terms, first-n Fourier {n_f_g} (counting complex terms of the analytic signal)."))
     return claims
 
@@ -261,11 +292,11 @@ def _poafd_numerics(metrics: dict) -> list:
                 reason="the target lies in the span of 3 candidate kernels; exact in exact arithmetic",
                 kind="check", source=src),
         C.at_most("mesh_laplacian_eigenvalues", "robust-laplacian + eigsh on an icosphere (642 vertices) gives "
-                  "λ₁..₃ ≈ 2 and λ₄..₈ ≈ 6 (= l(l+1)); max relative error.", measured=eig_err, bound=0.02,
+                  "λ₁..₃ ≈ 2 and λ₄..₈ ≈ 6 (= l(l+1)); max relative error.", measured=eig_err, bound=0.02, domain=(0, math.inf),
                   reason="cotangent Laplacian discretisation error at this mesh size is ~h² ≈ 1 %",
                   kind="check", source="inferred: spherical harmonics are the eigenfunctions of the sphere"),
         C.at_most("poafd_mesh_energy_identity", "POAFD on the mesh heat kernel (16 eigenpairs): energy identity "
-                  "(direct ‖f − f_n‖² vs ‖f‖² − Σ⟨f,B_k⟩²), relative.", measured=ident_m, bound=1e-9,
+                  "(direct ‖f − f_n‖² vs ‖f‖² − Σ⟨f,B_k⟩²), relative.", measured=ident_m, bound=1e-9, domain=(0, math.inf),
                   reason="exact identity; only round-off of a 642×642 Gram matrix", kind="check", source=src),
     ]
 
@@ -307,22 +338,22 @@ def _solver_checks(metrics: dict) -> list:
         C.at_most("burgers_matches_cole_hopf", "ETDRK4 Burgers (ν = 0.05, N = 1024, T = 1) matches the exact "
                   "Cole–Hopf solution (max error / max |u|).", measured=err_b, bound=1e-6,
                   reason="4th-order scheme with dt = 2e-3 and a resolved spectrum; 1e-6 leaves room for time error",
-                  kind="check", source=src),
+                  kind="check", source=src, domain=(0, math.inf)),
         C.at_most("ns_taylor_green", "The NS solver keeps the Taylor–Green vortex ω = 2 sin x sin y exact: "
                   "ω(t) = ω(0)e^{−2νt} (ν = 0.01, t = 1; relative max error).", measured=err_tg, bound=1e-8,
                   reason="the nonlinear term vanishes identically; Crank–Nicolson error in e^{−2νt} is O((ν dt)²)",
-                  kind="check", source=src),
+                  kind="check", source=src, domain=(0, math.inf)),
         C.at_most("ns_velocity_divergence_free", "Velocity from vorticity is divergence-free (relative).",
                   measured=div_err, bound=1e-12, reason="exact in Fourier space; round-off only", kind="check",
-                  source=src),
+                  source=src, domain=(0, math.inf)),
         C.at_most("sphere_heat_matches_kernel", "Spectral heat flow on S² (torch-harmonics SHT) equals the "
                   "heat-kernel integral by the addition theorem (Gauss–Legendre quadrature), relative max error.",
                   measured=err_heat, bound=1e-10, reason="two exact routes for a band-limited field", kind="check",
-                  source=src),
+                  source=src, domain=(0, math.inf)),
         C.at_most("allen_cahn_energy_decreases", "Stabilised semi-implicit Allen–Cahn on S² never increases the "
                   "Ginzburg–Landau energy (max relative step increase).", measured=rises, bound=1e-10,
                   reason="the scheme is unconditionally energy-stable for |u| ≲ 1 (stabiliser S = 2)",
-                  kind="check", source=src),
+                  kind="check", source=src, domain=(0, math.inf)),
     ]
 
 
@@ -353,7 +384,7 @@ def _ns_split(vel: torch.Tensor, seed: int):
 def _reference_ns(config: Config, ctx: RunContext, metrics: dict) -> list:
     per_seed, rows = [], []
     vel = _ns_velocity(config, config.seeds[0])
-    for seed in ctx.track(config.seeds, "reference AFDONet on Navier–Stokes"):
+    for seed in ctx.track(_seeds(config, ctx), "reference AFDONet on Navier–Stokes"):
         (xtr, ytr), (xte, yte) = _ns_split(vel, seed)
         torch.manual_seed(seed)
         ref = ReferenceAFDONet().to(ctx.device)
@@ -363,7 +394,7 @@ def _reference_ns(config: Config, ctx: RunContext, metrics: dict) -> list:
         e_none = float(relative_l2(xte, yte).mean())
         row = {"seed": seed, "reference": e_ref, "no_change": e_none, "reference_params": count_parameters(ref),
                "train_s_per_sample": rep.seconds_per_sample}
-        if seed == config.seeds[0]:
+        if seed == _seeds(config, ctx)[0]:
             if config.ns_fno_width > 0:
                 fno = FNOBaseline(2, 2, config.ns_fno_width, 12, 4)
             else:
@@ -379,10 +410,11 @@ def _reference_ns(config: Config, ctx: RunContext, metrics: dict) -> list:
             reason="beating persistence is the minimal bar of a one-step forecaster; no paper number exists",
             kind="reconstruction", source="inferred: the authors' released code trains this model on NS; the "
             "paper's data (token-gated) is replaced by our NS solver", paper_value="no number",
+            domain=(0, math.inf),
             note="one NS data set per run (seed of the first training seed); seeds vary the trajectory split and "
             "the initialisation. Snapshots 0.4 time units apart."))
     metrics["navier_stokes"] = rows
-    claims = [C.over_seeds(per_seed, config.seeds)]
+    claims = [C.over_seeds(per_seed, _seeds(config, ctx))]
     # the released 'holomorphic' term has no gradient: gradients with weight 1e-8 vs 0 are identical
     torch.manual_seed(0)
     m1 = ReferenceAFDONet()
@@ -405,7 +437,7 @@ def _reference_ns(config: Config, ctx: RunContext, metrics: dict) -> list:
     claims += [
         C.at_most("released_holomorphic_term_no_gradient", "The released 'holomorphic' loss term (the derivative "
                   "of the output with respect to itself) contributes no gradient: max |Δgrad| between weights 1e-8 "
-                  "and 0.", measured=gdiff, bound=0.0, reason="a constant term; any difference would be a bug",
+                  "and 0.", measured=gdiff, bound=0.0, domain=(0, math.inf), reason="a constant term; any difference would be a bug",
                   kind="check", source="inferred: reading the released training code", paper_value="holomorphic "
                   "regulariser (abstract framing)"),
         C.check("reference_refuses_other_grid", "The reference mode (fixed 64×64 by its dense encoder and lift) "
@@ -459,7 +491,7 @@ def _train_three(config: Config, seed: int, x, y, tr, te, domain: str, kwargs: d
 def _burgers(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list:
     rows = []
     kw = dict(n_poles=config.n_poles, n_origin=config.n_origin, width=24, modes=16, n_layers=3, pool=16)
-    for seed in ctx.track(config.seeds, "Burgers: AFD vs Fourier decoder vs FNO"):
+    for seed in ctx.track(_seeds(config, ctx), "Burgers: AFD vs Fourier decoder vs FNO"):
         data = _burgers_data(config, seed)
         x, y = data[64]
         ntr = config.burgers_train
@@ -469,7 +501,8 @@ def _burgers(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list
                          {"test_rel_l2_128": (x128[te], y128[te])}, device=ctx.device)
         models = {k: v.cpu() for k, v in r.pop("_models").items()}
         r["pole_near_front"] = _pole_front_hits(models["afd"], x[te], y[te], config.n_origin)
-        if seed == config.seeds[0]:
+        r["decoder_parseval"] = _decoder_parseval(models["afd"], x[te][:8])
+        if seed == _seeds(config, ctx)[0]:
             ex = models["afd"].explain(x[te][:1])
             pred = models["afd"](x128[te][:1], sample=False)[0]
             figs["burgers"] = (x128[te][0, 0].numpy(), y128[te][0, 0].numpy(), pred[0, 0].detach().numpy(),
@@ -480,19 +513,50 @@ def _burgers(config: Config, ctx: RunContext, metrics: dict, figs: dict) -> list
     metrics["burgers"] = rows
     claims = _comparison_claims(rows, config, "burgers", "1-D viscous Burgers at ν = "
                                 f"{config.burgers_nu} (sharp fronts; GRF u₀ → u(1), train at N = 64)", transfer=True)
+    worst = max(r["decoder_parseval"] for r in rows)
+    claims.append(C.at_most(
+        "burgers_decoder_basis_orthonormal", "The trained AFD decoder synthesises with an orthonormal "
+        "Takenaka–Malmquist basis at its learned poles: ‖Σ c_k B_k‖² = Σ|c_k|² on held-out samples (Parseval; max "
+        "relative difference over 8 samples and the seeds, basis evaluated in float64 on 4096 boundary points).",
+        measured=worst, bound=1e-6, domain=(0, math.inf), kind="check",
+        source="inferred: TM systems are orthonormal for any poles in the disc (Takenaka 1925; Qian & Wang 2011)",
+        reason="exact identity; the float32 latents are cast to float64 and 4096 points resolve poles with "
+               "|a| < 0.98 (aliasing ~0.98^4096); a basis missing a conjugate or a factor breaks it by orders of "
+               "magnitude, while the model comparisons above do not notice"))
     hits = sum(r["pole_near_front"][0] for r in rows)
     total = sum(r["pole_near_front"][1] for r in rows)
     rate, iv = C.proportion_interval(hits, total)
     claims.append(C.at_least(
         "burgers_poles_mark_fronts", "Explainability: the AFD decoder's free pole closest to the unit circle points "
         "(by its angle) within ±π/8 of the steepest front of the target, more often than chance (1/8): hit rate "
-        "over held-out samples, pooled over seeds.", measured=rate, interval=iv, bound=1 / 8,
+        "over held-out samples, pooled over seeds.", measured=rate, interval=iv, bound=1 / 8, domain=(0, 1),
+        tuned_after_look=TUNED_DESIGN,
         reason="a uniformly placed pole lands within ±π/8 of a given angle with probability 1/8; the exact "
                "(Clopper–Pearson) interval over samples must clear it", kind="reconstruction",
         source="inferred: the abstract claims explainability; AFD poles near the circle mark sharp features",
         paper_value="explainable (no number)", note=f"{hits} of {total} held-out samples (pooled over seeds); "
         "front = argmin of the target's slope."))
     return claims
+
+
+def _seeds(config: Config, ctx: RunContext) -> list[int]:
+    """Training seeds of the model parts: the config's seeds offset by the run seed (so confirmation seeds
+    train other models; run seed 0 keeps the development seeds)."""
+    return [ctx.seed + s for s in config.seeds]
+
+
+@torch.no_grad()
+def _decoder_parseval(model, x) -> float:
+    """Max over samples of |‖Σ c_k B_k‖² − Σ|c_k|²| / Σ|c_k|² for the decoder's posterior-mean poles and
+    coefficients, with the TM basis evaluated in float64 on 4096 boundary points (``takenaka_malmquist``, the
+    function the decoder synthesises with)."""
+    ex = model.explain(x)
+    a, c = ex["poles"].to(torch.complex128), ex["coefficients"].to(torch.complex128)
+    z = boundary_points(4096)
+    f = (c[:, :, None] * takenaka_malmquist(a, z, validate=False)).sum(1)
+    norm2 = (f.abs() ** 2).mean(-1)
+    coef2 = (c.abs() ** 2).sum(-1)
+    return float(((norm2 - coef2).abs() / coef2.clamp_min(1e-300)).max())
 
 
 @torch.no_grad()
@@ -521,7 +585,7 @@ def _sphere(config: Config, ctx: RunContext, metrics: dict) -> list:
     rows = []
     kw = dict(n_poles=config.sphere_atoms, smooth_degree=config.sphere_smooth_degree, kernel_lmax=24, width=12,
               modes=8, n_layers=2, pool=8)
-    for seed in ctx.track(config.seeds, "sphere Allen–Cahn: AFD vs SH decoder vs FNO"):
+    for seed in ctx.track(_seeds(config, ctx), "sphere Allen–Cahn: AFD vs SH decoder vs FNO"):
         x, y = _sphere_data(config, seed)
         ntr = config.sphere_train
         tr, te = slice(0, ntr), slice(ntr, ntr + config.sphere_test)
@@ -534,25 +598,23 @@ def _sphere(config: Config, ctx: RunContext, metrics: dict) -> list:
 
 
 def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, transfer: bool) -> list:
-    seeds = config.seeds
-    k = math.ceil(2 * len(seeds) / 3)
+    seeds = [r["seed"] for r in rows]
     note_design = ("AFD-mode design inferred (FNO encoder → variational latent → parameter-free synthesis "
-                   "decoder); the number of terms fixed at the origin / the smooth SH part was chosen from a pilot "
-                   "on seed-0 data with free-only poles, which trained worse; disclosed.")
+                   "decoder).")
     claims = []
     vs_fourier = [C.at_most(f"{tag}_afd_beats_fourier_decoder", f"{task}: the AFD decoder beats the "
                             "Fourier-decoder ablation at the same latent size and encoder (ratio of test relative L², "
                             "AFD / Fourier).", measured=r["afd"]["test_rel_l2"] / r["fourier"]["test_rel_l2"],
-                            bound=1.0, reason="'superior' read as a lower mean test error; judged in ≥ 2/3 of seeds",
-                            kind="reconstruction", source="inferred: the abstract credits AFD for sharp gradients; "
+                            bound=1.0, reason="'superior' read as a lower mean test error (interval of the seed mean)",
+                            domain=(0, math.inf), tuned_after_look=TUNED_DESIGN, kind="reconstruction", source="inferred: the abstract credits AFD for sharp gradients; "
                             "the ablation isolates the decoder", paper_value="superior (no number)", note=note_design)
                   for r in rows]
-    claims.append(C.over_seeds(vs_fourier, seeds, min_held=k))
+    claims.append(C.over_seeds(vs_fourier, seeds))
     vs_fno = [C.at_most(f"{tag}_afd_beats_fno", f"{task}: AFDONet (AFD mode) beats an FNO with the same parameter "
                         "count (ratio of test relative L², AFDONet / FNO).",
                         measured=r["afd"]["test_rel_l2"] / r["fno"]["test_rel_l2"], bound=1.0,
-                        reason="'superior' read as a lower mean test error; judged in ≥ 2/3 of seeds",
-                        kind="reconstruction", source="inferred: our reading of the abstract's design (the paper's "
+                        reason="'superior' read as a lower mean test error (interval of the seed mean)",
+                        domain=(0, math.inf), tuned_after_look=TUNED_DESIGN, kind="reconstruction", source="inferred: our reading of the abstract's design (the paper's "
                         "architecture, benchmarks and training are unknown), tested against the abstract's 'superior "
                         "performance on manifolds and on data with sharp gradients'",
                         paper_value="superior (no number given)",
@@ -560,33 +622,36 @@ def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, tr
                         "against our reconstruction, not against the paper's model (see "
                         "superior_on_manifolds_and_sharp_gradients). " + note_design + f" FNO width {r['fno']['width']}, params {r['fno']['params']} vs "
                         f"{r['afd']['params']}.") for r in rows]
-    claims.append(C.over_seeds(vs_fno, seeds, min_held=k))
+    claims.append(C.over_seeds(vs_fno, seeds))
     if transfer:
         for name in ("afd", "fourier", "fno"):
             per = [C.at_most(f"{tag}_{name}_resolution_transfer", f"{task}: the {name} model trained at N = 64 keeps "
                              "its error at N = 128 (|err₁₂₈ / err₆₄ − 1|).",
                              measured=abs(r[name]["test_rel_l2_128"] / r[name]["test_rel_l2"] - 1), bound=TRANSFER_TOL,
                              reason="a discretisation-invariant operator should change little; 20 % allows the "
-                             "finer grid resolving more of the front", kind="reconstruction",
+                             "finer grid resolving more of the front", kind="reconstruction", domain=(0, math.inf),
+                             tuned_after_look=TUNED_DESIGN if name == "afd" else "",
                              source="inferred: discretisation invariance of neural operators (the abstract calls "
                              "AFDONet a neural operator)") for r in rows]
-            claims.append(C.over_seeds(per, seeds, min_held=k))
+            claims.append(C.over_seeds(per, seeds))
     return claims
 
 
 # =========================================================================== (5) cost and unreadable claims
 
-def _cost_claims(metrics: dict, config: Config) -> list:
+def _cost_claims(metrics: dict, config: Config, ctx: RunContext) -> list:
     rows = metrics["burgers"]
     ratios = [r["afd"]["train_s_per_sample"] / r["fno"]["train_s_per_sample"] for r in rows]
-    mean, iv = C.mean_interval(ratios)
+    mean, iv = C.mean_interval(ratios, domain=(0, math.inf))
     return [
         C.at_most("competitive_training_cost", "AFD mode trains at a cost competitive with an equal-parameter FNO "
                   "on Burgers: ratio of CPU seconds per training sample (AFDONet / FNO).", measured=mean,
-                  interval=iv, bound=COST_FACTOR, reason="'competitive' read as within 2×, fixed before the run; "
+                  interval=iv, bound=COST_FACTOR, domain=(0, math.inf), tuned_after_look=TUNED_DESIGN,
+                  reason="'competitive' read as within 2×, fixed before the run; "
                   "interval over seeds", kind="reconstruction", source="inferred: our AFD-mode design, timed against "
                   "the abstract's 'competitive computational efficiency'", paper_value="competitive (no number)",
                   note="Kind reconstruction, not paper: it times our inferred architecture, not the paper's."),
+    ] + ([] if ctx.confirmation else [
         C.not_checkable("superior_on_manifolds_and_sharp_gradients", "The paper's AFDONet is superior on (i) "
                         "arbitrary Riemannian manifolds and (ii) data with sharp gradients, at competitive "
                         "computational efficiency.", paper_value="superior / competitive (no numbers)",
@@ -602,7 +667,7 @@ def _cost_claims(metrics: dict, config: Config) -> list:
                         "the abstract was read", full_scale="runs the same comparisons at paper-like sizes on a "
                         "GPU; the user can pass the authors' NS data (.npz, key 'data') to the reference mode",
                         kind="paper", source="abstract"),
-    ]
+    ])
 
 
 # =========================================================================== figures
@@ -639,14 +704,14 @@ def _figures(ctx: RunContext, figs: dict, metrics: dict) -> None:
         ax.plot(th, pf, label="Fourier decoder")
         ax.plot(th, pn, label="FNO")
         free = np.abs(poles) > 1e-9
-        for p, e in zip(poles[free], energy[free]):
+        for p in poles[free]:
             ax.axvline(np.angle(p) % (2 * np.pi), color="C0", alpha=min(1.0, 0.2 + abs(p) ** 4), lw=0.8)
         ax.set(xlabel="θ", title="Burgers test sample at N = 128 (trained at 64); vertical lines: pole angles")
         ax.legend(fontsize=7, ncol=2)
         ctx.save_figure("burgers_sample", fig, caption="One held-out Burgers sample evaluated at twice the training "
                         "resolution; blue lines mark the angles of the AFD decoder's free poles (darker = closer "
                         "to the circle), the explanation hook of the AFD mode.")
-    labels, groups = [], {}
+    groups = {}
     for task in ("burgers", "sphere"):
         for r in metrics.get(task, []):
             for name in ("afd", "fourier", "fno", "no_change"):
@@ -668,23 +733,46 @@ def _figures(ctx: RunContext, figs: dict, metrics: dict) -> None:
 
 # =========================================================================== run
 
+
+def _one_blas_thread():
+    """Cap BLAS/OpenMP pools at one thread for the run (``threadpoolctl``): on a shared 2-core machine
+    OpenBLAS's second thread spin-waits — one logistic-regression probe took 7.2 s CPU / 59 s wall with
+    2 threads and 0.17 s / 2 s with 1 (measured at load 14)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run all parts and return the claims (see module docstring)."""
     metrics: dict = {}
     figs: dict = {}
     claims: list = []
     t0 = time.process_time()
-    with warnings.catch_warnings(), torch_threads(1):
+    with warnings.catch_warnings(), torch_threads(1), _one_blas_thread():
         warnings.simplefilter("ignore", UserWarning)
-        claims += _afd_numerics(config, metrics, figs)
-        claims += _poafd_numerics(metrics)
-        claims += _solver_checks(metrics)
-        claims += _reference_ns(config, ctx, metrics)
-        claims += _burgers(config, ctx, metrics, figs)
-        claims += _sphere(config, ctx, metrics)
-        claims += _cost_claims(metrics, config)
+        timed = metrics["cpu_seconds_by_part"] = {}
+
+        def part(name, fn, *args):
+            t = time.process_time()
+            out = fn(*args)
+            timed[name] = round(time.process_time() - t, 2)
+            return out
+
+        if not ctx.confirmation:                 # a confirmation run judges only the AFD-mode claims (tuned)
+            claims += part("afd_numerics", _afd_numerics, config, metrics, figs)
+            claims += part("poafd_numerics", _poafd_numerics, metrics)
+            claims += part("solver_checks", _solver_checks, metrics)
+            claims += part("reference_ns", _reference_ns, config, ctx, metrics)
+        claims += part("burgers", _burgers, config, ctx, metrics, figs)
+        claims += part("sphere", _sphere, config, ctx, metrics)
+        claims += _cost_claims(metrics, config, ctx)
     metrics["cpu_seconds"] = time.process_time() - t0
-    _figures(ctx, figs, metrics)
+    if not ctx.confirmation:
+        _figures(ctx, figs, metrics)
     notes = (
         "Only the abstract was read (the paper text was not found; it gives no numbers). The authors' released code "
         "was read for understanding and re-implemented as arch='reference' (MLP-encoder VAE, dense lift to 32×64×64, "

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-
 # --------------------------------------------------------------------------- kernels
 
 def legendre_series(t: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -255,7 +254,7 @@ def pre_orthogonal_afd(gram: torch.Tensor, f_at_candidates: torch.Tensor, n_term
             raise ValueError(f"f_norm2={f_norm2} is smaller than the energy already captured "
                              f"({f_norm2 - rem[-1]:.6g}): f_at_candidates and f_norm2 do not describe the same "
                              "f (for f = Σ c_i K_{b_i}, f_norm2 = cᵀ K c)")
-    return POAFDResult(torch.tensor(idx, dtype=torch.long), coefs_t(coefs), atoms, torch.tensor(rem))
+    return POAFDResult(torch.tensor(idx, dtype=torch.long), coefs_t(coefs), atoms, torch.tensor(rem, dtype=torch.float64))
 
 
 def coefs_t(c: list[float]) -> torch.Tensor:

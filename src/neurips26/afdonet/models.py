@@ -27,6 +27,7 @@ Tensor layout: channels first, ``(batch, channels, *grid)``, float32.
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 from torch import nn
@@ -488,6 +489,9 @@ class AFDOperator(nn.Module):
     def _validate(self, x: torch.Tensor) -> None:
         """The input checks of :meth:`forward` (also used by :meth:`explain`)."""
         _check_field(x, 3 if self.domain == "circle" else 4, model=self)
+        if self.domain == "circle" and x.shape[-1] < 2 * self.encoder.pool_modes:   # before check_periodic, which
+            raise ValueError(f"circle grid N={x.shape[-1]} too coarse for the encoder's pool_modes="  # indexes x[..., 1]
+                             f"{self.encoder.pool_modes} (need N >= {2 * self.encoder.pool_modes})")
         if self.domain == "sphere" and x.shape[-2] < self.encoder.pool_degree:
             raise ValueError(f"sphere grid nlat={x.shape[-2]} too coarse for the encoder's pool_degree="
                              f"{self.encoder.pool_degree} (need nlat >= {self.encoder.pool_degree}, nlon >= "
@@ -557,7 +561,24 @@ class FNOBaseline(nn.Module):
 
 def matched_fno(target_params: int, dim: int, channels: int = 1, modes: int = 16, n_layers: int = 4,
                 widths: range = range(4, 129)) -> tuple[FNOBaseline, int]:
-    """The FNO whose parameter count is closest to ``target_params`` over hidden widths; returns (model, width)."""
+    """The FNO whose parameter count is closest to ``target_params`` over hidden widths; returns (model, width).
+
+    Args:
+        target_params: the parameter count to match (an integer ≥ 1, e.g. ``count_parameters`` of
+            the model compared with).
+        dim: 1 or 2 spatial dimensions. widths: candidate hidden widths (non-empty, ascending).
+
+    Raises:
+        ValueError: target_params not an integer ≥ 1 (0 used to return the smallest FNO as if it
+            matched), dim not 1 or 2, or empty widths.
+    """
+    if isinstance(target_params, bool) or not isinstance(target_params, numbers.Integral) or target_params < 1:
+        raise ValueError(f"matched_fno(target_params={target_params!r}); allowed: an integer >= 1 (the parameter "
+                         "count of the model to match)")
+    if dim not in (1, 2):
+        raise ValueError(f"matched_fno(dim={dim!r}); allowed: 1, 2")
+    if len(widths) == 0:
+        raise ValueError("matched_fno(widths=...) is empty; allowed: a non-empty range of hidden widths")
     best = None
     for w in widths:
         n = count_parameters(FNOBaseline(dim, channels, w, modes, n_layers))

@@ -248,20 +248,45 @@ def random_vorticity(n_samples: int, n: int, rng: np.random.Generator, alpha: fl
 class SphereSpectral:
     """Spherical-harmonic transforms on an (nlat, nlon) grid via ``torch-harmonics`` (RealSHT).
 
-    ``lmax`` defaults to nlat (the transform is exact for fields band-limited below it). The
-    Laplace–Beltrami operator acts as −l(l+1) on degree l.
+    Exactness (the forward transform recovers every coefficient of a field band-limited to
+    degrees l < ``lmax``, to round-off): the quadrature in latitude must integrate the product of
+    two associated Legendre functions, a polynomial of degree < 2·lmax − 1 in cos θ.
+
+    * ``grid="legendre-gauss"`` (the default): nlat Gauss–Legendre nodes integrate degree
+      ≤ 2·nlat − 1 exactly, so ``lmax = nlat`` (degrees 0..nlat−1) is exact.
+    * ``grid="equiangular"`` (poles included, Clenshaw–Curtis weights): exact only up to degree
+      nlat − 1, so ``lmax`` is truncated to ⌈nlat/2⌉ (degrees 0..⌈nlat/2⌉−1). Keeping
+      lmax = nlat there (torch-harmonics' own default) aliases: zonal Y₂₄,₀ on (33, 64) came back
+      with norm 0.98 and Y₃₂,₀ with 1.65, and Allen–Cahn blew up.
+
+    ``mmax`` is min(lmax, nlon//2 + 1). The Laplace–Beltrami operator acts as −l(l+1) on degree l.
+
+    Args:
+        nlat, nlon: grid size; nlat ≥ 4, nlon ≥ 2(nlat − 1).
+        grid: ``"legendre-gauss"`` or ``"equiangular"``.
+
+    Attributes:
+        lmax: number of degrees kept (degrees 0..lmax−1), exact as above.
+
+    Raises:
+        ValueError: nlat < 4, nlon < 2(nlat − 1), or an unknown grid.
     """
 
-    def __init__(self, nlat: int, nlon: int, grid: str = "equiangular"):
+    def __init__(self, nlat: int, nlon: int, grid: str = "legendre-gauss"):
         import torch_harmonics as th
 
         if nlat < 4 or nlon < 2 * (nlat - 1):
             raise ValueError(f"SphereSpectral(nlat={nlat}, nlon={nlon}): need nlat >= 4 and nlon >= 2(nlat-1)")
+        if grid not in ("legendre-gauss", "equiangular"):
+            raise ValueError(f"SphereSpectral(grid={grid!r}); allowed: 'legendre-gauss' (exact to lmax = nlat), "
+                             "'equiangular' (exact to lmax = ceil(nlat/2))")
         self.nlat, self.nlon, self.grid = nlat, nlon, grid
-        self.sht = th.RealSHT(nlat, nlon, grid=grid).double()
-        self.isht = th.InverseRealSHT(nlat, nlon, grid=grid).double()
-        lmax = self.sht.lmax
-        self.l = torch.arange(lmax, dtype=torch.float64)[:, None]        # (lmax, 1), broadcast over m
+        lmax = nlat if grid == "legendre-gauss" else (nlat + 1) // 2      # exact band (see docstring)
+        mmax = min(lmax, nlon // 2 + 1)
+        self.sht = th.RealSHT(nlat, nlon, lmax=lmax, mmax=mmax, grid=grid).double()
+        self.isht = th.InverseRealSHT(nlat, nlon, lmax=lmax, mmax=mmax, grid=grid).double()
+        self.lmax = self.sht.lmax
+        self.l = torch.arange(self.lmax, dtype=torch.float64)[:, None]   # (lmax, 1), broadcast over m
         self.eig = self.l * (self.l + 1)                                  # −Δ Y_l^m = l(l+1) Y_l^m
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
