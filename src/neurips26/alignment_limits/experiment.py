@@ -321,8 +321,8 @@ def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
         "The optimal reward improvement has a closed form governed by a Jeffreys divergence: "
         "Delta(beta) = beta J(pi_beta, pi0)",
         measured=float(rel_err.max()), target=0.0, abs_tol=1e-9, paper_value="exact identity",
-        kind="paper", source="abstract (closed form governed by a Jeffreys divergence term; the exact form "
-                             "beta·J is our derivation)",
+        kind="reconstruction", source="inferred: the abstract's closed form 'governed by a Jeffreys divergence "
+                                      "term'; the exact form beta·J is our derivation, so this checks it",
         reason="an algebraic identity; 1e-9 relative leaves room only for float64 rounding over K terms",
         note=f"max relative |Delta - beta J| over {betas.size} betas in [0.05, 10], K = {pi0.size}; J summed "
              "directly from pi_beta and pi0 with scipy rel_entr. Catches: a wrong normaliser log Z or a KL "
@@ -336,8 +336,9 @@ def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
         "closed_form_equals_cvxpy",
         "The closed-form maximal gain under a KL budget equals the constrained optimum max E_pi r s.t. KL <= eps",
         measured=float(max(abs(a - b) for a, b in zip(closed_vals, cvx_vals))), target=0.0, abs_tol=1e-5,
-        paper_value="closed form is the optimum", kind="paper", source="abstract (closed-form expression for "
-                                                                        "the optimal reward improvement)",
+        paper_value="closed form is the optimum", kind="reconstruction",
+        source="inferred: the abstract's 'closed-form expression for the optimal reward improvement'; the closed "
+               "form is our derivation, checked against a convex solver",
         reason="Clarabel's interior-point duality gap is ~1e-8; 1e-5 allows its conditioning on this instance "
                "and fails on any wrong beta(eps) (an error of 1% in beta moves the gain by ~1e-3)",
         note=f"K = {pi0_c.size}, budgets {config.cvx_budgets} nats; max |closed - cvxpy| reported."))
@@ -482,8 +483,11 @@ def _weakest_step(diffs: np.ndarray) -> tuple[float, tuple[float, float], float,
     return float(mean), iv, float(z[k]), tuple(int(i) for i in k)
 
 
-_PENALTY_READING = ("pi_beta ∝ pi0 exp(r/beta) maximises E_pi[r] − beta·KL(pi‖pi0), so beta is the KL penalty "
-                    "factor the abstract names: it says the gap grows when that factor decreases. ")
+_PENALTY_READING = ("The abstract says the gap 'grows with the KL penalty factor' and does not define the factor. "
+                    "pi_beta ∝ pi0 exp(r/beta) maximises E_pi[r] − beta·KL(pi‖pi0); we read the factor as the tilt "
+                    "1/beta (the gap grows as the KL penalty beta decreases), the reading under which weaker "
+                    "regularisation means more reward hacking. If the factor is beta itself the direction is the "
+                    "opposite, so the direction is our inference and this is a reconstruction claim. ")
 
 
 def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
@@ -512,12 +516,14 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
     peak = [float(config.proxy_beta_sweep[int(np.argmax(g))]) for g in sweep_gaps]
     claims = [C.at_least(
         "proxy_gap_grows_as_beta_falls",
-        "The gap between ideal and proxy alignment (reward hacking) grows when the KL penalty factor beta "
-        f"decreases: along beta = {list(config.proxy_beta_sweep)} × sd(r), for every ensemble size M, each step to "
-        "a smaller beta raises the mean gap (measured: the mean change at the weakest step)",
+        "The gap between ideal and proxy alignment (reward hacking) 'grows with the KL penalty factor' (abstract), "
+        f"read as: it grows as the KL penalty beta decreases: along beta = {list(config.proxy_beta_sweep)} × sd(r), "
+        "for every ensemble size M, each step to a smaller beta raises the mean gap (measured: the mean change at "
+        "the weakest step)",
         measured=mean_b, bound=0.0, interval=iv_b,
-        paper_value="grows when the KL penalty factor decreases (no number in the abstract)", kind="paper",
-        source="abstract", domain=(-math.inf, math.inf),
+        paper_value="grows with the KL penalty factor (no number in the abstract)", kind="reconstruction",
+        source="inferred: the abstract's 'grows with the KL penalty factor', with the factor read as 1/beta",
+        domain=(-math.inf, math.inf),
         reason=f"paired differences over {draws} (sigma = {config.proxy_sigma}); Student-t interval of the step "
                "with the smallest z: holds only if every step rises significantly, does not hold if some step "
                "falls significantly. The grid runs from where the gap is still near 0 (beta = sd(r)) down to "
@@ -689,11 +695,12 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
     falls_late = [bool(np.argmax(g[0]) > 0) for g in dfine]          # peak above the smallest beta
     per_seed_b = [C.at_least(
         "proxy_gap_grows_as_beta_falls_digits",
-        "On a real reward (digits classifiers), the proxy gap grows when the KL penalty factor beta decreases, at "
+        "On a real reward (digits classifiers), the proxy gap grows as the KL penalty beta decreases (our reading "
+        "of the abstract's 'grows with the KL penalty factor'), at "
         f"every step of the 9 betas from {fine_b[-1]:.3g} down to {fine_b[0]:.3g} and for every M (measured: the "
         "smallest rise of the gap over one step to a smaller beta)",
         measured=float(np.min(-np.diff(g, axis=1))), bound=0.0, domain=(-math.inf, math.inf),
-        paper_value="grows when the KL penalty factor decreases (the abstract does not say whether of the gap or a "
+        paper_value="grows with the KL penalty factor (the abstract does not say whether of the gap or a "
                     "bound on it)", kind="reconstruction",
         source="inferred: the abstract's statement applied to the gap itself on every reward; the paper may state "
                "it of a bound on the gap, or in expectation over reward errors",
