@@ -566,8 +566,9 @@ def _coding_exponent_shape(cfg: Config, ctx: RunContext, toys: list[_Toy], metri
         per_seed.append({"H": H, "R": np.r_[below_R, above_R].tolist(), "E": np.r_[E_below, E_above].tolist()})
         zero.append(C.at_most(
             "coding_zero_below_entropy", "Coding error exponent E(R) = 0 for every rate R ≤ H(P), the entropy rate",
-            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="paper", domain=(0, math.inf),
-            source="abstract (explicit coding error exponents; the form of E(R) is Davisson, Longo & Sgarro 1981's)",
+            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="check", domain=(0, math.inf),
+            source="inferred: E(R) = 0 below H follows from the formula we implement (the form of E(R) is Davisson, "
+                   "Longo & Sgarro 1981's); the abstract names explicit coding error exponents",
             reason="±1e-6 is the interior-point solver's tolerance", note=f"H(P) = {H:.4f} nats"))
         shape.append(C.check(
             "coding_positive_increasing_convex", "Above the entropy rate E(R) is positive, increasing and convex",
