@@ -5,9 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from neurips26.backends import (BackendError, ChatBackend, ChatParams, ChatReply, Message, OpenAIBackend,
-                                ReplyCache, ScriptedBackend, StubOpenAIServer, UsageMeter, as_messages,
-                                make_backend, replies)
+from neurips26.backends import (
+    BackendError,
+    ChatBackend,
+    ChatParams,
+    ChatReply,
+    Message,
+    OpenAIBackend,
+    ReplyCache,
+    ScriptedBackend,
+    StubOpenAIServer,
+    UsageMeter,
+    as_messages,
+    make_backend,
+    replies,
+)
 
 MSGS = [Message("system", "be brief"), Message("user", "say hi")]
 FAST = 0.01  # Retry-After (s) the stub sends with error statuses, so retry tests do not wait long
@@ -164,7 +176,7 @@ def test_openai_backend_malformed_replies_are_backend_errors():
                {"choices": [{}]}, {"choices": [{"message": {"role": "assistant", "content": 5}}]}]
     with StubOpenAIServer(failures=garbage) as server:
         be = OpenAIBackend("m", base_url=server.url, max_retries=3)
-        for item in garbage:
+        for _item in garbage:
             with pytest.raises(BackendError, match="openai:m: "):
                 be.chat(MSGS)
         assert len(server.requests) == len(garbage)

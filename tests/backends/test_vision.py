@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from neurips26.backends import BackendError, Message, OpenAIBackend, ReplyCache, ScriptedBackend, StubOpenAIServer
-from neurips26.backends.vision import (ImageMessage, TransformersVisionBackend, decode_jpeg, encode_jpeg,
-                                       image_message, images_in_request)
+from neurips26.backends.vision import (
+    ImageMessage,
+    TransformersVisionBackend,
+    decode_jpeg,
+    encode_jpeg,
+    image_message,
+    images_in_request,
+)
 
 
 def _frame(red: int = 200) -> np.ndarray:
@@ -78,8 +84,15 @@ def tiny_llava_dir(tmp_path_factory):
     saved to a tmp folder; the word-level tokenizer is built in memory (no download)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor, PreTrainedTokenizerFast)
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
 
     words = '[UNK] [EOS] <image> user assistant : yes no relevant confidence answer red green blue { } " , 0.5 null'
     vocab = {w: i for i, w in enumerate(words.split())}

@@ -142,7 +142,10 @@ class GaussianFit:
         S = (Σ₀⁻¹ + Σ_l⁻¹)⁻¹, m_j = S(Σ_l⁻¹ x_j + Σ₀⁻¹ μ₀).
 
         Args:
-            prior_mean ``(d,)``, prior_cov ``(d, d)``, likelihood_cov ``(d, d)``, x ``(n, d)``.
+            prior_mean: prior mean μ₀, shape ``(d,)``.
+            prior_cov: prior covariance Σ₀, shape ``(d, d)``.
+            likelihood_cov: likelihood covariance Σ_l, shape ``(d, d)``.
+            x: the ``n`` observations, shape ``(n, d)``.
 
         Raises:
             ValueError: on shape mismatches, NaN, non-SPD covariances.

@@ -282,8 +282,8 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
     guarantee on the output (the chained bound of the last level is still ≤ ε) at a fraction of
     the cost.
 
-    Args: as :func:`tune_for_levels`, plus ``level_rule``, ``max_gap`` (> 0),
-        ``level_candidates`` (increasing integers ≥ 1) and ``track`` ("auto" or a number ≥ 1).
+    The arguments are those of :func:`tune_for_levels`, plus ``level_rule``, ``max_gap`` (> 0),
+    ``level_candidates`` (increasing integers ≥ 1) and ``track`` ("auto" or a number ≥ 1).
 
     Returns:
         :class:`ALDHyperparameters` whose bound is ≤ ε.

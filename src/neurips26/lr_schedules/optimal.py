@@ -333,7 +333,7 @@ def pontryagin_schedule(spectrum: Spectrum, T: int, *, m: float = 1.0, eta_max: 
     eta = np.full(n_grid, eta_max / 4 if eta_init is None else float(eta_init))
     change = np.inf
     n = 0
-    for n in range(1, sweeps + 1):
+    for n in range(1, sweeps + 1):  # noqa: B007 (n is the sweep count reported after the loop)
         cs = np.empty((n_grid, lam.size))
         c = spectrum.c0.copy()
         for j in range(n_grid):

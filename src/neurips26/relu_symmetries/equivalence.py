@@ -264,8 +264,9 @@ def equivalent(net: ReluNet3, other: ReluNet3, domain, *, rtol: float = 1e-9, n_
         :class:`Equivalent`, :class:`NotEquivalent` or :class:`Undecided`.
 
     Raises:
-        TypeError: not ReluNet3 instances. ValueError: mismatched input/output widths, a domain
-        of the wrong dimension, non-finite domain points, ``rtol`` not in (0, 1).
+        TypeError: not ReluNet3 instances.
+        ValueError: mismatched input/output widths, a domain of the wrong dimension, non-finite
+            domain points, ``rtol`` not in (0, 1).
 
     Source: ours (see the module docstring); the paper's abstract states that a polynomial-time
     algorithm exists.
