@@ -82,3 +82,13 @@ def test_confirmation_run_judges_only_the_tuned_claims(tmp_path):
     assert "angular_path_integration" in ids and "positional_path_integration" not in ids
     assert all(c.tuned_after_look for c in out.claims if c.verdict is not Verdict.NOT_CHECKABLE)
     json.dumps(out.metrics)
+
+
+def test_theta_claims_without_cw_or_ccw_units_are_not_checkable_instead_of_crashing():
+    """Catches a not_checkable claim built without its kind (a TypeError that failed the whole run
+    whenever a seed had no clockwise or counter-clockwise angular units)."""
+    from neurips26.harness.claims import Verdict
+    from neurips26.path_integration import experiment as ex
+
+    (c,) = ex._theta_claims(ex.Config.quick(), [{}])
+    assert c.verdict is Verdict.NOT_CHECKABLE and c.kind.value == "paper" and "no CW or CCW" in c.reason

@@ -464,7 +464,8 @@ def _theta_claims(config: Config, res: list[dict]) -> list:
     ok = [r for r in res if "theta" in r]
     if len(ok) < len(res):
         return [C.not_checkable("theta_alternation", "Theta sweeps alternate.", paper_value="bidirectional sweeps",
-                                reason="a seed had no CW or CCW units", full_scale="larger angular module")]
+                                reason="a seed had no CW or CCW units", full_scale="larger angular module",
+                                kind="paper", source=ABSTRACT, tuned_after_look=TUNED_THETA)]
     note = "gate strength β and group sizes: see tuned_after_look"
     per = [C.at_least("theta_alternation", "Theta-paced mutual inhibition between the CW and CCW AV populations "
                       "produces sweeps that alternate left/right in successive theta cycles (fraction of cycle pairs "
