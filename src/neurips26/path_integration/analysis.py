@@ -44,8 +44,12 @@ class Activity:
     """Flattened activity and behaviour over ``S`` samples (numpy float64).
 
     Attributes:
-        angular ``[S, N_A]``, positional ``[S, N_P]``, heading ``[S]`` rad, omega ``[S]`` rad/s,
-        speed ``[S]`` m/s, position ``[S, 2]`` m.
+        angular: angular-module activity, shape ``[S, N_A]``.
+        positional: positional-module activity, shape ``[S, N_P]``.
+        heading: heading in rad, shape ``[S]``.
+        omega: angular velocity in rad/s, shape ``[S]``.
+        speed: speed in m/s, shape ``[S]``.
+        position: position in m, shape ``[S, 2]``.
     """
 
     angular: np.ndarray
