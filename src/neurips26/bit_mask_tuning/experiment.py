@@ -552,7 +552,7 @@ def preflight(config: Config) -> None:
 
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from neurips26.counting_readout.models import check_model_folder
+    from neurips26.backends.local import check_model_folder
 
     from .mask import NoGateProjectionError, find_gate_projections
 

@@ -15,6 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+# the folder check is shared by every system that loads a local checkpoint (it lives with the local
+# model backend) and re-exported here for this system's users
+from neurips26.backends.local import check_model_folder  # noqa: F401
+
 from .tasks import (
     DigitTokens,
     EncodedPrompts,
@@ -186,83 +190,6 @@ def train_counting_model(model, data: CountingData, *, steps: int = 2000, batch_
             print(step, losses[-1])
     model.eval()
     return losses
-
-
-_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                 "pytorch_model.bin.index.json")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
-
-
-def check_model_folder(path: str | Path, *, tokenizer: bool = True) -> Path:
-    """Open and validate a local checkpoint folder in seconds, before any model is trained or loaded.
-
-    Checks, in order: the folder exists; ``config.json`` parses as JSON and transformers reads it
-    as a config of a known ``model_type``; a weights file is present (``model.safetensors``,
-    ``model.safetensors.index.json``, ``pytorch_model.bin(.index.json)`` or ``*.safetensors``)
-    and every ``*.safetensors`` header parses; with ``tokenizer`` (default), tokenizer files are
-    present (``tokenizer.json``, ``tokenizer.model`` or ``vocab.json``) and a ``tokenizer.json``
-    loads with the tokenizers library. Nothing is downloaded.
-
-    Returns:
-        the folder as a :class:`~pathlib.Path`.
-
-    Raises:
-        ValueError: one line naming the file and what is allowed, for the first problem found.
-    """
-    import json
-    import struct
-
-    p = Path(path).expanduser()
-    save = "a folder written by save_pretrained (config.json, weights, tokenizer files); nothing is downloaded"
-    if not p.is_dir():
-        raise ValueError(f"model_path={str(path)!r} is not a folder; give {save}")
-    cfg = p / "config.json"
-    if not cfg.is_file():
-        raise ValueError(f"{cfg} is missing; give {save}")
-    try:
-        raw = json.loads(cfg.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{cfg} is not valid JSON ({' '.join(str(exc).split())}); allowed: the config.json "
-                         "written by save_pretrained") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("model_type"), str):
-        raise ValueError(f"{cfg} has no \"model_type\" string; allowed: the config.json written by save_pretrained")
-    from transformers import AutoConfig
-
-    try:
-        AutoConfig.from_pretrained(p, local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 — any config transformers cannot read is one error
-        raise ValueError(f"{cfg}: transformers cannot load this config ({type(exc).__name__}: "
-                         f"{' '.join(str(exc).split())[:200]})") from None
-    weights = [p / f for f in _WEIGHT_FILES if (p / f).is_file()] + sorted(p.glob("*.safetensors"))
-    if not weights:
-        raise ValueError(f"{p} holds no weights; allowed: {', '.join(_WEIGHT_FILES)} or *.safetensors shards")
-    for w in sorted(set(weights)):
-        if w.suffix != ".safetensors":
-            continue
-        try:
-            with open(w, "rb") as fh:
-                n = struct.unpack("<Q", fh.read(8))[0]
-                if not 2 <= n <= 100_000_000:
-                    raise ValueError(f"header length {n}")
-                json.loads(fh.read(n))
-        except (struct.error, ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{w} is not a readable safetensors file ({' '.join(str(exc).split())[:120]}); "
-                             "allowed: the weights written by save_pretrained") from None
-    if not tokenizer:
-        return p
-    toks = [f for f in _TOKENIZER_FILES if (p / f).is_file()]
-    if not toks:
-        raise ValueError(f"{p} has no tokenizer files; allowed: {', '.join(_TOKENIZER_FILES)} (save the tokenizer "
-                         "with tokenizer.save_pretrained into the same folder)")
-    if "tokenizer.json" in toks:
-        from tokenizers import Tokenizer
-
-        try:
-            Tokenizer.from_file(str(p / "tokenizer.json"))
-        except Exception as exc:  # noqa: BLE001 — the tokenizers library raises a bare Exception
-            raise ValueError(f"{p / 'tokenizer.json'} is not a valid tokenizers file ({' '.join(str(exc).split())[:120]}); "
-                             "allowed: the tokenizer.json written by save_pretrained") from None
-    return p
 
 
 def load_local_model(path: str | Path, *, device: str = "cpu"):
