@@ -97,14 +97,21 @@ class WeightReport:
     """Outcome for one weight.
 
     Attributes:
-        weight: ``str(WeightRef)``; value: ``W_ij``; status: ``ok`` | ``dead`` (zero attribution
-        on every explain token AND no exact-ablation effect) | ``attribution_blind`` (zero
-        attribution, but exact ablation moves the loss: it matters where the first-order estimate
-        is blind) | ``rare`` | ``explanation_failed`` | ``scoring_failed`` (fewer than :data:`MIN_ANSWERED` of the
-        held-out positives or negatives got a usable answer); explanation: the account (``""`` if none); explain_score /
-        score: balanced accuracy on the explain set / the held-out set; scored: held-out items
-        with an answer; unanswered: held-out items without one; faithfulness: attribution
-        coverage on the score windows; interpretable: ``status == ok and score >= τ``.
+        weight: ``str(WeightRef)``.
+        value: ``W_ij``.
+        status: ``ok`` | ``dead`` (zero attribution on every explain token AND no exact-ablation
+            effect) | ``attribution_blind`` (zero attribution, but exact ablation moves the loss:
+            it matters where the first-order estimate is blind) | ``rare`` |
+            ``explanation_failed`` | ``scoring_failed`` (fewer than :data:`MIN_ANSWERED` of the
+            held-out positives or negatives got a usable answer).
+        explanation: the account (``""`` if none).
+        explain_score: balanced accuracy on the explain set.
+        score: balanced accuracy on the held-out set.
+        scored: held-out items with an answer.
+        unanswered: held-out items without one.
+        faithfulness: attribution coverage on the score windows.
+        interpretable: ``status == ok and score >= τ``.
+        failure: why explaining or scoring failed (``""`` if it did not).
     """
 
     weight: str

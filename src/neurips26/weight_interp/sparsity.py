@@ -138,11 +138,20 @@ class TrainConfig:
     """Optimisation settings.
 
     Attributes:
-        steps: optimiser steps; batch: windows per step; lr: peak learning rate (1 % warm-up,
-        then linear decay to 10 %); target_fraction: kept fraction at the end (1 = dense);
-        min_per_neuron: floor j; schedule: ``linear`` | ``exp``; adam_eps, betas, weight_decay:
-        Adam settings; eval_every: steps between validation losses; stop_at_loss: stop once the
-        validation loss is <= this (the dense twin's matched-loss stop), ``None`` to run all steps.
+        steps: optimiser steps.
+        batch: windows per step.
+        lr: peak learning rate (1 % warm-up, then linear decay to 10 %).
+        target_fraction: kept fraction at the end (1 = dense).
+        min_per_neuron: the floor j of kept weights per neuron.
+        schedule: ``linear`` | ``exp`` (how the kept fraction falls).
+        anneal_start: fraction of the steps before the kept fraction starts to fall.
+        anneal_end: fraction of the steps at which it reaches ``target_fraction``.
+        adam_eps: Adam's epsilon.
+        betas: Adam's betas.
+        weight_decay: AdamW weight decay.
+        eval_every: steps between validation losses.
+        stop_at_loss: stop once the validation loss is <= this (the dense twin's matched-loss
+            stop), ``None`` to run all steps.
 
     Raises:
         ValueError: a non-positive steps/batch/lr/eval_every, a non-finite lr/adam_eps/weight_decay/
