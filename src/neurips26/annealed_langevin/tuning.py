@@ -272,8 +272,8 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
 
     Intermediate levels (``track``): ``"auto"`` (default) takes, on the chosen levels, the
     tolerance multiplier of the intermediate levels in :data:`TRACK_CANDIDATES` (1, 2, 4, 8) with
-    the smallest guaranteed total; a number fixes it (1 = every level within ε, the rule before
-    issue 37). Why: keeping *every* level within ε makes each of the L levels pay a full
+    the smallest guaranteed total; a number fixes it (1 = every level within ε, the earlier
+    rule). Why: keeping *every* level within ε makes each of the L levels pay a full
     contraction from e_ℓ₊₁ + W2(π_ℓ₊₁, π_ℓ) down to (1 − r)ε with the small step of an ε bias
     budget. Geffner's bridging densities move about 3× more per level than Linhart's early in the
     annealing (W2 gaps 0.09 against 0.03 at d = 2, n = 10, ε = 0.1), so the max-gap rule needs
