@@ -54,14 +54,14 @@ from .diagnostics import (
 from .encoder import FrozenEncoder, RandomConvEncoder, build_tiny_encoder, load_encoder
 from .heads import CueDetector, LossSwitches, TrainedDetector, train_detector
 from .losses import (
-                   contribution_balance,
-                   cue_removal_consistency,
-                   dann_ramp,
-                   dominant_mask,
-                   gaussian_kl,
-                   grad_reverse,
-                   orthogonality,
-                   pairwise_linear_hsic,
+    contribution_balance,
+    cue_removal_consistency,
+    dann_ramp,
+    dominant_mask,
+    gaussian_kl,
+    grad_reverse,
+    orthogonality,
+    pairwise_linear_hsic,
 )
 
 __all__ = [
