@@ -41,7 +41,7 @@ def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
     """Shannon entropy in nats, ``H(p) = −Σ p log p`` (0·log 0 = 0) along ``axis``."""
     p = np.asarray(p, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=axis)
+        return -(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=axis)
 
 
 def binary_entropy(p: np.ndarray) -> np.ndarray:
@@ -140,6 +140,12 @@ class SensorModel:
             q = np.maximum(np.asarray(p, float), LIKELIHOOD_FLOOR)
             out.append(q / q.sum())
         return out[0], out[1]
+
+    @cached_property
+    def likelihood_entropies(self) -> tuple[float, float]:
+        """``(H(p_evidence), H(p_other))`` of :attr:`likelihoods` in nats (computed once)."""
+        p_in, p_out = self.likelihoods
+        return float(entropy(p_in)), float(entropy(p_out))
 
     def answer_likelihood(self, reported: int | None) -> np.ndarray:
         """``P(report | true answer = a)`` over options, as ``float64 (n_options,)``; uniform when
@@ -261,8 +267,9 @@ def expected_information_gain(b: np.ndarray, sensor: SensorModel) -> np.ndarray:
     """
     p_in, p_out = sensor.likelihoods
     b = np.asarray(b, float)[:, None]
+    h_in, h_out = sensor.likelihood_entropies
     p_o = b * p_in + (1.0 - b) * p_out                                        # (N, K) predictive of o
-    gain = entropy(p_o) - (b[:, 0] * entropy(p_in) + (1.0 - b[:, 0]) * entropy(p_out))
+    gain = entropy(p_o) - (b[:, 0] * h_in + (1.0 - b[:, 0]) * h_out)
     return np.maximum(gain, 0.0)
 
 
@@ -288,6 +295,13 @@ class Belief:
             lp = np.log(p)
         self.log_b = lp - logsumexp(lp)
         self.history: list[tuple[int, int | None]] = []
+        self._cache: tuple | None = None  # (log_b it was computed from, probs, entropy)
+
+    def _cached(self) -> tuple:
+        if self._cache is None or self._cache[0] is not self.log_b:
+            p = np.exp(self.log_b)
+            self._cache = (self.log_b, p, float(entropy(p)))
+        return self._cache
 
     @property
     def n(self) -> int:
@@ -296,13 +310,13 @@ class Belief:
 
     @property
     def probs(self) -> np.ndarray:
-        """``b`` as probabilities (``float64 (N,)``, sums to 1)."""
-        return np.exp(self.log_b)
+        """``b`` as probabilities (``float64 (N,)``, sums to 1; computed once per state, do not modify)."""
+        return self._cached()[1]
 
     @property
     def entropy(self) -> float:
         """``H(b)`` in nats."""
-        return float(entropy(self.probs))
+        return self._cached()[2]
 
     def update(self, segment: int, outcome: int | None, sensor: SensorModel) -> None:
         """Bayes update after a look at ``segment``: ``log b ← log b + log L(o) − logsumexp``.

@@ -178,7 +178,7 @@ def flag_scores(frames: np.ndarray) -> np.ndarray:
         ``float64 (k,)``.
     """
     y0, y1, x0, x1 = BOX
-    box = np.asarray(frames, float)[:, y0:y1, x0:x1].mean(axis=-1)           # (k, 24, 24) grey
+    box = np.asarray(np.asarray(frames)[:, y0:y1, x0:x1], float).mean(axis=-1)           # (k, 24, 24) grey
     cells = box.reshape(len(box), 4, CELL, 4, CELL)[:, :, 1:-1, :, 1:-1].mean(axis=(2, 4))  # (k, 4, 4), inner px
     dx = np.abs(np.diff(cells, axis=2)).mean(axis=(1, 2))
     dy = np.abs(np.diff(cells, axis=1)).mean(axis=(1, 2))
@@ -189,7 +189,7 @@ def read_colour(frame: np.ndarray) -> str:
     """Name (a key of :data:`COLOURS`) of the darker checker cells in the flag box of one frame
     (``uint8 (H, W, 3)``): the nearest option colour to their mean RGB."""
     y0, y1, x0, x1 = BOX
-    box = np.asarray(frame, float)[y0:y1, x0:x1]
+    box = np.asarray(np.asarray(frame)[y0:y1, x0:x1], float)
     cells = box.reshape(4, CELL, 4, CELL, 3)[:, 1:-1, :, 1:-1].mean(axis=(1, 3))  # (4, 4, 3)
     lum = cells.mean(-1)
     dark = cells[lum <= np.median(lum)].mean(0)
@@ -216,5 +216,5 @@ def scene_prior_scores(previews: np.ndarray, question: str) -> np.ndarray:
     if len(named) != 1:
         raise ValueError(f"question {question!r} names {len(named)} scenes; the synthetic prior needs exactly "
                          f"one of {list(SCENES)}")
-    mean = np.asarray(previews, float)[:, 40:, :100].mean(axis=(1, 2))  # away from the flag box
+    mean = np.asarray(np.asarray(previews)[:, 40:, :100], float).mean(axis=(1, 2))  # away from the flag box
     return -np.linalg.norm(mean - np.array(SCENES[named[0]], float), axis=1) / 100.0

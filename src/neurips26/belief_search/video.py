@@ -312,7 +312,8 @@ def sample_segment_frames(bounds: np.ndarray, segment: int, k: int, rng: np.rand
     if k < 1:
         raise ValueError(f"k={k}; allowed: >= 1")
     frames = np.arange(bounds[segment], bounds[segment + 1])
-    fresh = np.setdiff1d(frames, np.asarray(exclude, dtype=np.int64))
+    ex = {int(f) for f in exclude}
+    fresh = frames[[int(f) not in ex for f in frames]] if ex else frames  # == np.setdiff1d(frames, exclude)
     pool = fresh if fresh.size >= k else frames
     return np.sort(rng.choice(pool, size=min(k, pool.size), replace=False))
 
