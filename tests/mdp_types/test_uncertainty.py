@@ -189,3 +189,22 @@ def test_per_pair_radius_formula_and_its_coverage_with_many_successors():
     Nc = counts_from_pair_counts(pair_counts(paths, S), S, 1)
     cover = np.mean([np.all(set_statistic(N, T) <= set_radii(N, 0.05, "kl", "per_pair")) for N in Nc])
     assert cover >= 0.92                                      # guarantee >= 0.95; 300 replicates
+
+
+@pytest.mark.parametrize("kind", ["kl", "l1", "hoeffding"])
+def test_batched_pessimistic_values_equal_the_per_replicate_ones(kind):
+    # the experiment's replicate loops use the batched solver: each row of the worst case is solved
+    # independently, so the numbers must be the same as one call per replicate (exact equality)
+    from neurips26.mdp_types.uncertainty import pessimistic_values_batch, set_radii
+
+    rng = np.random.default_rng(3)
+    S, A = 3, 2
+    T = rng.dirichlet(np.ones(S), size=(S, A))
+    r, pi = rng.random((S, A)), rng.dirichlet(np.ones(A), size=S)
+    Nc = np.stack([rng.multinomial(n, T) for n in (5, 40, 300)])   # (3, S, A, S), n draws per pair
+    Nc[0, 1, 1] = 0   # an unvisited pair
+    eps = np.stack([0.5 * set_radii(Ni, 0.05, kind) for Ni in Nc])
+    one = np.array([pessimistic_values(Ni, r, gamma=0.9, pi_eval=pi, kind=kind, eps=e).V for Ni, e in zip(Nc, eps)])
+    assert np.array_equal(pessimistic_values_batch(Nc, r, gamma=0.9, pi_eval=pi, kind=kind, eps=eps), one)
+    default = np.array([pessimistic_values(Ni, r, gamma=0.9, pi_eval=pi, kind=kind).V for Ni in Nc])
+    assert np.array_equal(pessimistic_values_batch(Nc, r, gamma=0.9, pi_eval=pi, kind=kind), default)

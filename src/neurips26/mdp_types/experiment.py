@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import Field, field_validator
 from scipy import stats
 
-from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 
 from .coding import coding_error_exponent
@@ -57,6 +57,7 @@ from .uncertainty import (
     kl_radius,
     kl_test,
     pessimistic_values,
+    pessimistic_values_batch,
     set_radii,
     set_statistic,
 )
@@ -65,7 +66,7 @@ ABSTRACT = "abstract"
 
 
 class Config(ExperimentConfig):
-    """Sizes of each claim group. ``quick()`` runs in about a minute of CPU on 2 cores.
+    """Sizes of each claim group. ``quick()`` runs in about half a minute of CPU (plus ~7 s to confirm).
 
     Every size has an upper bound so that a typo cannot start a run of hours or exhaust memory.
     """
@@ -106,6 +107,30 @@ class Config(ExperimentConfig):
         if any(m < 10 or m > 1_000_000 for m in v):
             raise ValueError(f"every m must lie in [10, 1000000] transitions, got {v}")
         return v
+
+    def resources(self) -> Resources:
+        """One CPU; ``hours`` extrapolated from the quick run (inferred, not measured at full scale).
+
+        The quick run took 31.5 CPU-s on seed 0 (2 shared cores under load ~8, so on the high side),
+        split by its group timings into types 8.6 s, LDP 8.6 s, coverage 2.6 s, pessimism 3.7 s,
+        coding 0.6 s, offline 7.4 s. Each part is scaled by its work ratio to the quick config
+        (types: seeds × |Z|^n paths; LDP: seeds × paths × Σm; coverage: seeds × reps × Σm;
+        pessimism: seeds × reps × len(m); coding: seeds × rates; offline: logs × steps, twice with
+        Taxi). For ``full()`` this gives ≈ 5,000 s ≈ 1.4 h, LDP two thirds of it. Memory: the
+        exact type enumeration holds |Z|^n paths with their pair counts (4^11 paths: ~3 GB peak).
+        """
+        q = Config()
+        s = self.n_seeds / q.n_seeds
+        zn, zq = self.n_states * self.n_actions, q.n_states * q.n_actions
+        sec = s * (8.6 * zn ** self.enum_length / zq ** q.enum_length
+                   + 8.6 * self.ldp_paths * sum(self.ldp_m) / (q.ldp_paths * sum(q.ldp_m))
+                   + 2.6 * self.coverage_reps * sum(self.coverage_m) / (q.coverage_reps * sum(q.coverage_m))
+                   + 3.7 * self.pess_reps * len(self.pess_m) / (q.pess_reps * len(q.pess_m))
+                   + 0.6 * self.coding_rates / q.coding_rates)
+        sec += 7.4 * self.frozenlake_datasets * self.frozenlake_steps / (q.frozenlake_datasets * q.frozenlake_steps) \
+            * (2 if self.include_taxi else 1)
+        paths = zn ** self.enum_length
+        return Resources(num_cpus=1, memory_gb=max(1.0, round(paths * 700e-9, 1)), hours=round(sec / 3600, 2))
 
     @classmethod
     def full(cls) -> "Config":
@@ -471,14 +496,13 @@ def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy]
         for k, mm in enumerate(cfg.pess_m):
             path = sample_pair_chain(toy.P, mm + 1, rng, n_chains=cfg.pess_reps)
             Nc = counts_from_pair_counts(pair_counts(path, Zn), S, A)
-            V_low = np.array([pessimistic_values(Ni, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e, delta=cfg.delta).V[s0]
-                              for Ni in Nc])
+            # all replicates in one batched solve (the same numbers as pessimistic_values per replicate)
+            V_low = pessimistic_values_batch(Nc, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e, delta=cfg.delta)[:, s0]
             below.append(int(np.sum(V_low <= V_true[s0] + 1e-12)))
             # the same sets shrunk to the calibrated (Wilks) radius χ²_{df,1−δ}/(2m): value coverage can fail there
             shrink = stats.chi2.ppf(1 - cfg.delta, S * A * (S - 1)) / (2 * mm) / radii[k]
-            V_cal = np.array([pessimistic_values(Ni, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e,
-                                                 eps=shrink * set_radii(Ni, cfg.delta, "kl", "pair_types")).V[s0]
-                              for Ni in Nc])
+            eps_cal = np.stack([shrink * set_radii(Ni, cfg.delta, "kl", "pair_types") for Ni in Nc])
+            V_cal = pessimistic_values_batch(Nc, toy.r, gamma=cfg.gamma, pi_eval=toy.pi_e, eps=eps_cal)[:, s0]
             below_cal.append(int(np.sum(V_cal <= V_true[s0] + 1e-12)))
             gaps.append(float(np.mean(V_true[s0] - V_low)))
             if k == 0 and toy is toys[0]:
@@ -663,10 +687,9 @@ def _baselines(Nc, T, r, pi_e, cfg, v_true, s0, rng) -> dict:
         eps = [set_radii(Ni, cfg.delta, kind, rad) for Ni in Nc]
         need = np.array([np.max(set_statistic(Ni, T, kind) / e) for Ni, e in zip(Nc, eps)])
         c_star = float(np.quantile(need, 1 - cfg.delta))
-        lows = np.array([pessimistic_values(Ni, r, gamma=cfg.gamma, pi_eval=pi_e, kind=kind, eps=e).V[s0]
-                         for Ni, e in zip(Nc, eps)])
-        lows_eq = np.array([pessimistic_values(Ni, r, gamma=cfg.gamma, pi_eval=pi_e, kind=kind, eps=c_star * e).V[s0]
-                            for Ni, e in zip(Nc, eps)])
+        lows = pessimistic_values_batch(Nc, r, gamma=cfg.gamma, pi_eval=pi_e, kind=kind, eps=np.stack(eps))[:, s0]
+        lows_eq = pessimistic_values_batch(Nc, r, gamma=cfg.gamma, pi_eval=pi_e, kind=kind,
+                                           eps=c_star * np.stack(eps))[:, s0]
         nominal[name] = float(np.mean(V_hat - lows))
         equal[name] = float(np.mean(V_hat - lows_eq))
         cov_nominal[name] = float(np.mean(lows <= v_true + 1e-12))

@@ -15,6 +15,7 @@ References:
 
 from __future__ import annotations
 
+import bisect
 import warnings
 from dataclasses import dataclass
 
@@ -424,14 +425,16 @@ def log_episodes(env_id: str, behaviour: np.ndarray, n_steps: int, seed: int, **
     S, A = int(env.observation_space.n), int(env.action_space.n)
     behaviour = validate_policy(behaviour, S, A, name="behaviour")
     rng = np.random.default_rng(seed)
-    cdf = np.cumsum(behaviour, axis=1)
-    u = rng.random(n_steps)
-    out = np.empty((n_steps, 3), dtype=np.int64)
+    # plain Python lists in the loop: bisect_right on a row of the cdf is np.searchsorted(side="right")
+    # without numpy's per-call overhead (same floats, same actions)
+    cdf = np.cumsum(behaviour, axis=1).tolist()
+    u = rng.random(n_steps).tolist()
+    out = []
     s, _ = env.reset(seed=seed)
     for t in range(n_steps):
-        a = int(min(np.searchsorted(cdf[s], u[t], side="right"), A - 1))
+        a = min(bisect.bisect_right(cdf[s], u[t]), A - 1)
         s2, _, terminated, truncated, _ = env.step(a)
-        out[t] = (s, a, s2)
+        out.append((s, a, int(s2)))
         s = env.reset()[0] if (terminated or truncated) else s2
     env.close()
-    return out
+    return np.array(out, dtype=np.int64).reshape(n_steps, 3)

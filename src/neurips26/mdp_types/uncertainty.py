@@ -665,3 +665,74 @@ def bootstrap_lower_bound(counts: np.ndarray, r: np.ndarray, gamma: float, pi_ev
         r_pi = np.broadcast_to((pi_eval * r).sum(axis=1), (n_boot, S))
     Vb = np.linalg.solve(np.eye(S)[None] - gamma * P_pi, r_pi[..., None])[..., 0]
     return np.quantile(Vb, delta, axis=0)
+
+
+def pessimistic_values_batch(counts: np.ndarray, r: np.ndarray, *, pi_eval: np.ndarray, gamma: float,
+                             delta: float = 0.05, kind: str = "kl", eps: np.ndarray | None = None,
+                             r_range: tuple[float, float] = (0.0, 1.0), tol: float = 1e-9,
+                             max_iter: int = 1000) -> np.ndarray:
+    """Pessimistic values ``V_low`` ``(B, S)`` of ``pi_eval`` for a batch of count tables at once.
+
+    The same computation as ``pessimistic_values(counts[b], r, pi_eval=pi_eval, gamma=gamma,
+    delta=delta, kind=kind, eps=eps[b]).V`` for each ``b`` (forward sets, ``radius="pair_types"``,
+    full support, the per-(s,a) dual): every row of the worst case is solved independently, so
+    stacking the ``B·S·A`` rows of all replicates into one call gives the same numbers; each
+    replicate leaves the adversary's policy iteration at its own convergence round. It exists
+    because the replicate loops of the experiment spent their time in Python overhead per call.
+
+    Args:
+        counts: ``(B, S, A, S)`` transition counts.
+        r: ``(S, A)`` or ``(S, A, S)`` rewards in ``r_range``.
+        pi_eval: ``(S, A)`` evaluated policy.
+        gamma: discount in ``[0, 1)``.
+        delta: error probability of each confidence set (ignored when ``eps`` is given).
+        kind: ``"kl"``, ``"l1"`` or ``"hoeffding"`` (as :func:`pessimistic_values`).
+        eps: explicit ``(B, S, A)`` radii, default the ``pair_types`` radii of each table.
+
+    Returns:
+        ``(B, S)`` pessimistic values.
+
+    Raises:
+        ValueError: bad shapes or values (as :func:`pessimistic_values`).
+        RuntimeError: if some replicate does not converge in ``max_iter`` rounds.
+    """
+    gamma = validate_gamma(gamma)
+    counts = np.asarray(counts, float)
+    if counts.ndim != 4:
+        raise ValueError(f"counts must have shape (B, S, A, S); got {counts.shape}")
+    B, S, A, _ = counts.shape
+    Ns = [validate_counts(Ni) for Ni in counts]
+    R = _reward_table(r, S, A, r_range)
+    pi = validate_policy(pi_eval, S, A, "pi_eval")
+    if kind not in _WORST:
+        raise ValueError(f"kind = {kind!r}; allowed: {', '.join(SETS)}")
+    worst = _WORST[kind]
+    E = np.stack([set_radii(Ni, delta, kind, "pair_types") for Ni in Ns]) if eps is None else np.asarray(eps, float)
+    if E.shape != (B, S, A):
+        raise ValueError(f"eps must have shape {(B, S, A)}; got {E.shape}")
+    T_hat = np.stack([np.where(vis[:, :, None], T, 0.0) for T, vis in map(plug_in_kernel, Ns)])
+    Rf = R.reshape(S * A, S)
+
+    def backup(V, idx):   # V: (len(idx), S) -> Q (len(idx), S, A), worst rows (len(idx), S, A, S)
+        n = len(idx)
+        v = (Rf[None, :, :] + gamma * V[:, None, :]).reshape(n * S * A, S)
+        sig, p = worst(T_hat[idx].reshape(n * S * A, S), v, E[idx].reshape(-1))
+        return sig.reshape(n, S, A), p.reshape(n, S, A, S)
+
+    V = np.full((B, S), r_range[0] / (1 - gamma))
+    todo = np.arange(B)
+    for it in range(1, max_iter + 1):
+        Qv, p = backup(V[todo], todo)
+        TV = (pi[None] * Qv).sum(axis=2)
+        done = (np.max(np.abs(TV - V[todo]), axis=1) < tol * (1 - gamma)) & (it > 1)
+        todo, p = todo[~done], p[~done]
+        if not len(todo):
+            break
+        P_pi = np.einsum("sa,bsat->bst", pi, p)
+        r_pi = np.einsum("sa,bsat,sat->bs", pi, p, R)
+        V[todo] = np.linalg.solve(np.eye(S)[None] - gamma * P_pi, r_pi[..., None])[..., 0]
+    else:
+        raise RuntimeError(f"robust evaluation did not converge in {max_iter} rounds")
+    Qv = backup(V, np.arange(B))[0]
+    TV = (pi[None] * Qv).sum(axis=2)
+    return V - np.max(np.abs(TV - V), axis=1, keepdims=True) / (1 - gamma)
