@@ -214,7 +214,8 @@ def attributions(model: nn.Module, cache: ActivationCache, refs: list[WeightRef]
 
 @torch.no_grad()
 def ablation_effects(model: nn.Module, windows: np.ndarray, ref: WeightRef, ablation: str = "zero",
-                     per_position: bool = True, mean_x: torch.Tensor | None = None, logits_fn=None) -> np.ndarray:
+                     per_position: bool = True, mean_x: torch.Tensor | None = None, logits_fn=None,
+                     clean: torch.Tensor | None = None) -> np.ndarray:
     """Exact change of each window's summed loss when ``ref`` is ablated.
 
     Args:
@@ -223,6 +224,8 @@ def ablation_effects(model: nn.Module, windows: np.ndarray, ref: WeightRef, abla
             position at once, returning ``ΔL [N]``.
         ablation: ``zero`` (remove ``W_ij x_j``) or ``mean`` (replace ``x_j`` by ``mean_x[j]``,
             which must then be given).
+        clean: the windows' unablated summed losses ``[N]`` when the caller already has them
+            (one forward saved per call; they must come from the same model and windows).
 
     Raises:
         ValueError: unknown ablation, or ``mean`` without ``mean_x``.
@@ -243,7 +246,7 @@ def ablation_effects(model: nn.Module, windows: np.ndarray, ref: WeightRef, abla
     dev = next(model.parameters()).device
     W = torch.as_tensor(np.asarray(windows)).to(dev)
     N, T = W.shape[0], W.shape[1] - 1
-    clean = _token_losses(logits_fn, W).sum(1)
+    clean = _token_losses(logits_fn, W).sum(1) if clean is None else clean
     state = {}
 
     def hook(m, inp, out):

@@ -275,20 +275,32 @@ def weight_importances(model: nn.Module, refs: list[WeightRef], explain_windows:
     Raises:
         as :func:`~.attribution.capture` and :func:`~.attribution.attributions`.
     """
+    imp_e, imp_s, mean_x, _ = _importances(model, refs, explain_windows, score_windows, ablation, logits_fn)
+    return imp_e, imp_s, mean_x
+
+
+def _importances(model: nn.Module, refs: list[WeightRef], explain_windows: np.ndarray, score_windows: np.ndarray,
+                 ablation: str, logits_fn):
+    """:func:`weight_importances` plus, per weight, whether its input on the explain windows equals
+    the ablation value (0, or the mean) at every position: ablating such a weight subtracts exactly
+    0 from the forward pass, so its exact ablation effect is 0 without running it."""
     mods = sorted({r.module for r in refs})
-    imps, mean_x = [], None
+    imps, mean_x, silent = [], None, None
     for w in (explain_windows, score_windows):
         cache = capture(model, w, mods, logits_fn=logits_fn)
         mean_x = cache.mean_x if mean_x is None else mean_x
         imps.append(np.abs(attributions(model, cache, refs, ablation, mean_x=mean_x)))
+        if silent is None:
+            silent = [bool((cache.x[r.module][:, r.col] == (0.0 if ablation == "zero" else mean_x[r.module][r.col]))
+                           .all()) for r in refs]
         del cache
-    return imps[0], imps[1], mean_x
+    return imps[0], imps[1], mean_x, silent
 
 
 def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np.ndarray,
                     score_windows: np.ndarray, explainer: Explainer, scorer: Scorer, vocab: CharVocabulary,
                     settings: SelectionSettings = SelectionSettings(), seed: int = 0,
-                    shuffle_control: bool = False, logits_fn=None) -> list[WeightReport]:
+                    shuffle_control: bool = False, logits_fn=None, reuse: dict | None = None) -> list[WeightReport]:
     """The whole pipeline for ``refs`` (see module docstring).
 
     Args:
@@ -296,6 +308,9 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
         explain_windows, score_windows: int64 ``[N, T + 1]``, disjoint.
         shuffle_control: permute each weight's importance over tokens (within each split) before
             selection — a control whose account should not verify.
+        reuse: a dict shared by calls with the same model, refs and windows (e.g. a run and its
+            shuffled control): the importances and the exact rechecks of dead weights, which do not
+            depend on ``shuffle_control`` or ``seed``, are computed by the first call and reused.
 
     Raises:
         LeakageError: the two window sets share a window.
@@ -307,9 +322,27 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
     check_disjoint(explain_windows, score_windows)
     check_vocabulary(model, vocab, explain_windows, score_windows)
     rng = np.random.default_rng(seed)
-    *imps, mean_x = weight_importances(model, refs, explain_windows, score_windows, settings.ablation,
-                                       logits_fn=logits_fn)
-    from .attribution import weight_value
+    reuse = {} if reuse is None else reuse
+    if "importances" not in reuse:
+        reuse["importances"] = _importances(model, refs, explain_windows, score_windows, settings.ablation,
+                                            logits_fn)
+        reuse["worst"] = {}                       # ref -> max |ΔL| of its exact recheck (dead weights)
+    *imps, mean_x, silent = reuse["importances"]
+    from .attribution import _token_losses, weight_value
+
+    clean = []                                    # the unablated losses, computed once for every recheck
+
+    def clean_loss():
+        if not clean:
+            import torch
+
+            from .model import logits_function
+
+            dev = next(model.parameters()).device
+            with torch.no_grad():
+                w = torch.as_tensor(np.asarray(explain_windows)).to(dev)
+                clean.append(_token_losses(logits_fn or logits_function(model), w).sum(1))
+        return clean[0]
 
     reports = []
     for k, r in enumerate(refs):
@@ -320,7 +353,10 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
         rep = explain_from_importance(str(r), weight_value(model, r), ie, is_, explain_windows, score_windows,
                                       explainer, scorer, vocab, settings, rng)
         if rep.status == "dead":
-            _recheck_dead(model, r, rep, explain_windows, settings.ablation, mean_x, logits_fn)
+            if k not in reuse["worst"]:
+                reuse["worst"][k] = 0.0 if silent[k] else _recheck_dead(
+                    model, r, explain_windows, settings.ablation, mean_x, logits_fn, clean_loss())
+            _mark_blind(rep, reuse["worst"][k])
         reports.append(rep)
     return reports
 
@@ -331,19 +367,25 @@ def explain_weights(model: nn.Module, refs: list[WeightRef], explain_windows: np
 DEAD_TOL = 1e-5
 
 
-def _recheck_dead(model: nn.Module, ref, rep: WeightReport, windows: np.ndarray, ablation: str, mean_x,
-                  logits_fn) -> None:
+def _recheck_dead(model: nn.Module, ref, windows: np.ndarray, ablation: str, mean_x, logits_fn,
+                  clean=None) -> float:
     """Zero attribution is not zero effect: a weight into a ReLU/AbsTopK unit that is off has
     ∂L/∂y = 0, yet removing it can switch the unit on. Ablate it exactly (all positions of every
-    explain window at once) and keep ``dead`` only if no window's loss moves by more than
-    :data:`DEAD_TOL`; otherwise the status becomes ``attribution_blind`` (counted, not
-    interpretable: it matters, but the first-order importance cannot say where)."""
+    explain window at once) and return the largest |ΔL| of a window (``clean``: the windows'
+    unablated losses, when already computed); :func:`_mark_blind` keeps ``dead`` only if it is at
+    most :data:`DEAD_TOL`."""
     from .attribution import ablation_effects
 
     mx = None if mean_x is None else mean_x[ref.module]
     dl = np.abs(ablation_effects(model, windows, ref, ablation, per_position=False, mean_x=mx,
-                                 logits_fn=logits_fn))
-    worst = float(dl.max()) if dl.size else 0.0
+                                 logits_fn=logits_fn, clean=clean))
+    return float(dl.max()) if dl.size else 0.0
+
+
+def _mark_blind(rep: WeightReport, worst: float) -> None:
+    """A dead weight whose exact ablation moves a window's loss by more than :data:`DEAD_TOL`
+    becomes ``attribution_blind`` (counted, not interpretable: it matters, but the first-order
+    importance cannot say where)."""
     if worst > DEAD_TOL:
         rep.status = "attribution_blind"
         rep.failure = (f"attribution 0 on every explain token, but ablating it changes a window's loss by up to "
