@@ -146,6 +146,9 @@ def test_cli_dry_run_exits_1_naming_system_and_stage(drysys, monkeypatch):
     res = CliRunner().invoke(app, ["reproduce", "--scale", "full", "--dry-run", "--seeds", "3"])
     assert res.exit_code == 0, res.output
     assert "total: 4 tasks" in res.output and "GPU-hours 6" in res.output
+    # the table totals the parameters; the per-model counts are listed below it
+    n = 16 * 64 + 64 + 64 * 3 + 3
+    assert f"{n / 1e3:.3g}k (1 model)" in res.output and f"parameters: dryfake: net {n / 1e3:.3g}k" in res.output
 
 
 def test_dry_run_of_all_nineteen_full_configs():

@@ -516,18 +516,23 @@ def _fmt_count(n: int) -> str:
 
 
 def plan_table(plans: Sequence[SystemPlan]) -> Any:
-    """A ``rich`` table of the plan: one row per system."""
+    """A ``rich`` table of the plan: one row per system. Columns: tasks (seeds + confirmation seeds),
+    declared CPUs, GPUs, memory (``mem GB``) and hours per task (``h/task``), GPU-hours of all its
+    tasks, parameters (total over the system's models, and their count; :func:`print_plan` lists
+    the models below the table), estimated peak memory per task (``peak GB``), stages, result."""
     from rich.table import Table
 
     t = Table(title="dry run: plan", title_justify="left")
-    for col, kw in (("system", {"no_wrap": True}), ("tasks", {"justify": "right"}), ("CPUs", {"justify": "right"}),
-                    ("GPUs", {"justify": "right"}), ("memory GB", {"justify": "right"}),
-                    ("hours/task", {"justify": "right"}), ("GPU-h", {"justify": "right"}),
-                    ("parameters", {}), ("est. peak GB", {"justify": "right"}), ("stages", {}), ("result", {})):
+    right = {"justify": "right", "no_wrap": True}
+    for col, kw in (("system", {"no_wrap": True}), ("tasks", right), ("CPUs", right), ("GPUs", right),
+                    ("mem GB", right), ("h/task", right), ("GPU-h", right), ("parameters", right),
+                    ("peak GB", right), ("stages", {"no_wrap": True}), ("result", {"no_wrap": True})):
         t.add_column(col, **kw)
     for p in plans:
         gpu_h = "-" if not p.num_gpus else (f"{p.all_tasks * p.num_gpus * p.hours:g}" if p.hours is not None else "?")
-        params = ", ".join(f"{k} {_fmt_count(v)}" for k, v in p.params.items()) or "-"
+        n_models = len(p.params)
+        params = (f"{_fmt_count(sum(p.params.values()))} ({n_models} model{'s' if n_models != 1 else ''})"
+                  if p.params else "-")
         n_ok = sum(s.status in ("ok", "warning") for s in p.stages)
         n_un = sum(s.status == "unchecked" for s in p.stages)
         n_warn = sum(s.status == "warning" for s in p.stages)
@@ -558,6 +563,11 @@ def totals(plans: Sequence[SystemPlan]) -> dict[str, Any]:
 def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) -> None:
     """Print the plan table, the unchecked stages with their reasons, the totals and the failures."""
     console.print(plan_table(plans))
+    for p in plans:
+        if p.params:
+            console.print(f"  parameters: {p.system.replace('_', '-')}: "
+                          + ", ".join(f"{k} {_fmt_count(v)}" for k, v in p.params.items()),
+                          highlight=False, markup=False)
     for p in plans:
         for s in p.stages:
             if s.status in ("unchecked", "warning"):
