@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from neurips26.harness import Outcome, RunContext
+from neurips26.harness import Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 from neurips26.harness.config import ChatBackendConfig
 
@@ -55,6 +55,21 @@ class Config(ChatBackendConfig):
             raise ValueError(f"elites={self.elites} must be < population={self.population}")
         defender_from_names(self.baseline_defence)
         return self
+
+    def resources(self) -> Resources:
+        """One CPU; the model is reached over HTTP (key if OpenAI's own). ``hours`` is an estimate
+        (inferred, not measured at full scale): the offline part scaled from the quick run (8.5 CPU-s
+        on seed 0) by seeds × attack budget (population · generations · rollouts) × graph size (a
+        search scans the companies' documents; taken as linear), plus the LLM arms: 2 · llm_questions
+        episodes of ~4 calls (at most 2 · max_turns = 8) at an assumed ~1.5 s per 128-token reply
+        (not measured here). ``full()``: ≈ 3,000 s offline + 1,600 calls ≈ 2,400 s, ≈ 1.5 h."""
+        base = super().resources()
+        q = Config()
+        offline = 8.5 * (self.seeds / q.seeds) * (self.n_companies / q.n_companies) * (
+            self.population * self.generations * self.rollouts_per_genome
+            / (q.population * q.generations * q.rollouts_per_genome))
+        calls = 0 if self.backend == "none" else 2 * self.llm_questions * 4
+        return Resources(num_cpus=1, hours=max(0.01, round((offline + 1.5 * calls) / 3600, 2)), credentials=base.credentials)
 
     @classmethod
     def full(cls) -> "Config":

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, field_validator
 
-from neurips26.harness import Outcome, RunContext
+from neurips26.harness import Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 from neurips26.harness.config import ChatBackendConfig
 
@@ -74,6 +74,18 @@ class Config(ChatBackendConfig):
         if not v or len(v) > 10:
             raise ValueError(f"give 1..10 tokenizers ({', '.join(BUILTIN)} or tokenizer.json paths)")
         return v
+
+    def resources(self) -> Resources:
+        """One CPU; the model is reached over HTTP (key if OpenAI's own). ``hours`` is an estimate
+        (inferred, not measured at full scale): the offline part scaled from the quick run (23 CPU-s
+        on seed 0, most of it the local-detector sweep, so ∝ ``n_docs``), plus the LLM sweep's
+        2 tasks · llm_docs · rates · seeds · 3 arms sequential calls at an assumed ~3 s per reply of a
+        few hundred tokens (GPT-4.1-class endpoint; not measured here). ``full()``: 39,600 calls,
+        ≈ 33 h, almost all of it waiting on the endpoint."""
+        base = super().resources()
+        calls = 0 if self.backend == "none" else 2 * self.llm_docs * len(self.llm_rates) * len(self.seeds) * 3
+        sec = 23.0 * self.n_docs / 60 + 3.0 * calls
+        return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)), credentials=base.credentials)
 
     @classmethod
     def full(cls) -> "Config":
