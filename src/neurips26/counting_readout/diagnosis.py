@@ -108,7 +108,7 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
                    n_prompts: int = 900, formats: tuple[str, ...] = FORMATS, max_distractors: int = 5,
                    rank: int | None = None, subspace_method: str = "class_means", first_token: bool = False,
                    method: str = "hidden_states", high: float = 0.9, seed: int = 0, digits: DigitTokens | None = None,
-                   chunk: int = 64) -> ModelDiagnosis:
+                   chunk: int = 64, entity_probes: bool = True, controls: bool = True) -> ModelDiagnosis:
     """Diagnose counting readout in ``model`` (any transformers causal LM).
 
     Args:
@@ -119,6 +119,10 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
         first_token: score a multi-token digit's first token (see :func:`~.tasks.digit_tokens`).
         method: residual capture, ``"hidden_states"`` (default, the faster) or ``"hooks"``.
         high: accuracy regarded as "decodable"/"counts" in the diagnosis.
+        entity_probes: also fit the per-layer probes on the entity-mean states (False: skipped,
+            ``entity_probes`` of the result is empty; nothing else changes).
+        controls: fit the shuffled-label control probes (False: their accuracy and the
+            selectivity are NaN; see :func:`~.probes.probe_layers`).
 
     Raises:
         MultiTokenDigitError: digits are several tokens and ``first_token`` is off.
@@ -146,8 +150,9 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
     rf = capture_residuals(model, fit, method=method, chunk=chunk)
     rt = capture_residuals(model, test, method=method, chunk=chunk)
     yf, yt = fit.counts.numpy(), test.counts.numpy()
-    probes = probe_layers(rf.answer.numpy(), yf, rt.answer.numpy(), yt, rank=rank, seed=seed)
-    ent = probe_layers(rf.entity_mean.numpy(), yf, rt.entity_mean.numpy(), yt, rank=rank, seed=seed)
+    probes = probe_layers(rf.answer.numpy(), yf, rt.answer.numpy(), yt, rank=rank, seed=seed, controls=controls)
+    ent = (probe_layers(rf.entity_mean.numpy(), yf, rt.entity_mean.numpy(), yt, rank=rank, seed=seed,
+                        controls=controls) if entity_probes else [])
     acc = counting_accuracy(model, test, digits, chunk=chunk)
     ids = list(digits.ids)
     lens = [float((logit_lens(model, rt.answer[layer])[:, ids].argmax(-1).numpy() + 1 == yt).mean())

@@ -154,12 +154,14 @@ def fit_probe(X_train, y_train, C: float = 1.0):
 
 
 def probe_layers(H_train, y_train, H_test, y_test, *, rank: int | None = None, C: float = 1.0,
-                 seed: int = 0) -> list[LayerProbe]:
+                 seed: int = 0, controls: bool = True) -> list[LayerProbe]:
     """Probes and SNR at every layer.
 
     Args:
         H_train, H_test: states [L+1, n, d] (numpy or torch).
         y_train, y_test: counts.
+        controls: also fit the shuffled-label control probe (False: skipped, ``control_accuracy``
+            and ``selectivity`` are NaN; the other fields are unchanged).
 
     Raises:
         ValueError: shapes disagree, or too few examples per class for the rank.
@@ -177,7 +179,7 @@ def probe_layers(H_train, y_train, H_test, y_test, *, rank: int | None = None, C
     for layer in range(H_train.shape[0]):
         Xtr, Xte = H_train[layer], H_test[layer]
         pred = fit_probe(Xtr, y_train, C).predict(Xte)
-        ctrl = float(np.mean(fit_probe(Xtr, y_shuf, C).predict(Xte) == y_test))
+        ctrl = float(np.mean(fit_probe(Xtr, y_shuf, C).predict(Xte) == y_test)) if controls else math.nan
         acc = float(np.mean(pred == y_test))
         r2 = float(RidgeCV(alphas=np.logspace(-3, 3, 7)).fit(Xtr, y_train).score(Xte, y_test))
         Q = count_subspace(Xtr, y_train, rank)
