@@ -52,3 +52,19 @@ def test_config_validation_and_full():
     full = Config.full()
     assert full.resources().num_gpus == 1 and Config.quick().resources().num_gpus == 0
     assert Config.quick() == Config()
+
+
+def test_fourier_error_curve_equals_the_per_n_loop():
+    # the experiment computes the first-n / best-n Fourier error curves from one FFT and a cumulative sum;
+    # they must equal truncated_fourier_error(f, n) for every n (1e-12: summation-order round-off only)
+    import math
+
+    from neurips26.afdonet import boundary_points, truncated_fourier_error
+    from neurips26.afdonet.experiment import _fourier_errors, _sharp_function
+
+    f = _sharp_function(boundary_points(512))
+    for best in (False, True):
+        curve = _fourier_errors(f, 255, best=best)
+        loop = [truncated_fourier_error(f, n, best=best) for n in range(1, 256)]
+        assert len(curve) == 255 and max(abs(a - b) for a, b in zip(curve, loop)) < 1e-12
+    assert math.isclose(curve[0], loop[0])

@@ -60,6 +60,20 @@ def test_polar_grid_matches_pointwise_evaluation_and_folding():
         assert (evaluate_inside(coef, pts) - exact).abs().max() < 1e-12
 
 
+def test_evaluate_inside_blocked_powers_equal_the_direct_power_sum():
+    # evaluate_inside splits aⁿ = (a^B)^q · a^r (B ≈ √M); compare with Σ ĝ_n aⁿ from direct powers for
+    # lengths that are not squares (padding) and for M = 1; 1e-12 relative: round-off of ~M products only
+    pts = torch.tensor([0.0, 0.5 + 0.3j, -0.97j, 0.9 * complex(math.cos(2.0), math.sin(2.0))],
+                       dtype=torch.complex128)
+    gen = torch.Generator().manual_seed(0)
+    for m in (1, 2, 7, 65, 1000):
+        coef = torch.complex(torch.randn(m, generator=gen, dtype=torch.float64),
+                             torch.randn(m, generator=gen, dtype=torch.float64))
+        n = torch.arange(m, dtype=torch.float64)
+        direct = torch.polar(pts.abs()[:, None] ** n, n * pts.angle()[:, None]) @ coef
+        assert (evaluate_inside(coef, pts) - direct).abs().max() <= 1e-12 * max(1.0, float(direct.abs().max()))
+
+
 def test_vectorised_selection_equals_loop():
     z = boundary_points(M)
     g = 1 / (1 - 0.85j * z) ** 2 + 0.2 * z
