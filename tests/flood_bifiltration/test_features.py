@@ -191,3 +191,16 @@ def test_review_delay_embedding_rejects_multichannel_and_single_series():
     assert [c.shape for c in DelayEmbedding(2).transform(X[:, :1])] == [(39, 2)] * 3  # aeon's (n, 1, T)
     with pytest.raises(ValueError, match="one 1-D series of length 40"):
         DelayEmbedding(2).transform(X[0, 0])
+
+
+def test_prebuilt_complexes_give_the_same_features():
+    # the experiment builds the sublevel Flood complexes once for the bifiltration and flood modes
+    # (deterministic construction): passing them must give exactly the features built from the clouds
+    rng = np.random.default_rng(5)
+    clouds = [rng.normal(size=(60, 2)) for _ in range(4)]
+    kw = dict(n_landmarks=10, points_per_edge=3, grid_size=8, resolution=4)
+    shared = SublevelFloodFeatures(**kw).complexes(clouds)
+    for mode in ("bifiltration", "flood"):
+        own, pre = SublevelFloodFeatures(mode=mode, **kw), SublevelFloodFeatures(mode=mode, **kw)
+        assert np.array_equal(own.fit_transform(clouds), pre.fit_transform(clouds, complexes=shared))
+        assert np.array_equal(own.transform(clouds[:2]), pre.transform(clouds[:2], complexes=shared[:2]))

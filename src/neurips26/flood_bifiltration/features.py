@@ -359,17 +359,27 @@ class SublevelFloodFeatures(BaseEstimator, TransformerMixin):
         self.fit_transform(X, y)
         return self
 
-    def fit_transform(self, X, y=None, **fit_params):
-        """Fit and transform in one pass (each complex is built once)."""
+    def complexes(self, X) -> list:
+        """The complexes ``fit_transform``/``transform`` vectorise, one per cloud. Modes
+        ``"bifiltration"`` and ``"flood"`` build the same sublevel Flood bifiltration (deterministic),
+        so a caller running both may build them once and pass them as ``complexes=``."""
         self._check()
-        objs = [self._complex(c) for c in X]
+        return [self._complex(c) for c in X]
+
+    def fit_transform(self, X, y=None, complexes: list | None = None, **fit_params):
+        """Fit and transform in one pass (each complex is built once; ``complexes``: prebuilt ones
+        from :meth:`complexes` of an estimator with the same complex parameters)."""
+        self._check()
+        objs = [self._complex(c) for c in X] if complexes is None else list(complexes)
         if not objs:
             raise ValueError("X holds no point clouds; fit needs at least one (N, 2|3) cloud")
         self.r_max_ = float(self.r_max) if self.r_max is not None else max(self._max_radius(o) for o in objs)
         return np.stack([self._vector(o) for o in objs])
 
-    def transform(self, X):
-        """Feature matrix (n_clouds, n_features)."""
+    def transform(self, X, complexes: list | None = None):
+        """Feature matrix (n_clouds, n_features) (``complexes``: as in :meth:`fit_transform`)."""
         if not hasattr(self, "r_max_"):
             raise ValueError("SublevelFloodFeatures is not fitted; call fit first")
+        if complexes is not None:
+            return np.stack([self._vector(o) for o in complexes])
         return np.stack([self._vector(self._complex(c)) for c in X])
