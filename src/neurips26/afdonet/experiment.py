@@ -616,6 +616,30 @@ def _sphere(config: Config, ctx: RunContext, metrics: dict) -> list:
                               f"{config.sphere_eps}, sharp interfaces; u₀ → u(1.5))", transfer=False)
 
 
+def _unless_untrained(claim, rows: list[dict], models: tuple[str, str]):
+    """The comparison ``claim``, or not checkable when one of the two ``models`` has not learned the map.
+
+    A model has learned it when its test relative L² (mean over seeds) is below that of 'no change'
+    (predicting u₀ for u(T)): ranking two models that both do worse than persistence says nothing
+    about their architectures. At quick scale the training sizes are set by the CPU budget (see
+    :class:`Config`), which can leave the models there; the full configuration trains to paper-like
+    sizes on a GPU.
+    """
+    err = {m: float(np.mean([r[m]["test_rel_l2"] for r in rows])) for m in (*models, "no_change")}
+    behind = [m for m in models if not err[m] < err["no_change"]]
+    if not behind:
+        return claim
+    errs = ", ".join(f"{m} {err[m]:.3g}" for m in models)
+    return C.not_checkable(
+        claim.id, claim.statement, paper_value=claim.paper_value, kind=claim.kind, source=claim.source,
+        tuned_after_look=claim.tuned_after_look,
+        reason=f"at these sizes {' and '.join(behind)} did not learn the map: test relative L² (mean over seeds) "
+        f"{errs} vs 'no change' {err['no_change']:.3g}; ranking models that do worse than persistence is no "
+        f"evidence about their architectures (the quick run's training sizes are set by its CPU budget)",
+        full_scale="trains the three operators at paper-like sizes on the GPU (2048 training pairs, 500 Burgers / "
+        "300 sphere epochs) and judges the comparison there", note=claim.note)
+
+
 def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, transfer: bool) -> list:
     seeds = [r["seed"] for r in rows]
     note_design = ("AFD-mode design inferred (FNO encoder → variational latent → parameter-free synthesis "
@@ -628,7 +652,7 @@ def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, tr
                             domain=(0, math.inf), tuned_after_look=TUNED_DESIGN, kind="reconstruction", source="inferred: the abstract credits AFD for sharp gradients; "
                             "the ablation isolates the decoder", paper_value="superior (no number)", note=note_design)
                   for r in rows]
-    claims.append(C.over_seeds(vs_fourier, seeds))
+    claims.append(_unless_untrained(C.over_seeds(vs_fourier, seeds), rows, ("afd", "fourier")))
     vs_fno = [C.at_most(f"{tag}_afd_beats_fno", f"{task}: AFDONet (AFD mode) beats an FNO with the same parameter "
                         "count (ratio of test relative L², AFDONet / FNO).",
                         measured=r["afd"]["test_rel_l2"] / r["fno"]["test_rel_l2"], bound=1.0,
@@ -641,7 +665,7 @@ def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, tr
                         "against our reconstruction, not against the paper's model (see "
                         "superior_on_manifolds_and_sharp_gradients). " + note_design + f" FNO width {r['fno']['width']}, params {r['fno']['params']} vs "
                         f"{r['afd']['params']}.") for r in rows]
-    claims.append(C.over_seeds(vs_fno, seeds))
+    claims.append(_unless_untrained(C.over_seeds(vs_fno, seeds), rows, ("afd", "fno")))
     if transfer:
         for name in ("afd", "fourier", "fno"):
             per = [C.at_most(f"{tag}_{name}_resolution_transfer", f"{task}: the {name} model trained at N = 64 keeps "
