@@ -180,3 +180,17 @@ def test_heading_from_tracked_positions_is_smoothed_to_the_simulated_spike_rate(
         rec = load_rat_recording(name)
         assert heading_spike_rate(recording_to_trajectories(rec, 20, arena=Arena(2.2), smooth_s=0.0)) > 0.04
         assert heading_spike_rate(recording_to_trajectories(rec, 20, arena=Arena(2.2))) < 0.02
+
+
+def test_simulate_batches_equals_consecutive_calls():
+    """Catches: training's vectorised batch simulation drawing in another order than one
+    simulate_trajectories call per step (the trained networks, and every number after, would change)."""
+    from neurips26.path_integration.trajectories import simulate_batches
+
+    r1, r2 = np.random.default_rng(3), np.random.default_rng(3)
+    for kw in ({}, {"speed_scale_range": (0.2, 1.0)}):
+        calls = [simulate_trajectories(5, 30, r1, arena=Arena(1.0), **kw) for _ in range(4)]
+        joint = simulate_batches(4, 5, 30, r2, arena=Arena(1.0), **kw)
+        for name in ("position", "heading", "angular_velocity", "speed"):
+            assert np.array_equal(np.concatenate([getattr(c, name) for c in calls]), getattr(joint, name)), name
+    assert r1.random() == r2.random()                       # the generator is left in the same state

@@ -107,7 +107,9 @@ class PlaceCells:
 
     def targets(self, pos: torch.Tensor) -> torch.Tensor:
         """DoG target distribution ``[..., n]`` for positions ``[..., 2]`` (m)."""
-        d2 = ((pos[..., None, :] - self.centres.to(pos.device)) ** 2).sum(-1)
+        c = self.centres.to(pos.device)
+        dx, dy = pos[..., None, 0] - c[:, 0], pos[..., None, 1] - c[:, 1]     # x² + y² as sum(-1) adds them,
+        d2 = dx * dx + dy * dy                                                  # without a [..., n, 2] temporary
         out = torch.softmax(-d2 / (2 * self.sigma ** 2), -1)                               # centre
         if self.surround_scale is None:                                                    # Gaussian cells
             return out

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from .cells import HeadDirectionCells, PlaceCells
-from .trajectories import DT, RAYLEIGH_SPEED, SIGMA_ROTATION, Arena, Trajectories, simulate_trajectories, wrap_angle
+from .trajectories import DT, RAYLEIGH_SPEED, SIGMA_ROTATION, Arena, Trajectories, simulate_batches, wrap_angle
 
 __all__ = ["HRNN", "HRNNOutput", "TrainingConfig", "TrainingLog", "train_hrnn", "evaluate", "PathIntegrationError",
            "soft_cross_entropy"]
@@ -301,6 +301,9 @@ class TrainingLog:
     sequences_per_s: float = 0.0
 
 
+SIM_CHUNK = 50  #: training steps whose batches are simulated in one vectorised pass
+
+
 def train_hrnn(model: nn.Module, config: TrainingConfig, rng: np.random.Generator, *, device: str = "cpu",
                arena: Arena | None = None, batches: list[Trajectories] | None = None) -> TrainingLog:
     """Train ``model`` in place on freshly simulated trajectories (one new batch per step).
@@ -320,14 +323,25 @@ def train_hrnn(model: nn.Module, config: TrainingConfig, rng: np.random.Generato
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=config.steps)  # inferred: anneal for precision
     log = TrainingLog()
     t0 = time.perf_counter()
+    t = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
+    chunk = None
     for step in range(config.steps):
-        traj = (batches[step % len(batches)] if batches else
-                simulate_trajectories(config.batch, config.seq_len, rng, arena=arena, dt=model.dt,
-                                      speed_scale_range=config.speed_scale_range))
-        t = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
-        out = model(t(traj.angular_velocity), t(traj.speed), t(traj.heading[:, 0]), t(traj.position[:, 0]))
-        loss = (soft_cross_entropy(out.hd_logits, model.hd_cells.targets(t(traj.heading[:, 1:])))
-                + soft_cross_entropy(out.place_logits, model.place_cells.targets(t(traj.position[:, 1:])))
+        if batches:
+            traj = batches[step % len(batches)]
+            omega, speed, heading, position = traj.angular_velocity, traj.speed, traj.heading, traj.position
+        else:
+            # one fresh batch per step, simulated SIM_CHUNK steps at a time (same draws, same rng state
+            # as one simulate_trajectories call per step: see simulate_batches)
+            j = step % SIM_CHUNK
+            if j == 0:
+                chunk = simulate_batches(min(SIM_CHUNK, config.steps - step), config.batch, config.seq_len, rng,
+                                         arena=arena, dt=model.dt, speed_scale_range=config.speed_scale_range)
+            rows = slice(j * config.batch, (j + 1) * config.batch)
+            omega, speed = chunk.angular_velocity[rows], chunk.speed[rows]
+            heading, position = chunk.heading[rows], chunk.position[rows]
+        out = model(t(omega), t(speed), t(heading[:, 0]), t(position[:, 0]))
+        loss = (soft_cross_entropy(out.hd_logits, model.hd_cells.targets(t(heading[:, 1:])))
+                + soft_cross_entropy(out.place_logits, model.place_cells.targets(t(position[:, 1:])))
                 + config.weight_decay * sum(w.pow(2).sum() for w in model.recurrent_weights()))
         opt.zero_grad(set_to_none=True)
         loss.backward()

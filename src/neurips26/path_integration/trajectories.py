@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Arena", "Trajectories", "simulate_trajectories", "RatRecording", "load_rat_recording",
+__all__ = ["Arena", "Trajectories", "simulate_trajectories", "simulate_batches", "RatRecording", "load_rat_recording",
            "resample_recording", "recording_to_trajectories", "heading_spike_rate", "wrap_angle", "SIGMA_ROTATION",
            "RAYLEIGH_SPEED", "DT"]
 
@@ -205,7 +205,25 @@ def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena
     Raises:
         ValueError: a non-positive count, dt, speed scale or arena smaller than 2·border.
     """
-    for name, val in (("n", n), ("steps", steps)):
+    return simulate_batches(1, n, steps, rng, arena=arena, dt=dt, sigma_rotation=sigma_rotation,
+                            rayleigh_speed=rayleigh_speed, border=border, speed_scale_range=speed_scale_range)
+
+
+def simulate_batches(n_batches: int, n: int, steps: int, rng: np.random.Generator, *, arena: Arena = Arena(),
+                     dt: float = DT, sigma_rotation: float = SIGMA_ROTATION,
+                     rayleigh_speed: float = RAYLEIGH_SPEED, border: float = WALL_BORDER,
+                     speed_scale_range: tuple[float, float] = (1.0, 1.0)) -> Trajectories:
+    """``n_batches`` consecutive calls of :func:`simulate_trajectories` (``n`` trajectories each) in one
+    vectorised pass: the random draws are taken batch by batch in the order those calls take them, so
+    the result equals their concatenation along the batch axis (bit for bit, rows ``b·n … (b+1)·n − 1``
+    are call ``b``) and leaves ``rng`` in the same state; the wall-avoidance dynamics, which act on each
+    trajectory alone, then run once over all ``n_batches · n`` trajectories (training draws one batch per
+    step: one pass per chunk of steps instead of a Python loop over ``steps`` per step).
+
+    Raises:
+        ValueError: as :func:`simulate_trajectories`, or ``n_batches`` < 1.
+    """
+    for name, val in (("n_batches", n_batches), ("n", n), ("steps", steps)):
         if isinstance(val, bool) or int(val) != val or val < 1:
             raise ValueError(f"{name}={val!r}: must be an integer >= 1")
     for name, val, lo in (("dt", dt, 0.0), ("rayleigh_speed", rayleigh_speed, 0.0)):
@@ -218,15 +236,22 @@ def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena
     lo_s, hi_s = (float(v) for v in speed_scale_range)
     if not (math.isfinite(lo_s) and math.isfinite(hi_s) and 0 < lo_s <= hi_s):
         raise ValueError(f"speed_scale_range={speed_scale_range!r}: need finite 0 < a <= b")
-    n, steps, half = int(n), int(steps), arena.half
+    n_batches, n, steps, half = int(n_batches), int(n), int(steps), arena.half
+    draws = []
+    for _ in range(n_batches):                                         # the draw order of one call each
+        start = rng.uniform(-half, half, (n, 2))
+        hd0 = rng.uniform(-math.pi, math.pi, n)
+        turns = rng.normal(0.0, sigma_rotation, (n, steps)) * dt
+        speeds = rng.rayleigh(rayleigh_speed, (n, steps))
+        if (lo_s, hi_s) != (1.0, 1.0):
+            speeds *= np.exp(rng.uniform(math.log(lo_s), math.log(hi_s), (n, 1)))
+        draws.append((start, hd0, turns, speeds))
+    start, hd0, turns, speeds = (np.concatenate(a) for a in zip(*draws))
+    n = n_batches * n
     pos = np.empty((n, steps + 1, 2))
     hd = np.empty((n, steps + 1))
-    pos[:, 0] = rng.uniform(-half, half, (n, 2))
-    hd[:, 0] = rng.uniform(-math.pi, math.pi, n)
-    turns = rng.normal(0.0, sigma_rotation, (n, steps)) * dt
-    speeds = rng.rayleigh(rayleigh_speed, (n, steps))
-    if (lo_s, hi_s) != (1.0, 1.0):
-        speeds *= np.exp(rng.uniform(math.log(lo_s), math.log(hi_s), (n, 1)))
+    pos[:, 0] = start
+    hd[:, 0] = hd0
     walls = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])  # outward normals of the 4 walls
     wall_angle = np.arctan2(walls[:, 1], walls[:, 0])
     step_len = np.empty((n, steps))
