@@ -12,7 +12,7 @@ from neurips26.harness.claims import Claim, Kind, Outcome, Verdict, forbidden_ci
 
 
 def test_reduced_run_gives_every_claim_a_kind_and_verdict(tmp_path):
-    cfg = Config(n_seeds=2, n_train_real=80, n_train_fake=40, n_test_real=60, n_test_fake=30, epochs=5)
+    cfg = Config(n_seeds=2, n_train_real=80, n_train_fake=40, n_test_real=60, n_test_fake=30, epochs=5, ablations=True)
     out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
     assert isinstance(out, Outcome)
     ids = [c.id for c in out.claims]
@@ -33,6 +33,7 @@ def test_reduced_run_gives_every_claim_a_kind_and_verdict(tmp_path):
 
 def test_configs_validate():
     assert Config.full().n_seeds == 5 and Config.full().resources().num_gpus == 0
+    assert Config.full().ablations and not Config().ablations  # quick: off for the CPU budget (metrics only)
     assert Config(data_root="/d", encoder_path="/e").resources().num_gpus == 1
     with pytest.raises(ValueError, match="overlap"):
         Config(train_generators=["grid_vae"])

@@ -28,6 +28,7 @@ The baseline is the same head with every switch off (only BCE).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -235,7 +236,8 @@ class TrainedDetector:
 
 def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, content: np.ndarray | None = None,
                    latent_dim: int = 8, epochs: int = 60, batch_size: int = 256, lr: float = 1e-2,
-                   weight_decay: float = 1e-4, seed: int = 0) -> TrainedDetector:
+                   weight_decay: float = 1e-4, seed: int = 0,
+                   recompute_cues: Callable[[], np.ndarray] | None = None) -> TrainedDetector:
     """Train a :class:`CueDetector` on cached cues with Adam.
 
     Args:
@@ -245,6 +247,10 @@ def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, 
         content: ``int [N]`` content classes (needed when ``switches.needs_content``).
         latent_dim: m per cue. epochs, batch_size, lr, weight_decay: Adam training.
         seed: torch seed for initialisation, batching and masking draws.
+        recompute_cues: if given, called at the start of every epoch to recompute the cues (e.g.
+            the frozen encoder run again, as an end-to-end loop would); standardised with the
+            statistics of ``cues``. Only the benchmark's no-cache baseline uses it: with a
+            deterministic encoder the trained head is identical to the cached one.
 
     Returns:
         A :class:`TrainedDetector`.
@@ -293,6 +299,8 @@ def train_detector(cues: np.ndarray, label: np.ndarray, switches: LossSwitches, 
     hist: dict[str, list[float]] = {}
     step = 0
     for _ in range(epochs):
+        if recompute_cues is not None:
+            g_all = torch.from_numpy((np.asarray(recompute_cues(), np.float32) - mean) / std)
         perm = torch.randperm(N, generator=gen)
         sums: dict[str, float] = {}
         for i in range(0, N, batch_size):
