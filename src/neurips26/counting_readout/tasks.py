@@ -294,11 +294,10 @@ def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int 
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"{type(tokenizer).__name__} is a slow tokenizer; entity positions need a fast tokenizer "
                          "(offset mapping): load it with use_fast=True")
-    enc = [tokenizer(p.text, return_offsets_mapping=True) for p in prompts]
-    if lead_ids:
-        lead = [int(i) for i in lead_ids]
-        enc = [{"input_ids": list(e["input_ids"]) + lead, "offset_mapping": list(e["offset_mapping"])
-                + [(0, 0)] * len(lead)} for e in enc]
+    batch = tokenizer([p.text for p in prompts], return_offsets_mapping=True)   # one call: same ids as per prompt
+    lead = [int(i) for i in lead_ids]
+    enc = [{"input_ids": list(i) + lead, "offset_mapping": list(o) + [(0, 0)] * len(lead)}
+           for i, o in zip(batch["input_ids"], batch["offset_mapping"])]
     lengths = [len(e["input_ids"]) for e in enc]
     if max_length is not None and max(lengths) > max_length:
         i = int(np.argmax(lengths))
@@ -306,17 +305,16 @@ def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int 
                          "tokens; shorten the lists (max_distractors) or use a longer-context model")
     T = max(lengths)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    ids = torch.full((len(prompts), T), pad, dtype=torch.long)
-    mask = torch.zeros((len(prompts), T), dtype=torch.long)
-    ent = torch.zeros((len(prompts), T), dtype=torch.bool)
+    ids = np.full((len(prompts), T), pad, dtype=np.int64)
+    ent = np.zeros((len(prompts), T), dtype=bool)
     for i, (p, e) in enumerate(zip(prompts, enc)):
-        n = lengths[i]
-        ids[i, :n] = torch.tensor(e["input_ids"])
-        mask[i, :n] = 1
+        ids[i, :lengths[i]] = e["input_ids"]
         for (s, t) in p.entity_spans:
             hit = [j for j, (a, b) in enumerate(e["offset_mapping"]) if b > a and a < t and b > s]
             if not hit:
                 raise ValueError(f"prompt {i}: target occurrence at characters {s}..{t} maps to no token")
             ent[i, hit] = True
+    n = torch.tensor(lengths)
+    mask = (torch.arange(T)[None, :] < n[:, None]).long()
     counts = torch.tensor([p.count for p in prompts], dtype=torch.long)
-    return EncodedPrompts(ids, mask, torch.tensor(lengths) - 1, ent, counts)
+    return EncodedPrompts(torch.from_numpy(ids), mask, n - 1, torch.from_numpy(ent), counts)
