@@ -191,11 +191,32 @@ def covariance_matvec(jvp: Callable, coeffs: StepCoefficients, shape: tuple[int,
 
 
 def dense_covariance(matvec: Callable[[torch.Tensor], torch.Tensor], batch: int, d: int,
-                     dtype: torch.dtype, device: torch.device | str) -> torch.Tensor:
+                     dtype: torch.dtype, device: torch.device | str, *, stats: SamplerStats | None = None,
+                     max_rows: int = 4096) -> torch.Tensor:
     """Materialise Σ*_b for every sample with d matvecs (one JVP each): shape (B, d, d).
 
     Column i is Σ e_i; the result is *not* symmetrised (see :func:`.lanczos.dense_sqrt_apply`).
+    The d matvecs are batched with ``torch.func.vmap`` in chunks of ⌊max_rows / B⌋ basis vectors
+    (one network call per chunk instead of one per column: the same products, fewer and larger
+    calls); if vmap fails on the network (an op without a batching rule), the plain loop over
+    columns runs instead. ``stats`` (optional) keeps counting d JVPs (and VJPs) either way.
     """
+    chunk = min(d, max(1, max_rows // max(1, batch)))
+    if chunk > 1:
+        snap = None if stats is None else (stats.jvp, stats.vjp, stats.fd_fallback)
+        try:
+            tangents = torch.eye(d, dtype=dtype, device=device)[:, None, :].expand(d, batch, d)   # e_i per sample
+            cols = torch.func.vmap(matvec, chunk_size=chunk)(tangents)                           # (d, B, d)
+        except Exception:               # noqa: BLE001 (any vmap failure: the plain loop below raises real errors)
+            if stats is not None:
+                stats.jvp, stats.vjp, stats.fd_fallback = snap
+        else:
+            if stats is not None:       # the closures counted once per chunk: scale to d products
+                calls = -(-d // chunk)
+                stats.jvp = snap[0] + (stats.jvp - snap[0]) // calls * d
+                stats.vjp = snap[1] + (stats.vjp - snap[1]) // calls * d
+                stats.fd_fallback = snap[2] + (stats.fd_fallback - snap[2]) // calls * d
+            return cols.permute(1, 2, 0)
     cols = []
     for i in range(d):
         e = torch.zeros(batch, d, dtype=dtype, device=device)
@@ -241,7 +262,7 @@ def reverse_noise(covariance: str, z: torch.Tensor, coeffs: StepCoefficients,
             raise ValueError(f"sigma_star must have shape {(B, d, d)}, got {tuple(sigma_star.shape)}")
         cov = sigma_star.to(z.dtype)
     else:
-        cov = dense_covariance(matvec, B, d, z.dtype, z.device)
+        cov = dense_covariance(matvec, B, d, z.dtype, z.device, stats=stats)
     if covariance == "dense":
         xi, clipped = dense_sqrt_apply(cov, z)
         stats.clipped += clipped

@@ -57,8 +57,10 @@ class Config(ExperimentConfig):
 
     path_kl_T: list[int] = Field(default_factory=lambda: [16, 32, 64, 128], min_length=3,
                                  description="numbers of steps T for path KL vs T (2-D mixture)")
-    path_kl_samples: int = Field(20000, ge=1000, le=10_000_000,
-                                 description="Monte Carlo samples per step (>= 20k gave a stable slope)")
+    path_kl_samples: int = Field(8000, ge=1000, le=10_000_000,
+                                 description="Monte Carlo samples per step (quick: 8000, set by the CPU budget of the "
+                                             "quick run, which covers the confirmation run too; >= 20k gave a "
+                                             "stable slope in a prototype run; full: 100k)")
     lanczos_dim: int = Field(1000, ge=50, le=8192, description="dimension d of the Lanczos accuracy test (dense "
                              "d×d reference: memory ∝ d²)")
     lanczos_rank: int = Field(100, ge=1, description="number of non-unit eigenvalues of the test operator")
@@ -70,13 +72,17 @@ class Config(ExperimentConfig):
     digits_T: list[int] = Field(default_factory=lambda: [10, 20, 50], min_length=1,
                                 description="numbers of reverse steps on digits")
     digits_k: list[int] = Field(default_factory=lambda: [1, 3, 5], min_length=1, description="Lanczos k on digits")
-    digits_samples: int = Field(500, ge=50, le=1_000_000, description="samples per method on digits")
-    digits_path_kl_samples: int = Field(1000, ge=100, le=1_000_000,
-                                        description="Monte Carlo samples per step, digits path KL")
+    digits_samples: int = Field(100, ge=50, le=1_000_000, description="samples per method on digits (quick: 100, "
+                                "set by the CPU budget of the quick run; was 500)")
+    digits_path_kl_samples: int = Field(200, ge=100, le=1_000_000,
+                                        description="Monte Carlo samples per step, digits path KL (quick: 200, set "
+                                                    "by the CPU budget of the quick run; was 1000)")
     gmm_components: int = Field(10, ge=1, le=200, description="components of the digits GaussianMixture")
     gmm_reg: float = Field(1e-2, gt=0, description="reg_covar of the digits GaussianMixture ([-1,1] pixels)")
-    train_steps: int = Field(3000, ge=10, le=10_000_000, description="Adam steps of the digits epsilon-MLP")
-    net_samples: int = Field(300, ge=50, le=1_000_000, description="samples per method with the trained epsilon-MLP")
+    train_steps: int = Field(1000, ge=10, le=10_000_000, description="Adam steps of the digits epsilon-MLP (quick: "
+                             "1000, set by the CPU budget of the quick run; was 3000)")
+    net_samples: int = Field(80, ge=50, le=1_000_000, description="samples per method with the trained epsilon-MLP "
+                             "(quick: 80, set by the CPU budget of the quick run; was 300)")
     net_T: list[int] = Field(default_factory=lambda: [10, 20], min_length=1,
                              description="numbers of reverse steps with the trained epsilon-MLP")
     image_benchmark: bool = Field(False, description="train a small UNet on digits images and report KID with a "
@@ -150,9 +156,18 @@ class Config(ExperimentConfig):
 
 
     def resources(self) -> Resources:
-        """One GPU for paper-scale runs (the image benchmark trains a UNet and a feature network (30k steps each)); one CPU otherwise."""
+        """One GPU for paper-scale runs (the image benchmark trains a UNet and a feature network (30k steps each)); one CPU otherwise.
+
+        ``hours`` (paper scale only) is an estimate, extrapolated from the quick run's measured CPU time
+        before its size cuts (137 s: 2-D path KL 12 s, digits GMM part ≈ 53 s, ε-MLP training ≈ 14 s and
+        sampling ≈ 45 s) by the ratio of work: 2-D path KL 5× the samples × 4.2× the steps ≈ 0.1 h;
+        digits GMM 10× the samples × 2.25× the steps, k up to 10, 2× the components ≈ 1 h; ε-MLP 10×
+        the training steps and 45× the sampling work ≈ 0.6 h; the image benchmark (UNet and feature
+        network training, 2000 samples × 3 methods × 80 steps with 256-JVP diagonals) not measured,
+        guessed 1–1.5 h on one GPU. About 3 h in all.
+        """
         big = bool(self.image_benchmark)
-        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=None if big else None)
+        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=3.0 if big else None)
 
     @classmethod
     def full(cls) -> "Config":
@@ -599,8 +614,8 @@ def _digits_trained_network(config: Config, ctx: RunContext, plt, Xtr, Xte, law)
                         "under the digits GMM below 0 at the least favourable T — a statement about this toy "
                         "network, not the paper's networks",
                         measured=diffs[wd][0], interval=diffs[wd][1], bound=0.0, kind="reconstruction",
-                        source="inferred: our 2-layer MLP trained 3000 Adam steps on digits stands in for the paper's "
-                               "trained networks, which are unknown",
+                        source=f"inferred: our 2-layer MLP trained {config.train_steps} Adam steps on digits stands in "
+                               "for the paper's trained networks, which are unknown",
                       paper_value="k = 3 beats diagonal baselines",
                       reason=f"{B} samples per method, paired noise; the GMM is a proxy density for real digits "
                              f"(held-out digits score {test_nll:.2f}); interval: 95% CI of the paired mean "
