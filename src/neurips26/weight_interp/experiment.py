@@ -50,7 +50,10 @@ NONNEG = (0.0, math.inf)
 
 
 class Config(ChatBackendConfig):
-    """Sizes of the reproduction (quick: about a minute of CPU on 2 cores)."""
+    """Sizes of the reproduction. Quick: training steps, batch, evaluation interval, control steps and
+    explain/score windows are set by the CPU budget of the quick run (about 65 CPU-s for the
+    development and the confirmation run together; they were 300 steps, batch 16, eval every 25,
+    control 150 steps, 150 + 150 windows before); the full config sets its own."""
 
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=2, max_length=20,
                              description="seed offsets of the sparse/dense pairs (>= 2, for an interval)")
@@ -63,17 +66,21 @@ class Config(ChatBackendConfig):
     d_mlp: int = Field(256, ge=8, le=32768)
     activation_topk_fraction: float = Field(0.25, gt=0, le=1, description="AbsTopK keep fraction (1 = off)")
     positional_embedding: bool = Field(True, description="learned positions (Gao et al.: none in most runs)")
-    steps: int = Field(300, ge=20, le=1_000_000, description="optimiser steps of the sparse model")
-    batch: int = Field(16, ge=1, le=4096)
+    steps: int = Field(100, ge=20, le=1_000_000, description="optimiser steps of the sparse model (quick: set by "
+                       "the CPU budget of the quick run)")
+    batch: int = Field(8, ge=1, le=4096, description="windows per step (quick: set by the CPU budget)")
     lr: float = Field(0.03, gt=0, le=1.0, description="peak learning rate (Adam ε = 0.1 makes it large)")
     target_fraction: float = Field(0.0625, gt=0, lt=1, description="kept fraction of every matrix at the end")
     min_per_neuron: int = Field(4, ge=0, le=64, description="floor j of nonzeros per output neuron")
     schedule: Literal["linear", "exp"] = Field("linear", description="anneal of the kept fraction")
-    eval_every: int = Field(25, ge=1, le=100_000, description="steps between validation losses (dense stop)")
+    eval_every: int = Field(10, ge=1, le=100_000, description="steps between validation losses (dense stop; "
+                            "quick: 1/10 of the steps, as 25 of 300 before)")
     dense_max_steps_factor: float = Field(3.0, ge=1.0, le=20.0, description="dense twin's step cap / sparse steps")
     val_windows: int = Field(100, ge=10, le=1_000_000)
-    explain_windows: int = Field(150, ge=10, le=1_000_000, description="windows the explainer sees")
-    score_windows: int = Field(150, ge=10, le=1_000_000, description="held-out windows for verification")
+    explain_windows: int = Field(80, ge=10, le=1_000_000, description="windows the explainer sees (quick: set by "
+                                 "the CPU budget; 2 % of 80·32 tokens is still above n_examples)")
+    score_windows: int = Field(80, ge=10, le=1_000_000, description="held-out windows for verification (quick: "
+                               "set by the CPU budget)")
     n_weights: int = Field(100, ge=10, le=1_000_000, description="nonzero weights sampled per model")
     quantile: float = Field(0.98, gt=0, lt=1, description="importance quantile that makes a token positive")
     rel_floor: float = Field(0.1, ge=0, lt=1, description="positives also need |A| >= rel_floor * max|A|")
@@ -83,8 +90,8 @@ class Config(ChatBackendConfig):
     ablation: Literal["zero", "mean"] = Field("zero", description="ablation defining importance")
     n_ablation_weights: int = Field(6, ge=2, le=1000, description="weights checked by exact per-position ablation")
     ablation_windows: int = Field(3, ge=1, le=1000, description="windows per weight in that check")
-    control_steps: int = Field(150, ge=20, le=1_000_000, description="steps of the no-AbsTopK control model "
-                               "(attribution vs ablation without activation sparsity)")
+    control_steps: int = Field(50, ge=20, le=1_000_000, description="steps of the no-AbsTopK control model "
+                               "(attribution vs ablation without activation sparsity; quick: set by the CPU budget)")
     planted_windows: int = Field(300, ge=20, le=100_000, description="explain and score windows of the planted test")
     llm_weights: int = Field(8, ge=2, le=100_000, description="weights per model explained by the LLM arm")
     max_tokens: int = Field(120, ge=8, le=4096, description="explainer reply token limit")
@@ -127,8 +134,8 @@ class Config(ChatBackendConfig):
         return cls(corpus_chars=30_000_000, ctx=128, d_model=256, n_layer=4, n_head=16, d_mlp=1024,
                    positional_embedding=False, steps=20_000, batch=64, lr=0.01, target_fraction=1 / 64,
                    eval_every=200, val_windows=500, explain_windows=2000, score_windows=2000, n_weights=1000,
-                   n_ablation_weights=50, ablation_windows=8, backend="openai", model="gpt-4.1",
-                   llm_weights=200)
+                   n_ablation_weights=50, ablation_windows=8, control_steps=150, backend="openai",
+                   model="gpt-4.1", llm_weights=200)
 
 
 # --------------------------------------------------------------------------- helpers
