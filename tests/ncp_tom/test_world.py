@@ -167,3 +167,22 @@ def test_tracker_invariants(data):
                         assert (loc == r) == (state.second_order[a][b][o] == r)
             for o in range(len(SCENE.objects)):
                 assert state.first_order[a][o] in SCENE.room_of or state.first_order[a][o] == UNKNOWN
+
+
+def test_planner_steps_without_narration_reach_the_same_states():
+    # the oracle's search calls _apply_action(narrate=False) (no text); states, ok and error must be
+    # exactly those of apply_action, along random walks over every action of generated instances
+    import random
+
+    from neurips26.ncp_tom.tasks import generate_instances
+    from neurips26.ncp_tom.world import _apply_action
+
+    rnd = random.Random(0)
+    for inst in generate_instances(8, seed=3)[0]:
+        state, actions = inst.initial, all_actions(inst.scene)
+        for _ in range(12):
+            for a in actions:
+                full, bare = apply_action(inst.scene, state, a), _apply_action(inst.scene, state, a, narrate=False)
+                assert (bare.state, bare.ok, bare.error) == (full.state, full.ok, full.error)
+                assert bare.state.second_order == full.state.second_order and bare.observation == ""
+            state = apply_action(inst.scene, state, rnd.choice(actions)).state

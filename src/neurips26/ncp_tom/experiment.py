@@ -105,9 +105,22 @@ class Config(ExperimentConfig):
 
     def resources(self) -> Resources:
         """An OpenAI-compatible endpoint without a base URL of its own needs ``OPENAI_API_KEY``;
-        the offline configuration needs one CPU."""
+        the offline configuration needs one CPU.
+
+        ``hours`` is an estimate (inferred, not measured with a model): the offline part scaled from
+        the quick run (31 CPU-s on seed 0 for 3 × 600 instances, mostly the oracle's search) by the
+        number of instances generated, plus the LLM episodes, run one call at a time: a one-shot
+        episode is one call, an agentic one about 5 (the mean oracle plan is ≈ 2.7 actions, the cap
+        adds ``extra_steps``, plus DONE), at an assumed ~20 s per call for a reasoning model
+        (thousands of reasoning tokens) or ~3 s otherwise. ``full()`` (GPT-5, both settings, 600
+        instances): ≈ 3,600 calls, ≈ 20 h, almost all of it waiting on the endpoint."""
         needs_key = self.backend == "openai" and not self.base_url
-        return Resources(num_cpus=1, credentials=("OPENAI_API_KEY",) if needs_key else ())
+        offline = 31.0 * self.n_instances * self.n_seeds / (600 * 3)
+        calls = 0 if self.backend == "none" else self.llm_instances * sum(
+            5 if s == "agentic" else 1 for s in self.settings)
+        sec = offline + calls * (20.0 if self.reasoning_model else 3.0)
+        return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)),
+                         credentials=("OPENAI_API_KEY",) if needs_key else ())
 
     @classmethod
     def full(cls) -> "Config":

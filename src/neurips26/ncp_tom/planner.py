@@ -64,7 +64,7 @@ def shortest_plan(scene: Scene, start: WorldState, goals: tuple[BeliefGoal, ...]
         nxt = []
         for s in frontier:
             for a in actions:
-                step = _apply_action(scene, s, a)
+                step = _apply_action(scene, s, a, narrate=False)
                 if not step.ok or step.state in parent:
                     continue
                 parent[step.state] = (s, a)

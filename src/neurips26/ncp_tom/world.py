@@ -322,8 +322,9 @@ def apply_action(scene: Scene, state: WorldState, action: Action) -> StepResult:
     return _apply_action(scene, state, action)
 
 
-def _apply_action(scene: Scene, state: WorldState, action: Action) -> StepResult:
-    """:func:`apply_action` without the type checks (the planner's inner loop)."""
+def _apply_action(scene: Scene, state: WorldState, action: Action, narrate: bool = True) -> StepResult:
+    """:func:`apply_action` without the type checks (the planner's inner loop; ``narrate=False``
+    skips the narration text, which the search never reads: same states, empty text)."""
     if action.kind == "move":
         oi = scene.index["objects"].get(action.subject)
         if oi is None:
@@ -334,9 +335,11 @@ def _apply_action(scene: Scene, state: WorldState, action: Action) -> StepResult
                               f"{action.target!r} (places: {', '.join(scene.locations)}).", "unknown_entity")
         src = state.object_location[oi]
         if src == action.target:
+            if not narrate:
+                return StepResult(state, False, "", "precondition")
             return StepResult(state, False, f"Nothing happened: the {action.subject} is already in the "
                               f"{action.target}.", "precondition")
-        return _move(scene, state, oi, src, action.target)
+        return _move(scene, state, oi, src, action.target, narrate)
     if action.kind == "send":
         ci = scene.index["characters"].get(action.subject)
         if ci is None:
@@ -346,29 +349,34 @@ def _apply_action(scene: Scene, state: WorldState, action: Action) -> StepResult
             return StepResult(state, False, f"Nothing happened: there is no room called {action.target!r} "
                               f"(rooms: {', '.join(scene.rooms)}).", "unknown_entity")
         if state.character_room[ci] == action.target:
+            if not narrate:
+                return StepResult(state, False, "", "precondition")
             return StepResult(state, False, f"Nothing happened: {action.subject} is already in the "
                               f"{action.target}.", "precondition")
-        return _send(scene, state, ci, action.target)
+        return _send(scene, state, ci, action.target, narrate)
     return StepResult(state, False, f"Nothing happened: unknown action kind {action.kind!r} (allowed: move, send).",
                       "unknown_entity")
 
 
-def _move(scene: Scene, state: WorldState, oi: int, src: str, dst: str) -> StepResult:
+def _move(scene: Scene, state: WorldState, oi: int, src: str, dst: str, narrate: bool = True) -> StepResult:
     room_of = scene.room_of
     src_room, dst_room = room_of[src], room_of[dst]
     rooms = state.character_room
     first = list(state.first_order)
-    second = [list(m) for m in state.second_order]
+    second = list(state.second_order)   # rows copied only where a witness's row changes
     groups = [([i for i, r in enumerate(rooms) if r == dst_room], dst)]
     if src_room != dst_room:
         groups.append(([i for i, r in enumerate(rooms) if r == src_room], UNKNOWN))
     for members, value in groups:  # B_w(o) <- value; B_a(B_b(o)) <- value for co-witnesses a, b
-        for a in members:
+        for a in members:           # (the two groups are in different rooms: disjoint)
             first[a] = _set(first[a], oi, value)
+            row = list(second[a])
             for b in members:
-                second[a][b] = _set(second[a][b], oi, value)
-    new = WorldState(_set(state.object_location, oi, dst), rooms, tuple(first), tuple(tuple(m) for m in second),
-                     scene=scene)
+                row[b] = _set(row[b], oi, value)
+            second[a] = tuple(row)
+    new = WorldState(_set(state.object_location, oi, dst), rooms, tuple(first), tuple(second), scene=scene)
+    if not narrate:
+        return StepResult(new, True, "")
     obj = scene.objects[oi]
     seen_in = [scene.characters[i] for i in groups[0][0]]
     text = f"The {obj} was moved from the {src} to the {dst}."
@@ -379,18 +387,24 @@ def _move(scene: Scene, state: WorldState, oi: int, src: str, dst: str) -> StepR
     return StepResult(new, True, text)
 
 
-def _send(scene: Scene, state: WorldState, ci: int, room: str) -> StepResult:
+def _send(scene: Scene, state: WorldState, ci: int, room: str, narrate: bool = True) -> StepResult:
     locs = state.object_location
     rooms = _set(state.character_room, ci, room)
     first = list(state.first_order)
-    second = [list(m) for m in state.second_order]
+    second = list(state.second_order)   # rows copied only where they change
     first[ci] = _see_room(scene, first[ci], room, locs)
-    second[ci][ci] = first[ci]
+    row_c = list(second[ci])
+    row_c[ci] = first[ci]
     present = [i for i, r in enumerate(rooms) if r == room and i != ci]
     for b in present:
-        second[ci][b] = _see_room(scene, second[ci][b], room, locs)  # c models what b sees
-        second[b][ci] = _see_room(scene, second[b][ci], room, locs)  # b saw c arrive and look
-    new = WorldState(locs, rooms, tuple(first), tuple(tuple(m) for m in second), scene=scene)
+        row_c[b] = _see_room(scene, row_c[b], room, locs)  # c models what b sees
+        row_b = list(second[b])
+        row_b[ci] = _see_room(scene, row_b[ci], room, locs)  # b saw c arrive and look
+        second[b] = tuple(row_b)
+    second[ci] = tuple(row_c)
+    new = WorldState(locs, rooms, tuple(first), tuple(second), scene=scene)
+    if not narrate:
+        return StepResult(new, True, "")
     name = scene.characters[ci]
     loose = [scene.objects[i] for i, loc in enumerate(locs) if loc == room]
     text = f"{name} went from the {state.character_room[ci]} to the {room}."
