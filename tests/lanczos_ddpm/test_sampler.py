@@ -189,3 +189,22 @@ def test_symmetrize_uses_the_symmetric_part_of_a_non_symmetric_jacobian():
     raw = covariance_matvec(jvp, co, x.shape)(v)
     torch.testing.assert_close(raw, co.beta_tilde * v + scale * v @ A.T)
     assert st.vjp == 1 and st.jvp == 2
+
+
+def test_dense_covariance_vmap_equals_the_column_loop_and_counts_d_jvps():
+    """The vmap-batched materialisation must equal the one-column-per-JVP loop (max_rows=1 forces the
+    loop) to float round-off and still count d JVPs (and d VJPs with symmetrisation)."""
+    from neurips26.lanczos_ddpm.covariance import dense_covariance
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(D, 16), torch.nn.Tanh(), torch.nn.Linear(16, D)).double()
+    t, co = schedule_steps(AC, spaced_timesteps(1000, 10))[3]
+    x = torch.randn(7, D, dtype=torch.float64)
+    for sym in (False, True):
+        st = SamplerStats()
+        _, jvp, vjp = linearize(lambda v: net(v), x, st, need_vjp=sym)
+        mv = covariance_matvec(jvp, co, x.shape, vjp)
+        batched = dense_covariance(mv, 7, D, torch.float64, "cpu", stats=st)
+        assert st.jvp == D and st.vjp == (D if sym else 0)
+        loop = dense_covariance(mv, 7, D, torch.float64, "cpu", max_rows=1)
+        torch.testing.assert_close(batched, loop, rtol=1e-12, atol=1e-12)   # float64 round-off only
