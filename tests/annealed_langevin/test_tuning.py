@@ -138,3 +138,19 @@ def test_tuned_rule_spends_no_more_than_hand_tuned_ald_and_reaches_eps(kind):
     assert old.total_steps > hp.total_steps and old.bound <= 0.1
     with pytest.raises(ValueError, match="track must be 'auto' or a finite number >= 1"):
         tune(kind, SCH, fit, 0.1, track=0.5)
+
+
+def test_tune_cache_gives_the_same_hyperparameters():
+    """tune(cache=...) reuses bridges and level gaps across calls on one problem; every field of the
+    result must equal the uncached one exactly (same functions on the same inputs), also after the
+    cache was filled by other ε, δ and bias terms."""
+    fit = make_fit(3, 10, seed=4)
+    cache: dict = {}
+    for eps, delta, bt in ((0.1, 0.0, "lipschitz"), (0.05, 0.0, "hessian_lipschitz"), (0.1, 0.02, "lipschitz"),
+                           (0.2, 0.0, "hessian_lipschitz")):
+        for kind in ("geffner", "linhart"):
+            a = tune(kind, SCH, fit, eps, delta=delta, bias_term=bt)
+            b = tune(kind, SCH, fit, eps, delta=delta, bias_term=bt, cache=cache)
+            assert np.array_equal(a.times, b.times) and np.array_equal(a.step_sizes, b.step_sizes)
+            assert np.array_equal(a.n_steps, b.n_steps) and a.bound == b.bound
+    assert cache and all(k[0] in ("geffner", "linhart") for k in cache)

@@ -30,7 +30,7 @@ import torch
 from pydantic import Field
 
 from neurips26.harness import claims as C
-from neurips26.harness.config import ExperimentConfig
+from neurips26.harness.config import ExperimentConfig, Resources
 from neurips26.harness.context import RunContext
 
 from .composite import gauss_score, geffner_score
@@ -49,7 +49,7 @@ RULE_SOURCE = ("inferred: the abstract promises decision rules for the step size
 
 
 class Config(ExperimentConfig):
-    """Experiment configuration (quick = default; about 90 s of CPU on 2 idle cores).
+    """Experiment configuration (quick = default; its sizes are set by a CPU budget of 45 s for the quick run).
 
     Upper bounds keep a typo from running for hours: each bound is about 10× the full scale."""
 
@@ -62,24 +62,40 @@ class Config(ExperimentConfig):
     score_error: float = Field(0.02, ge=0, le=10, allow_inf_nan=False,
                                description="norm of a constant composite-score error δ (one extra run at epsilons[0])")
     bias_fraction: float = Field(0.5, gt=0, lt=1, description="share r of ε given to the stationary bias")
-    rsde_steps: list[Annotated[int, Field(ge=2, le=200_000)]] = Field([100, 300, 1000, 3000], min_length=2,
-                                                                      description="reverse-SDE step counts")
+    rsde_steps: list[Annotated[int, Field(ge=2, le=200_000)]] = Field(
+        [100, 300, 1000], min_length=2, description="reverse-SDE step counts (quick: up to 1000, set by the CPU "
+                                                    "budget of the quick run; was up to 3000)")
     claim_seeds: int = Field(3, ge=3, le=50, description="seeds over which every random claim is judged")
     sampler_particles: int = Field(2000, ge=500, le=1_000_000,
                                    description="particles of the sampler-vs-exact-law check")
     transfer_ns: list[Annotated[int, Field(ge=2, le=1000)]] = Field([3, 10], min_length=1, max_length=8,
                                                                     description="n for the non-Gaussian transfer")
     transfer_epsilon: float = Field(0.2, ge=0.01, le=10, allow_inf_nan=False, description="ε for the transfer runs")
-    transfer_particles: int = Field(500, ge=100, le=20_000,
-                                    description="particles per transfer run (exact OT is cubic in this)")
+    transfer_particles: int = Field(200, ge=100, le=20_000,
+                                    description="particles per transfer run (exact OT is cubic in this; quick: 200, "
+                                                "set by the CPU budget of the quick run; was 500)")
     transfer_rsde_steps: int = Field(300, ge=1, le=100_000, description="reverse-SDE steps in the transfer baseline")
-    sbi_simulations: int = Field(1500, ge=0, le=1_000_000, description="simulations for the sbi-trained NPSE run (0 = skip)")
-    sbi_epochs: int = Field(30, ge=1, le=10_000, description="max training epochs for the NPSE run")
+    sbi_simulations: int = Field(600, ge=0, le=1_000_000, description="simulations for the sbi-trained NPSE run "
+                                 "(0 = skip; quick: 600, set by the CPU budget of the quick run; was 1500)")
+    sbi_epochs: int = Field(15, ge=1, le=10_000, description="max training epochs for the NPSE run (quick: 15, set by "
+                            "the CPU budget of the quick run; was 30)")
     sbi_n: int = Field(3, ge=2, le=1000, description="observations n for the NPSE run")
     sbi_epsilon: float = Field(0.3, ge=0.01, allow_inf_nan=False, description="ε asked of the rule in the NPSE run")
     sbi_particles: int = Field(400, ge=50, le=100_000, description="ALD particles in the NPSE run")
     sbi_fit_samples: int = Field(150, ge=10, le=100_000,
                                  description="reverse-SDE samples per observation for the Gaussian fit")
+
+    def resources(self) -> Resources:
+        """One CPU; ``hours`` is an estimate, only for the full sweep (``transfer_particles`` > 2000).
+
+        Extrapolated from the quick run (45 s CPU budget; before the size cuts 94 s: Gaussian tuning 46 s,
+        transfer 15 s, sbi 18 s) by the ratio of work: Gaussian runs 5× more settings with up to 3× more
+        levels (ε = 0.02, n = 300, d = 20) ≈ 1 h; transfer with 10,000 particles (exact OT is cubic:
+        ~8,000× the 500-particle OT per run, minutes each) over 4 n × 10 seeds ≈ 3 h; sbi NPSE with 20,000
+        simulations and up to 1,000 epochs × 10 seeds ≈ 3 h (training scales with simulations × epochs;
+        sbi's early stopping may cut it). Not measured at that scale: about 7 h on one CPU.
+        """
+        return Resources(num_cpus=1, hours=7.0 if self.transfer_particles > 2000 else None)
 
     @classmethod
     def full(cls) -> "Config":
@@ -185,15 +201,16 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
         return out
 
     problems = _gaussian_problems(config, ctx)
-    rows = timed("tuned_gaussian_runs", _tuned_gaussian_runs, config, ctx, sch, problems, metrics)
+    caches: dict = {}       # per problem: bridges and level gaps tune() computed, reused by later groups
+    rows = timed("tuned_gaussian_runs", _tuned_gaussian_runs, config, ctx, sch, problems, metrics, caches)
     claims = _rule_meets_epsilon(config, rows)
     claims += timed("step_sizes", _linhart_vs_geffner_step_sizes, config, sch, problems, metrics, figs)
     claims += timed("total_steps", _linhart_vs_geffner_total_steps, config, sch, problems, rows, metrics)
     claims += timed("reverse_sde", _reverse_sde_bias, config, sch, problems, rows, metrics, figs)
-    claims += timed("sampler_vs_exact", _sampler_matches_exact_law, config, ctx, sch, problems, metrics)
+    claims += timed("sampler_vs_exact", _sampler_matches_exact_law, config, ctx, sch, problems, metrics, caches)
     claims += timed("transfer", _gaussian_tuning_transfers, config, ctx, sch, metrics, figs)
     claims += timed("sbi_npse", _trained_npse_within_bound, config, ctx, metrics)
-    timed("figures", _figures, config, ctx, sch, problems, rows, figs)
+    timed("figures", _figures, config, ctx, sch, problems, rows, figs, caches)
     metrics["cpu_seconds_by_claim_group"] = cpu
     notes = ("Decision rule: inferred from the per-level W2 bound (every level kept within ε; bias share r of ε; "
              "h_ℓ = min(2/(m+M), bias-limited); K_ℓ from the contraction needed; L = fewest linspace levels whose "
@@ -212,17 +229,20 @@ def _gaussian_problems(config: Config, ctx: RunContext) -> dict:
             for i, d in enumerate(config.dims) for j, n in enumerate(config.ns)}
 
 
-def _tuned_gaussian_runs(config, ctx, sch, problems, metrics) -> list[dict]:
-    """The rule's (h, K, L) for every (d, n, ε, δ, bias term, score) and the exact W2 it reaches."""
+def _tuned_gaussian_runs(config, ctx, sch, problems, metrics, caches=None) -> list[dict]:
+    """The rule's (h, K, L) for every (d, n, ε, δ, bias term, score) and the exact W2 it reaches.
+    ``caches`` (optional): dict (d, n) -> tune() cache of that problem, filled here for later groups."""
     settings = [(e, 0.0) for e in config.epsilons] + ([(config.epsilons[0], config.score_error)]
                                                       if config.score_error > 0 else [])
     rows = []
     for (d, n), fit in ctx.track(list(problems.items()), "Gaussian tuning"):
         u = np.ones(d) / np.sqrt(d)
+        cache = {} if caches is None else caches.setdefault((d, n), {})   # shared by its ε, δ and bias terms
         for eps, delta in settings:
             for bt in BIAS_TERMS:
                 for kind in KINDS:
-                    hp = tune(kind, sch, fit, eps, delta=delta, bias_fraction=config.bias_fraction, bias_term=bt)
+                    hp = tune(kind, sch, fit, eps, delta=delta, bias_fraction=config.bias_fraction, bias_term=bt,
+                              cache=cache)
                     w_post, w_bridge = _exact_w2(kind, hp, sch, fit, delta * u)
                     rows.append(dict(d=d, n=n, eps=eps, delta=delta, bias_term=bt, kind=kind, L=hp.num_levels,
                                      total=hp.total_steps, h_last=float(hp.step_sizes[-1]),
@@ -377,7 +397,7 @@ def _reverse_sde_bias(config, sch, problems, rows, metrics, figs) -> list:
              "is unbiased (W2 -> 0 as steps grow): its bias appears only with estimated precisions.")]
 
 
-def _sampler_matches_exact_law(config, ctx, sch, problems, metrics) -> list:
+def _sampler_matches_exact_law(config, ctx, sch, problems, metrics, caches=None) -> list:
     """The particle sampler (``annealed_langevin`` with the library's composite scores) against the
     exact Gaussian law of the same recursion (``ald_output`` on ``bridge``), over seeds."""
     d, n = config.dims[0], min(config.ns)
@@ -387,7 +407,8 @@ def _sampler_matches_exact_law(config, ctx, sch, problems, metrics) -> list:
     per_seed, seeds, detail = [], _seeds(config, ctx), {}
     exact = {}
     for kind in KINDS:                  # deterministic: the rule's hyperparameters and the exact output law
-        hp = tune(kind, sch, fit, eps, bias_term="hessian_lipschitz")
+        hp = tune(kind, sch, fit, eps, bias_term="hessian_lipschitz",
+                  cache=None if caches is None else caches.setdefault((d, n), {}))
         bs = [bridge(kind, float(t), sch, fit) for t in hp.times]
         exact[kind] = (hp, *ald_output(np.zeros(d), np.eye(d), bs, hp.step_sizes, hp.n_steps))
     for s in seeds:
@@ -491,7 +512,7 @@ def _gaussian_tuning_transfers(config, ctx, sch, metrics, figs) -> list:
             source="inferred: the abstract says the Gaussian tuning generalises to more complex problems; the "
                    "tuning rule and the test problem here are ours",
             reason=f"debiased squared W2 = W2²(ALD, ref) − W2²(ref', ref) with exact OT (POT) on {P} particles "
-                   f"(mean 0 for an exact sampler; seed-to-seed sd ~0.01), worst over n and both scores, "
+                   f"(mean 0 for an exact sampler; seed-to-seed sd ~0.01 at 500 particles), worst over n and both scores, "
                    f"against ε² = {eps ** 2:.3g}",
             note=f"worst at n = {worst[0]}, {worst[1]}. Score errors are zero here (exact mixture scores); a trained "
                  "network's score is checked in sbi_npse_tuned_accuracy. Catches: Langevin noise √h instead of "
@@ -573,7 +594,7 @@ def _trained_npse_within_bound(config, ctx, metrics) -> list:
 
 # ----------------------------------------------------------------------------- figures
 
-def _figures(config, ctx, sch, problems, rows, figs) -> None:
+def _figures(config, ctx, sch, problems, rows, figs, caches=None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -588,7 +609,8 @@ def _figures(config, ctx, sch, problems, rows, figs) -> None:
             col = COLOURS[kind]
             pts = []
             for eps in (0.4, 0.2, 0.1, 0.05):
-                hp = tune(kind, sch, fit, eps, bias_term="hessian_lipschitz")
+                hp = tune(kind, sch, fit, eps, bias_term="hessian_lipschitz",
+                          cache=None if caches is None else caches.setdefault((base_d, n), {}))
                 pts.append((hp.total_steps, _exact_w2(kind, hp, sch, fit)[0]))
             ax.loglog(*zip(*pts), "o-", color=col, label=f"ALD, rule ({kind})")
             hpts = []

@@ -162,7 +162,7 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
                     epsilon: float, delta: float = 0.0, bias_fraction: float = 0.5,
                     bias_term: str = DEFAULT_BIAS_TERM, hessian_lipschitz: float = 0.0,
                     init_mean=None, init_cov=None, track: float = 1.0,
-                    bridges: Sequence | None = None) -> ALDHyperparameters:
+                    bridges: Sequence | None = None, gaps: Sequence[float] | None = None) -> ALDHyperparameters:
     """The decision rule for h_ℓ and K_ℓ on given levels (module docstring), Gaussian setting.
 
     Args:
@@ -185,6 +185,9 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
             the end. The chained bound of the last level stays ≤ ε either way.
         bridges: the bridging densities at ``times`` if already computed (``gaussian.bridge`` per
             level; :func:`tune` reuses them across its candidates), else computed here.
+        gaps: W2 between consecutive bridging densities (``len(times) − 1`` values, as
+            :func:`level_gaps`) if already computed (:func:`tune` reuses them across its tracks and,
+            with a ``cache``, across calls), else computed here. Same numbers either way.
 
     Returns:
         :class:`ALDHyperparameters` with ``bound ≤ epsilon``.
@@ -211,6 +214,8 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
     if bridges is not None and len(bridges) != len(times):
         raise ValueError(f"bridges has {len(bridges)} entries for {len(times)} levels")
     bs = list(bridges) if bridges is not None else _bridges_for(kind, times, schedule, fit)
+    if gaps is not None and len(gaps) != len(times) - 1:
+        raise ValueError(f"gaps has {len(gaps)} entries for {len(times)} levels (need one fewer)")
     m0 = np.zeros(d) if init_mean is None else np.asarray(init_mean, float)
     c0 = np.eye(d) if init_cov is None else np.asarray(init_cov, float)
     w_in = w2_gaussian(m0, c0, bs[0].mean, bs[0].cov)
@@ -218,7 +223,8 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
     e_prev = None
     for i, b in enumerate(bs):
         if i > 0:
-            w_in = e_prev + w2_gaussian(bs[i - 1].mean, bs[i - 1].cov, b.mean, b.cov)
+            w_in = e_prev + (gaps[i - 1] if gaps is not None else w2_gaussian(bs[i - 1].mean, bs[i - 1].cov,
+                                                                                b.mean, b.cov))
         eps_l = epsilon if i == len(bs) - 1 else track * epsilon      # this level's tolerance
         budget = bias_fraction * eps_l - delta / b.m
         if budget <= 0:
@@ -259,7 +265,7 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
          bias_fraction: float = 0.5, bias_term: str = DEFAULT_BIAS_TERM, hessian_lipschitz: float = 0.0,
          level_rule: str = "max_gap", max_gap: float | None = None,
          level_candidates: Sequence[int] = DEFAULT_LEVEL_CANDIDATES,
-         track: float | str = "auto") -> ALDHyperparameters:
+         track: float | str = "auto", cache: dict | None = None) -> ALDHyperparameters:
     """Full decision rule: L, then h_ℓ and K_ℓ by :func:`tune_for_levels` on ``schedule.levels(L)``.
 
     L (inferred rule, two variants):
@@ -284,6 +290,9 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
 
     The arguments are those of :func:`tune_for_levels`, plus ``level_rule``, ``max_gap`` (> 0),
     ``level_candidates`` (increasing integers ≥ 1) and ``track`` ("auto" or a number ≥ 1).
+    ``cache``: an optional dict owned by the caller for ONE (``schedule``, ``fit``) pair; the bridging
+    densities and their consecutive W2 gaps per (kind, L) are kept there, so repeated calls on the same
+    problem (other ε, δ, bias terms) skip recomputing them. The result is the same with or without it.
 
     Returns:
         :class:`ALDHyperparameters` whose bound is ≤ ε.
@@ -313,15 +322,20 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
     best, last_err = None, None
     for L in sorted(int(c) for c in level_candidates):
         times = schedule.levels(L)
-        bs = _bridges_for(kind, np.asarray(times, float), schedule, fit)     # once per L, for every track
-        if level_rule == "max_gap" and L > 1 and max(w2_gaussian(a.mean, a.cov, b.mean, b.cov)
-                                                     for a, b in zip(bs[:-1], bs[1:])) > gap:
+        if cache is not None and (kind, L) in cache:
+            bs, gaps = cache[(kind, L)]
+        else:
+            bs = _bridges_for(kind, np.asarray(times, float), schedule, fit)     # once per L, for every track
+            gaps = [w2_gaussian(a.mean, a.cov, b.mean, b.cov) for a, b in zip(bs[:-1], bs[1:])]
+            if cache is not None:
+                cache[(kind, L)] = (bs, gaps)
+        if level_rule == "max_gap" and L > 1 and max(gaps) > gap:
             continue
         hp = None
         for tr in tracks:
             try:
                 cand = tune_for_levels(kind, times, schedule, fit, epsilon, delta, bias_fraction,
-                                       bias_term, hessian_lipschitz, track=tr, bridges=bs)
+                                       bias_term, hessian_lipschitz, track=tr, bridges=bs, gaps=gaps)
             except InfeasibleAccuracyError as err:
                 last_err = err
                 continue
