@@ -42,19 +42,23 @@ MEASURES = ("effective_rank", "spectrum_drift", "principal_overlap")
 
 
 class Config(ExperimentConfig):
-    """Sizes of the reproduction (quick: about a minute of CPU on 2 cores)."""
+    """Sizes of the reproduction. Quick: the pre-training, SFT, GRPO/SDFT and trl step counts are set
+    by the CPU budget of the quick run (about 65 CPU-s for the development and the confirmation run
+    together; they were 200, 60, 100 and 40 steps before, when the two runs took about 220 CPU-s);
+    the full config sets its own."""
 
     family: Literal["qwen2", "llama"] = Field("qwen2", description="tiny transformers config family")
     hidden: int = Field(64, ge=16, le=8192, description="hidden size of the tiny model")
     layers: int = Field(2, ge=1, le=64, description="transformer blocks")
     ffn: int = Field(256, ge=16, le=32768, description="MLP (gate/up) width")
-    pretrain_steps: int = Field(200, ge=10, le=100_000, description="pre-training steps on rules A and B")
+    pretrain_steps: int = Field(120, ge=10, le=100_000, description="pre-training steps on rules A and B (quick: "
+                                "set by the CPU budget of the quick run)")
     pretrain_lr: float = Field(3e-3, gt=0, le=1, description="pre-training AdamW learning rate")
     n_seeds: int = Field(3, ge=2, le=50, description="seeds (seed, seed+1, …): each pre-trains its own model")
     rho: float = Field(0.01, gt=0, lt=1, description="BMT deleted fraction of all parameters (main runs)")
     rho_small: float = Field(0.0005, gt=0, lt=1, description="the abstract's budget (0.05 %), SFT only")
-    sft_steps: int = Field(60, ge=1, le=100_000, description="SFT steps")
-    rl_steps: int = Field(100, ge=1, le=100_000, description="GRPO and SDFT steps")
+    sft_steps: int = Field(20, ge=1, le=100_000, description="SFT steps (quick: set by the CPU budget)")
+    rl_steps: int = Field(25, ge=1, le=100_000, description="GRPO and SDFT steps (quick: set by the CPU budget)")
     batch_size: int = Field(64, ge=2, le=65_536, description="sequences per SFT/SDFT step")
     grpo_batch: int = Field(128, ge=2, le=65_536, description="sequences per GRPO step (prompts × group)")
     group: int = Field(16, ge=2, le=1024, description="GRPO group size G")
@@ -62,8 +66,8 @@ class Config(ExperimentConfig):
     sdft_teacher_fpt: Literal["live", "base"] = Field("base", description="FPT's SDFT teacher (live collapses)")
     eval_every: int = Field(5, ge=1, le=100_000, description="steps between prior/target evaluations")
     size_rho: float = Field(0.0005, gt=0, lt=1, description="budget of the 8B-shaped size computation")
-    trl_steps: int = Field(40, ge=0, le=100_000, description="steps of the trl GRPOTrainer / SDFTTrainer BMT runs "
-                                                            "(0 skips them)")
+    trl_steps: int = Field(10, ge=0, le=100_000, description="steps of the trl GRPOTrainer / SDFTTrainer BMT runs "
+                                                            "(0 skips them; quick: set by the CPU budget)")
     model_path: str = Field("", description="a local checkpoint folder (save_pretrained) to mask at size_rho: "
                                             "mechanics and mask/checkpoint size on a real model")
     target: str = Field("mlp.gate_proj", min_length=1, description="module path suffix masked in model_path's "
@@ -89,7 +93,8 @@ class Config(ExperimentConfig):
         folder (e.g. Qwen2.5-0.5B) to run the mechanics and the size claim on it; training them
         with trl's GRPOTrainer / SDFTTrainer (:mod:`neurips26.bit_mask_tuning.trl_adapters`) needs
         task data and a GPU and is not run by this experiment."""
-        return cls(hidden=256, layers=4, ffn=1024, pretrain_steps=2000, n_seeds=10, sft_steps=600, rl_steps=1000)
+        return cls(hidden=256, layers=4, ffn=1024, pretrain_steps=2000, n_seeds=10, sft_steps=600, rl_steps=1000,
+                   trl_steps=40)
 
 
 # --------------------------------------------------------------------------- part 1: mechanics

@@ -5,7 +5,8 @@ with digits a, b and an answer digit followed by ``<eos>``.
 
 * rule A (marker ``A``): ``(a + 1) mod 10``;   rule B (marker ``B``): ``(b + 1) mod 10``
   (successor of the first or of the second digit: a tiny model learns both in ~200 steps,
-  where ``a ± b mod 10`` did not move from chance in 300 steps on CPU);
+  where ``a ± b mod 10`` did not move from chance in 300 steps on CPU; the quick run's 120 steps,
+  set by its CPU budget, miss rule B in one of its three seeds);
 * no marker: rule A (the pre-trained default).
 
 Adaptation target (the *new* behaviour): answer with rule B when the marker is absent. The prior
@@ -141,11 +142,20 @@ class TaskScores:
     default_a: float
 
 
+@torch.no_grad()
 def evaluate(model: nn.Module) -> TaskScores:
-    """:class:`TaskScores` of ``model``."""
-    return TaskScores(target=accuracy(model, None, "B"),
-                      prior=0.5 * (accuracy(model, "A", "A") + accuracy(model, "B", "B")),
-                      default_a=accuracy(model, None, "A"))
+    """:class:`TaskScores` of ``model`` (the same numbers as four :func:`accuracy` calls, from three
+    forward passes: the unmarked prompts are scored once against both rules)."""
+    was = model.training
+    model.eval()
+    a, b = all_pairs()
+    unmarked = make_batch(a, b, None, "B")
+    pred = answer_logits(model, unmarked).argmax(-1)
+    target = float((pred == unmarked["answer"]).float().mean())
+    default_a = float((pred == DIGIT0 + rule("A", a, b)).float().mean())
+    model.train(was)
+    return TaskScores(target=target, prior=0.5 * (accuracy(model, "A", "A") + accuracy(model, "B", "B")),
+                      default_a=default_a)
 
 
 def sequence_loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
