@@ -19,7 +19,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import claims as C
 from neurips26.harness.claims import Outcome
-from neurips26.harness.config import ExperimentConfig
+from neurips26.harness.config import ExperimentConfig, Resources
 from neurips26.harness.context import RunContext
 
 from . import real_data as _real_data
@@ -38,7 +38,7 @@ BASELINES = ("constant", "power_law", "cosine", "wsd")
 
 
 class Config(ExperimentConfig):
-    """Configuration of the lr_schedules reproduction (quick: minutes on 2 CPU cores)."""
+    """Configuration of the lr_schedules reproduction (quick: sizes set by a CPU budget of 50 s for the quick run)."""
 
     alpha: float = Field(1.5, gt=1.0, le=10.0, description="spectral decay α of λ_k = k^-α (> 1), easy phase")
     beta_easy: float = Field(1.5, gt=0.0, le=10.0, description="source exponent β of the easy-phase task")
@@ -53,8 +53,9 @@ class Config(ExperimentConfig):
     N_hard: int = Field(1000, ge=10, le=100_000, description="learned features of the hard-phase task")
     hard_residual_free: bool = Field(True, description="hard phase: the target lies in the N learned features "
                                      "(R_N = 0), so no residual floor acts as label noise")
-    horizons: list[int] = Field([500, 1000, 2000, 4000], min_length=3,
-                                description="horizons T (>= 3, increasing) for exponent fits")
+    horizons: list[int] = Field([125, 250, 500, 1000], min_length=3,
+                                description="horizons T (>= 3, increasing) for exponent fits (quick: 125–1000, set "
+                                            "by the CPU budget of the quick run; was 500–4000)")
     n_knots: int = Field(24, ge=4, le=1000, description="knots of the optimal-schedule parametrisation")
     knot_placement: Literal["both_ends", "end"] = Field("both_ends", description="knot placement: Chebyshev "
                                                         "(dense at start and end) or dense near T only")
@@ -64,9 +65,10 @@ class Config(ExperimentConfig):
     momentum_batch: int = Field(1, ge=1, le=4096, description="batch size m of the momentum claim's verdict")
     momentum_extra_batches: list[int] = Field([], description="further batch sizes of the momentum comparison, "
                                               "measured and reported (not in the verdict)")
-    momentum_horizons: list[int] = Field([200, 283, 400, 566, 800], min_length=3,
+    momentum_horizons: list[int] = Field([50, 71, 100, 141, 200], min_length=3,
                                          description="horizons for momentum (5: three degrees of freedom for the "
-                                                     "exponent fit; 3 left one, t-quantile 12.7)")
+                                                     "exponent fit; 3 left one, t-quantile 12.7; quick: 50–200, set "
+                                                     "by the CPU budget of the quick run; was 200–800)")
     momentum_knots: int = Field(8, ge=4, le=1000, description="knots per schedule (η and β) for momentum")
     momentum_max_iter: int = Field(80, ge=1, le=100_000, description="L-BFGS-B iterations for the momentum schedules")
     batch_sizes: list[int] = Field([1, 2, 4], min_length=2, description="batch sizes at a fixed sample budget")
@@ -77,7 +79,8 @@ class Config(ExperimentConfig):
                                       description="feature counts N tried at each budget (increasing)")
     compute_grid_cells: int = Field(40, ge=10, le=100_000, description="time cells of the optimal-control "
                                     "schedule in the compute-optimal fit")
-    compute_sweeps: int = Field(100, ge=1, le=100_000, description="forward-backward sweeps per schedule there")
+    compute_sweeps: int = Field(50, ge=1, le=100_000, description="forward-backward sweeps per schedule there (at "
+                                "most; quick: 50, set by the CPU budget of the quick run; was 100)")
     mc_N: int = Field(100, ge=2, le=100_000, description="learned features in the Monte Carlo check")
     mc_T: int = Field(1000, ge=10, le=1_000_000, description="SGD steps in the Monte Carlo check")
     mc_seeds: int = Field(200, ge=10, le=100_000, description="independent SGD runs in the Monte Carlo check")
@@ -161,6 +164,19 @@ class Config(ExperimentConfig):
             raise ValueError(f"batch_sizes must start at 1 and increase, got {v}")
         return v
 
+
+    def resources(self) -> Resources:
+        """One CPU; ``hours`` is an estimate, only for the paper-like scale (``N`` >= 5000).
+
+        Extrapolated from the quick run (50 s CPU budget; before the size cuts 129 s: easy 23 s, hard 39 s,
+        momentum 37 s, compute-optimal 10 s) by the ratio of work: the moment dynamics cost ∝ steps × modes
+        once N is large (the quick run's N ≤ 1000 is dominated by per-step numpy overhead, ~10× less per
+        step than N = 10⁴); full has 17× the steps of the old quick horizons at 20× the modes (≈ 10× per
+        step) and a 3× higher L-BFGS cap: easy + hard ≈ 4 h, momentum (N = 5000, 14× the steps) ≈ 3 h,
+        compute-optimal, Pontryagin, Monte Carlo, real data ≈ 2 h, the digits-CNN horizon sweep (6
+        horizons up to 8000 steps × 8 base LRs) ≈ 1 h. Not measured at that scale: about 10 h on one CPU.
+        """
+        return Resources(num_cpus=1, hours=10.0 if self.N >= 5000 else None)
 
     @classmethod
     def full(cls) -> "Config":
