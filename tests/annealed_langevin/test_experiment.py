@@ -80,3 +80,19 @@ def test_docstrings_say_the_rule_is_inferred():
     import neurips26.annealed_langevin.experiment as ex
 
     assert "INFERRED" in al.__doc__ and "INFERRED" in ex.__doc__
+
+
+def test_npse_claim_without_any_measured_seed_is_not_checkable(tmp_path, monkeypatch):
+    """Catches a claim whose every seed failed to run (a network too poor for the sampler: NaN on
+    each seed) reported as 'inconclusive' as if it had been measured: it must be not checkable,
+    saying why, and name what the full configuration does."""
+    import neurips26.annealed_langevin.experiment as ex
+
+    def poor(config, ctx, seed):
+        raise ValueError("the fitted moments are inconsistent")
+
+    monkeypatch.setattr(ex, "_sbi_run", poor)
+    metrics: dict = {}
+    (claim,) = ex._trained_npse_within_bound(Config.quick(), RunContext(seed=0, out_dir=tmp_path), metrics)
+    assert claim.verdict is Verdict.NOT_CHECKABLE and "too poor for the tuned sampler" in claim.reason
+    assert "inconsistent" in claim.reason and "20000 simulations" in claim.note
