@@ -41,7 +41,13 @@ SGD_COLOUR, WHITEN_COLOUR = "tab:blue", "tab:orange"
 
 
 class Config(ExperimentConfig):
-    """Sizes of the reproduction (quick: about 90 s of CPU on 2 cores)."""
+    """Sizes of the reproduction (quick: about 25 CPU-s for the development run).
+
+    The quick epoch counts (``whiten_epochs`` 6, ``tl_epochs`` 18, ``grok_epochs`` 100,
+    ``vae_epochs`` 15) are set by the CPU budget of the quick run (issue 37: development +
+    confirmation run within 45 CPU-s); before: 10, 30, 400 and 30 epochs (68 + 40 CPU-s), of which
+    grokking took about two thirds. The full configuration's sizes are unchanged.
+    """
 
     threads: int = Field(1, ge=1, le=256, description="CPU threads for torch and BLAS during the run (1 avoids "
                          "oversubscription on a shared machine)")
@@ -49,12 +55,12 @@ class Config(ExperimentConfig):
     batch_size: int = Field(64, ge=1, le=4096, description="mini-batch size for digits training")
     whiten_width: int = Field(128, ge=4, le=4096, description="hidden width of the whitening MLP")
     whiten_depth: int = Field(2, ge=1, le=8, description="hidden layers of the whitening MLP")
-    whiten_epochs: int = Field(10, ge=1, le=500, description="epochs of the whitening comparison")
+    whiten_epochs: int = Field(6, ge=1, le=500, description="epochs of the whitening comparison (quick: set by the CPU budget of the quick run)")
     whiten_lrs: list[float] = Field(default_factory=lambda: [0.05], description="SGD learning rates compared")
     whiten_momentum: float = Field(0.85, ge=0.0, lt=1.0, description="SGD momentum (both arms)")
     tl_width: int = Field(128, ge=4, le=4096, description="hidden width of the TL-dynamics MLP")
     tl_depth: int = Field(4, ge=2, le=12, description="hidden layers of the TL-dynamics MLP")
-    tl_epochs: int = Field(30, ge=3, le=1000, description="epochs of the TL-dynamics run")
+    tl_epochs: int = Field(18, ge=3, le=1000, description="epochs of the TL-dynamics run (quick: set by the CPU budget of the quick run)")
     tl_lr: float = Field(0.05, gt=0.0, le=1.0, description="SGD learning rate of the TL-dynamics run")
     tl_every: int = Field(2, ge=1, le=100, description="epochs between TL measurements in the TL-dynamics run")
     tl_momentum: float = Field(0.9, ge=0.0, lt=1.0, description="SGD momentum of the TL-dynamics run")
@@ -64,14 +70,14 @@ class Config(ExperimentConfig):
     swiss_lr: float = Field(0.05, gt=0.0, le=10.0, description="Swiss-roll SGD learning rate")
     grok_prime: int = Field(43, ge=5, le=211, description="modulus p of x + y mod p")
     grok_width: int = Field(128, ge=8, le=2048, description="hidden width of the grokking MLP")
-    grok_epochs: int = Field(400, ge=10, le=5000, description="epochs of the grokking run")
+    grok_epochs: int = Field(100, ge=10, le=5000, description="epochs of the grokking run (quick: set by the CPU budget of the quick run)")
     grok_batch_size: int = Field(128, ge=1, le=8192, description="grokking mini-batch size")
     grok_lr: float = Field(3e-3, gt=0.0, le=1.0, description="AdamW learning rate of the grokking run")
     grok_weight_decay: float = Field(1.0, ge=0.0, le=10.0, description="AdamW weight decay of the grokking run")
     grok_every: int = Field(10, ge=1, le=1000, description="epochs between grokking measurements")
     vae_hidden: int = Field(128, ge=4, le=4096, description="VAE hidden width")
     vae_latent: int = Field(8, ge=1, le=256, description="VAE latent dimension")
-    vae_epochs: int = Field(30, ge=3, le=1000, description="VAE epochs")
+    vae_epochs: int = Field(15, ge=3, le=1000, description="VAE epochs (quick: set by the CPU budget of the quick run)")
     vae_betas: list[float] = Field(default_factory=lambda: [1.0], description="β values of the β-VAE")
     data_dir: str | None = Field(None, description="folder with the user's <name>.npz for name in "
                                  + ", ".join(USER_DATA_SETS) + " (full configuration)")
@@ -116,7 +122,14 @@ class Config(ExperimentConfig):
     def resources(self) -> Resources:
         """One GPU for paper-scale runs (the authors' sizes (MLP width 256, 100 TL epochs, 500 grokking epochs)); one CPU otherwise."""
         big = bool(self.tl_epochs >= 50)
-        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=None if big else None)
+        # hours, extrapolated from the quick run's measured CPU time per part (before issue 37, 1 thread:
+        # whitening 8 s, TL 10 s, grokking 57 s, VAE 7 s) and the full/quick work ratios: whitening
+        # 5/3 seeds x 2 epochs x 4 lrs x ~2 (width 256) ~ 27x; TL 5/3 x 100/30 x 2 ~ 11x; grokking 5/3 seeds
+        # x 500/400 epochs x 4 (batch 32) x 2 (p = 61: 2x the pairs) x 2 (width) ~ 33x; VAE ~ 20x — about
+        # 0.7 h; the user's four data sets (4 lrs x 5 seeds x 2 arms x 20 epochs of ~940 steps, ~2-3 ms
+        # each at width 256, plus a 100-epoch TL run each) about 2.1 h. Small-batch loops are
+        # overhead-bound, so a GPU is not much faster: 3 h, rounded up to 4. Quick: well under 0.05 h.
+        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=4.0 if big else 0.05)
 
     @classmethod
     def full(cls) -> "Config":
