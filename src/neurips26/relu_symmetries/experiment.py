@@ -16,7 +16,7 @@ import time
 import numpy as np
 from pydantic import Field, field_validator
 
-from neurips26.harness import ExperimentConfig, Outcome, RunContext
+from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 
 from .baselines import naive_canonical_equal, points_for_confidence, random_evaluation_equal
@@ -81,6 +81,16 @@ class Config(ExperimentConfig):
         if len(v) < 3 or any(b <= a for a, b in zip(v, v[1:])) or v[0] < 2 or v[-1] > 4096:
             raise ValueError("must be >= 3 strictly increasing widths in 2..4096 (a log-log slope is fitted)")
         return v
+
+    def resources(self) -> Resources:
+        """One CPU. ``hours`` is an estimate (inferred, not measured at full scale), extrapolated from
+        the quick run (15 CPU-s on seed 0; by its profile: conservation GD ≈ 44 %, real-data training
+        ≈ 25 %, figures ≈ 19 %, orbit checks ≈ 6 %, decision scaling ≈ 3 %) by work ratios: GD 10×
+        seeds × 10× steps ≈ 670 s; real-data training 12.5× steps × 4× widths (up to ~16× per step)
+        ≈ 200-800 s; orbit checks 10× seeds × 100× pairs ≈ 900 s; decision scaling to width 1024
+        ≈ 100 s. Sum ≈ 0.6 h; declared 1 h for the uncertain per-step growth with width."""
+        big = self.n_seeds > 10 or self.gd_steps > 100_000 or max(self.scaling_widths) > 256
+        return Resources(num_cpus=1, hours=1.0 if big else 0.01)
 
     @classmethod
     def full(cls) -> "Config":
