@@ -64,6 +64,13 @@ def test_reduced_run_every_claim_has_kind_and_verdict(tmp_path):
         assert by[cid].verdict is Verdict.HOLDS, cid
     assert by["six_models_restored"].verdict is Verdict.NOT_CHECKABLE
     assert (tmp_path / "figures" / "count_signal_per_layer.png").exists()
+    # 60 steps: the model does not count, so every claim about a counting model's readout is not a
+    # verdict (catches 'the repair restores 45 %' judged as 'does not hold' on a model that never counted)
+    from neurips26.counting_readout.experiment import NEEDS_A_COUNTING_MODEL
+
+    assert by["tiny_model_counts"].verdict is Verdict.DOES_NOT_HOLD
+    for cid in NEEDS_A_COUNTING_MODEL:
+        assert by[cid].verdict is Verdict.NOT_CHECKABLE and "does not count" in by[cid].reason, cid
 
 
 @pytest.mark.slow

@@ -34,6 +34,7 @@ from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
+from neurips26.harness.claims import Verdict
 from neurips26.harness.config import Resources
 from neurips26.harness.context import torch_threads
 
@@ -620,6 +621,32 @@ def preflight(config: Config) -> None:
     find_unembedding(model)
 
 
+#: Claims about how a model that counts reads out its count: judged only when ``tiny_model_counts`` holds.
+NEEDS_A_COUNTING_MODEL = ("count_decodable_final_layer", "count_snr_high_final_layer", "count_subspace_is_causal",
+                          "planted_bottleneck_breaks_readout", "digit_rows_aligned_before_break",
+                          "diagnosis_separates_accounts", "pi_lora_restores_counting", "general_text_loss_preserved",
+                          "pi_lora_fewer_steps_than_random")
+
+
+def _unless_model_counts(claims: list, config: Config) -> list:
+    """``claims``, with those in :data:`NEEDS_A_COUNTING_MODEL` made not checkable when the tiny model
+    does not count (``tiny_model_counts`` does not hold): a readout bottleneck, its diagnosis and its
+    repair are about a model that has computed the count; on one that counts at chance-plus, 'the
+    repair restores 45 %' says nothing about the method. The implementation checks stay verdicts."""
+    pre = next((c for c in claims if c.id == "tiny_model_counts"), None)
+    if pre is None or pre.verdict is Verdict.HOLDS:
+        return claims
+    why = (f"the tiny model does not count (tiny_model_counts: {pre.measured:.0%} of held-out prompts, interval "
+           f"{pre.interval[0]:.0%}-{pre.interval[1]:.0%}, needs >= 90 %), so a claim about how a counting model reads "
+           f"out its count is moot; {config.train_steps} training steps (the quick run's, set by its CPU budget) "
+           "are too few")
+    return [C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
+                            tuned_after_look=c.tuned_after_look, reason=why, note=c.note,
+                            full_scale="trains the tiny model 6000 steps (2000 reached 95 % on seed 0) and judges "
+                            "the claim on it")
+            if c.id in NEEDS_A_COUNTING_MODEL else c for c in claims]
+
+
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run all parts (see the module docstring)."""
     metrics: dict = {}
@@ -638,6 +665,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         broken, c = _planted(config, ctx, model, data, diag, metrics)
         claims += c
         claims += _repair(config, ctx, model, broken, data, diag, metrics, figs)
+        claims = _unless_model_counts(claims, config)
         if ctx.confirmation:              # judged here: only the claims tuned after a look
             return Outcome(metrics=metrics, claims=[c for c in claims if not c.preregistered],
                            notes="Confirmation run: only the claims tuned after a look are judged.")
