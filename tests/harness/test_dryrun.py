@@ -143,7 +143,7 @@ def test_cli_dry_run_exits_1_naming_system_and_stage(drysys, monkeypatch):
     res = CliRunner().invoke(app, ["reproduce", "--scale", "full", "--dry-run", "--seeds", "3", "--set", "lo=20"])
     assert res.exit_code == 1, res.output
     assert "dryfake at stage 'config'" in res.output
-    res = CliRunner().invoke(app, ["reproduce", "--scale", "full", "--dry-run", "--seeds", "3"])
+    res = CliRunner().invoke(app, ["reproduce", "--scale", "full", "--dry-run", "--seeds", "3"], env={"COLUMNS": "160"})
     assert res.exit_code == 0, res.output
     assert "total: 4 tasks" in res.output and "GPU-hours 6" in res.output
     # the table totals the parameters; the per-model counts are listed below it

@@ -525,7 +525,7 @@ def plan_table(plans: Sequence[SystemPlan]) -> Any:
     t = Table(title="dry run: plan", title_justify="left")
     right = {"justify": "right", "no_wrap": True}
     for col, kw in (("system", {"no_wrap": True}), ("tasks", right), ("CPUs", right), ("GPUs", right),
-                    ("mem GB", right), ("h/task", right), ("GPU-h", right), ("parameters", right),
+                    ("mem GB", right), ("h/task", right), ("GPU-h", right), ("parameters", {"justify": "right"}),
                     ("peak GB", right), ("stages", {"no_wrap": True}), ("result", {"no_wrap": True})):
         t.add_column(col, **kw)
     for p in plans:
@@ -576,7 +576,8 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
     tot = totals(plans)
     console.print(
         f"total: {tot['tasks']} tasks ({len(seeds)} seed{'s' if len(seeds) != 1 else ''} x {len(plans)} "
-        f"system{'s' if len(plans) != 1 else ''}, plus confirmation seeds); {tot['gpu_tasks']} need a GPU; "
+        f"system{'s' if len(plans) != 1 else ''}, plus confirmation seeds, each counted at a full task's hours: an "
+        f"upper bound, they rerun only their tuned claim groups); {tot['gpu_tasks']} need a GPU; "
         f"declared GPU-hours {tot['gpu_hours']:g}, CPU-hours {tot['cpu_hours']:g}, task-hours {tot['task_hours']:g}"
         + (f"; hours not declared by {', '.join(s.replace('_', '-') for s in tot['no_hours'])} (not in the sums)"
            if tot["no_hours"] else ""), highlight=False, markup=False)
