@@ -33,7 +33,8 @@ def test_tiny_run_produces_well_formed_claims(tmp_path):
                 "gradient_equals_signal_sum", "log_density_exact_linear", "adjoint_matches_backprop"):
         assert by_id[cid].verdict is Verdict.HOLDS, cid
     # random claims are judged over the seeds
-    assert by_id["reverse_kl_drops_modes"].seeds.n == 2
+    rk = by_id["reverse_kl_drops_modes"]   # judged over the seeds, or gated when the FM control misses modes
+    assert rk.seeds.n == 2 if rk.verdict is not Verdict.NOT_CHECKABLE else "control does not cover" in rk.reason
     assert by_id["vi_low_rank_updates"].interval is not None
     figs = {p.name for p in (tmp_path / "figures").iterdir()}
     assert {"mode_collapse.png", "rank_spectra.png", "rank_monitor_vi.png", "rank_monitor_fm.png",
@@ -71,3 +72,25 @@ def test_confirmation_run_returns_only_the_tuned_claim(tmp_path):
     assert [c.id for c in out.claims] == ["fm_updates_align_with_data_subspace"]
     assert out.claims[0].tuned_after_look and out.claims[0].kind is Kind.RECONSTRUCTION
     assert "mode_collapse" not in out.metrics and out.metrics["fm_low_rank"]["subspace"][0]["seed"] == 10100
+
+
+def test_collapse_is_not_attributed_to_reverse_kl_when_the_control_also_collapses():
+    """Catches 'reverse KL drops modes' judged (and holding) while the control — flow matching with
+    the same field — misses components too (the quick run's shortened training did: FM covered 6-7
+    of 8): a collapse the control shares may be under-training. Gated claims become not checkable,
+    naming the control's coverage; with a covering control they stay verdicts."""
+    from neurips26.harness import claims as C
+    from neurips26.harness.claims import Verdict
+    from neurips26.lowrank_collapse.experiment import NEEDS_A_COVERING_CONTROL, Config, _unless_control_covers
+
+    claims = [C.at_most(cid, "s", measured=6, bound=7, reason="r", kind="reconstruction", source="s",
+                        domain=(0.0, 8.0))
+              for cid in NEEDS_A_COVERING_CONTROL] + [C.at_most("other", "s", measured=0, bound=1, reason="r",
+                                                               kind="check", source="s")]
+    rows = {"vi": [{"n_covered": 5}, {"n_covered": 6}], "fm": [{"n_covered": 8}, {"n_covered": 7}]}
+    gated = {c.id: c for c in _unless_control_covers(claims, rows, Config.quick())}
+    for cid in NEEDS_A_COVERING_CONTROL:
+        assert gated[cid].verdict is Verdict.NOT_CHECKABLE and "[8, 7] of 8" in gated[cid].reason, cid
+    assert gated["other"].verdict is Verdict.HOLDS
+    rows["fm"][1]["n_covered"] = 8
+    assert _unless_control_covers(claims, rows, Config.quick()) is claims

@@ -365,7 +365,32 @@ def _mode_collapse(config: Config, ctx: RunContext, metrics: dict, figs: dict) -
                             paper_value="rank bounds explain collapse",
                             note="the two runs differ in objective and step count; this is a correlation, not the "
                             "paper's (unknown) argument"))
-    return claims
+    return _unless_control_covers(claims, rows, config)
+
+
+#: Claims that attribute dropped modes to the reverse-KL objective: judged only when the control (flow
+#: matching, same field) covers every component, otherwise a dropped mode may be plain under-training.
+NEEDS_A_COVERING_CONTROL = ("reverse_kl_drops_modes", "zuko_maf_reverse_kl_drops_modes",
+                            "collapse_with_lower_rank_updates")
+
+
+def _unless_control_covers(claims: list, rows: dict, config: Config) -> list:
+    """``claims``, with those in :data:`NEEDS_A_COVERING_CONTROL` made not checkable when flow matching
+    with the same field misses a component on some seed (the control claim
+    ``flow_matching_covers_modes`` then does not hold): at the quick run's CPU-budget step counts both
+    objectives can miss modes, and a collapse that the covering control shares is no evidence about
+    reverse KL."""
+    fm = [r["n_covered"] for r in rows["fm"]]
+    if min(fm) == 8:
+        return claims
+    why = (f"the control does not cover the mixture: flow matching with the same field covers {fm} of 8 components "
+           f"per seed after {config.fm_steps} steps (the quick run's, set by its CPU budget), so a dropped mode may "
+           f"be under-training, not the reverse-KL objective (VI covers {[r['n_covered'] for r in rows['vi']]})")
+    return [C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
+                            tuned_after_look=c.tuned_after_look, reason=why, note=c.note,
+                            full_scale="trains VI 5000 and flow matching 20000 steps on the GPU, where the "
+                            "control covers the mixture, and judges the claim there")
+            if c.id in NEEDS_A_COVERING_CONTROL else c for c in claims]
 
 
 # --------------------------------------------------------------------------- 4. flow-matching updates
