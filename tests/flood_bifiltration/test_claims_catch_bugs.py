@@ -35,10 +35,23 @@ def _first_row_of_ties(r, t):
     return idx, np.stack([r[idx], t[idx]], axis=1)
 
 
+def _first_row_of_ties_segments(r, t, ptr):
+    """The same broken copy for the batched ``_compress_segments`` (the masked path's)."""
+    start = np.ones(len(t), dtype=bool)
+    start[1:] = t[1:] != t[:-1]
+    start[ptr[:-1][ptr[:-1] < len(t)]] = True
+    idx = np.flatnonzero(start)
+    seg = np.searchsorted(ptr, idx, side="right") - 1
+    keep = np.ones(len(idx), dtype=bool)
+    keep[1:] = (r[idx][1:] < r[idx][:-1]) | (seg[1:] != seg[:-1])
+    return idx[keep]
+
+
 @pytest.mark.parametrize("broken", [False, True])
 def test_tie_handling_bug_moves_the_constant_f_claim(tmp_path, monkeypatch, broken):
     if broken:
         monkeypatch.setattr(B, "_compress", _first_row_of_ties)
+        monkeypatch.setattr(B, "_compress_segments", _first_row_of_ties_segments)
     cfg = E.Config(n_points_invariants=600, n_landmarks_invariants=20)
     claims = {c.id: c for c in E._invariants(cfg, RunContext(seed=0, out_dir=tmp_path), {})}
     verdict = claims["constant_f_grades_are_flood_values"].verdict.value

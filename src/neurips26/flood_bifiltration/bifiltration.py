@@ -101,6 +101,53 @@ def _compress(r: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return idx, np.stack([r[idx], t[idx]], axis=1)
 
 
+
+def _compress_segments(r: np.ndarray, t: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """:func:`_compress` of many staircases at once: segment i is ``r[ptr[i]:ptr[i + 1]]`` (same
+    for t). Returns the kept flat row indices (increasing), exactly the union of the per-segment
+    :func:`_compress` indices shifted by ``ptr[i]``."""
+    n = len(t)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    end = np.ones(n, dtype=bool)
+    end[:-1] = t[1:] != t[:-1]
+    nonempty = ptr[1:] > ptr[:-1]
+    end[ptr[1:][nonempty] - 1] = True  # the last row of every segment ends its tie group
+    idx = np.flatnonzero(end)
+    seg = np.searchsorted(ptr, idx, side="right") - 1
+    re = r[idx]
+    keep = np.ones(len(idx), dtype=bool)
+    keep[1:] = (re[1:] < re[:-1]) | (seg[1:] != seg[:-1])
+    return idx[keep]
+
+
+def _gather_segments(ptr: np.ndarray, flat: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate segments ``flat[ptr[w]:ptr[w + 1]]`` for w in ``which``; returns (position in
+    ``which`` of each element, the elements)."""
+    lens = ptr[which + 1] - ptr[which]
+    total = int(lens.sum())
+    owner = np.repeat(np.arange(len(which), dtype=np.int64), lens)
+    start = np.repeat(ptr[which] - (np.cumsum(lens) - lens), lens)
+    return owner, flat[start + np.arange(total, dtype=np.int64)]
+
+
+def _unique_pairs(owner: np.ndarray, rows: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per owner 0..m-1 the sorted distinct rows (< n): (ptr (m+1,), flat rows) — the same sets as
+    ``np.unique`` of each owner's rows."""
+    key = owner.astype(np.int64) * n + rows.astype(np.int64)
+    key.sort()   # sort + adjacent difference: np.unique's sorted result (its hash path is slower here)
+    if len(key) > 1:
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])]
+    own = key // n
+    ptr = np.searchsorted(own, np.arange(m + 1, dtype=np.int64))
+    return ptr, key - own * n
+
+
+def _split_rows(flat: np.ndarray, ptr: np.ndarray) -> list[np.ndarray]:
+    """``[flat[ptr[i]:ptr[i + 1]] for i]`` (views)."""
+    return [flat[a:b] for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist())]
+
+
 def _dense_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, memory_limit_bytes: float,
                   stats: dict) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Exact staircases (SLF) of m simplices sharing a grid size, over all N sorted points.
@@ -122,16 +169,20 @@ def _dense_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, memory_li
     for b0 in range(0, m, batch):
         B = min(batch, m - b0)
         Y = samples[b0:b0 + B].reshape(-1, d)
-        carry = np.full((B, S), np.inf)  # running min_{j < a} ‖x_j − y‖ per sample
+        carry = np.full((B, S), np.inf)  # running min_{j < a} ‖x_j − y‖² per sample
         prev = np.full(B, np.inf)  # staircase value at the previous tie-group end
+        buf = np.empty((min(rows, n), B * S))   # one block buffer per batch (no page faults per block)
         for a in range(0, n, rows):
-            D = cdist(xs[a:a + rows], Y).reshape(-1, B, S)
+            # squared distances: min/max commute with the (monotone, correctly rounded) sqrt, taken
+            # on the staircase values only; cdist's sqeuclidean sum is the one under its euclidean sqrt
+            D = cdist(xs[a:a + rows], Y, "sqeuclidean", out=buf[:min(rows, n - a)]).reshape(-1, B, S)
             np.minimum(D[0], carry, out=D[0])
             np.minimum.accumulate(D, axis=0, out=D)  # cumulative min down the rows
             carry = D[-1].copy()
             sel = np.flatnonzero(end[a:a + rows])
             if len(sel):
-                Rs = D[sel].max(axis=2)  # (c', B): ρ_σ(f_(i)) at tie-group ends, equation (SLF)
+                # (c', B): ρ_σ(f_(i)) at tie-group ends, equation (SLF)
+                Rs = np.sqrt((D if len(sel) == len(D) else D[sel]).max(axis=2))
                 before = np.vstack([prev[None, :], Rs[:-1]])
                 ii, jj = np.nonzero(Rs < before)
                 found_simplex.append(b0 + jj)
@@ -147,9 +198,8 @@ def _dense_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, memory_li
     order = np.lexsort((row, simplex))
     simplex, row, r = simplex[order], row[order], r[order]
     bounds = np.searchsorted(simplex, np.arange(m + 1))
-    out_rows = [row[bounds[i]:bounds[i + 1]] for i in range(m)]
-    out_grades = [np.stack([r[bounds[i]:bounds[i + 1]], fs[out_rows[i]]], axis=1) for i in range(m)]
-    return out_rows, out_grades
+    G = np.stack([r, fs[row]], axis=1)
+    return _split_rows(row, bounds), _split_rows(G, bounds)
 
 
 def _masked_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, candidate_rows: list[np.ndarray],
@@ -162,30 +212,77 @@ def _masked_grades(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, candidat
 
     Returns per simplex the (g, 2) grades.
     """
-    S = samples.shape[1]
-    rows = int(max(1, memory_limit_bytes // (8 * 3 * S)))
-    out = []
-    chunked = 0
-    for i, rws in enumerate(candidate_rows):
-        if len(rws) <= rows:
-            D = cdist(xs[rws], samples[i])
+    lens = np.fromiter((len(c) for c in candidate_rows), dtype=np.int64, count=len(candidate_rows))
+    ptr = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    rows = (np.concatenate(candidate_rows).astype(np.int64) if len(candidate_rows)
+            else np.empty(0, dtype=np.int64))
+    return _masked_grades_flat(xs, fs, samples, ptr, rows, memory_limit_bytes, stats)
+
+
+def _masked_grades_flat(xs: np.ndarray, fs: np.ndarray, samples: np.ndarray, ptr: np.ndarray, rows: np.ndarray,
+                        memory_limit_bytes: float = DEFAULT_MEMORY_LIMIT_MB * 2**20, stats: dict | None = None
+                        ) -> list[np.ndarray]:
+    """:func:`_masked_grades` with the candidate rows of simplex i in ``rows[ptr[i]:ptr[i + 1]]``.
+
+    Simplices are processed in batches (sorted by candidate count, padded at the end of each
+    staircase to the batch's longest), each padded (simplices × rows × samples) block within the
+    same third of ``memory_limit_bytes`` and about 1 MB (a simplex alone may exceed that). Running minima and maxima are taken on squared
+    distances and the square root applied to the staircase values: sqrt is monotone and correctly
+    rounded, so the values are bitwise those of ``cdist`` (Euclidean: the same sum of squares).
+    """
+    m, S, d = samples.shape
+    limit = int(max(1, memory_limit_bytes // (8 * 3 * S)))
+    lens = np.diff(ptr)
+    r = np.empty(len(rows))
+    per = min(limit, max(1, 2**17 // S))   # padded rows per batch: ~1 MB blocks stay in cache
+    big = np.flatnonzero(lens > limit)
+    # simplices with long candidate lists: one cdist block each (row blocks over the guard,
+    # carrying the running minimum); squared distances, sqrt of the staircase values only
+    for i in np.flatnonzero(lens > max(1, per // 8)).tolist():
+        rws = rows[ptr[i]:ptr[i + 1]]
+        out = r[ptr[i]:ptr[i + 1]]
+        carry = np.full(S, np.inf)
+        for a in range(0, len(rws), limit):
+            D = cdist(xs[rws[a:a + limit]], samples[i], "sqeuclidean")
+            np.minimum(D[0], carry, out=D[0])
             np.minimum.accumulate(D, axis=0, out=D)
-            r = D.max(axis=1)
-        else:
-            chunked += 1
-            r = np.empty(len(rws))
-            carry = np.full(S, np.inf)
-            for a in range(0, len(rws), rows):
-                D = cdist(xs[rws[a:a + rows]], samples[i])
-                np.minimum(D[0], carry, out=D[0])
-                np.minimum.accumulate(D, axis=0, out=D)
-                carry = D[-1].copy()
-                r[a:a + rows] = D.max(axis=1)
-        idx, g = _compress(r, fs[rws])
-        out.append(g)
+            carry = D[-1].copy()
+            out[a:a + limit] = np.sqrt(D.max(axis=1))
+    small = np.flatnonzero((lens <= max(1, per // 8)) & (lens > 0))
+    order = small[np.argsort(lens[small], kind="stable")]
+    i0 = 0
+    while i0 < len(order):
+        if len(order) - i0 == 1 or (len(order) - i0) * int(lens[order[-1]]) <= per:
+            i1 = len(order)
+        else:   # ascending lengths: the largest batch whose padded size fits
+            cnt = np.arange(1, len(order) - i0 + 1)
+            fits = np.flatnonzero(cnt * lens[order[i0:]] <= per)
+            i1 = i0 + max(1, int(fits[-1]) + 1 if len(fits) else 1)
+        seg = order[i0:i1]
+        L = int(lens[seg[-1]])
+        idx = ptr[seg][:, None] + np.arange(L)[None, :]
+        np.minimum(idx, (ptr[seg + 1] - 1)[:, None], out=idx)   # pad with the last row (ignored)
+        X = xs[rows[idx]]                 # (b, L, d)
+        Y = samples[seg]                  # (b, S, d)
+        D = X[:, :, None, 0] - Y[:, None, :, 0]
+        D *= D
+        for j in range(1, d):
+            E = X[:, :, None, j] - Y[:, None, :, j]
+            E *= E
+            D += E
+        np.minimum.accumulate(D, axis=1, out=D)
+        R = np.sqrt(D.max(axis=2))        # (b, L)
+        valid = np.arange(L)[None, :] < lens[seg][:, None]
+        r[idx[valid]] = R[valid]
+        i0 = i1
+    t = fs[rows]
+    keep = _compress_segments(r, t, ptr)
+    G = np.stack([r[keep], t[keep]], axis=1)
+    gptr = np.searchsorted(keep, ptr)
     if stats is not None:
-        stats["masked_chunked_simplices"] = stats.get("masked_chunked_simplices", 0) + chunked
-    return out
+        stats["masked_chunked_simplices"] = stats.get("masked_chunked_simplices", 0) + len(big)
+    return _split_rows(G, gptr)
 
 
 def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_edge: int = 21,
@@ -260,19 +357,37 @@ def sublevel_flood_bifiltration(points, f, n_landmarks: int = 64, *, points_per_
         balls = tree.query_ball_point(centres, near_radius * radii)
         # mask of a top cell: its dilated MEB ball plus the critical rows of its vertices, so that
         # a face's mask (union over its top cofaces) contains every coface's mask
-        balls = [np.unique(np.concatenate([np.asarray(b, dtype=np.int64)] + [vrows[v] for v in cell]))
-                 for b, cell in zip(balls, top)]
-        stats["mask_mean_points"] = float(np.mean([len(b) for b in balls])) if len(balls) else 0.0
+        blens = np.fromiter((len(b) for b in balls), dtype=np.int64, count=len(balls))
+        owner = [np.repeat(np.arange(len(top), dtype=np.int64), blens)]
+        flat = [np.fromiter((i for b in balls for i in b), dtype=np.int64, count=int(blens.sum()))]
+        vlens = np.fromiter((len(v) for v in vrows), dtype=np.int64, count=len(vrows))
+        vptr = np.zeros(len(vrows) + 1, dtype=np.int64)
+        np.cumsum(vlens, out=vptr[1:])
+        vflat = np.concatenate(vrows).astype(np.int64)
+        for j in range(top.shape[1]):
+            o, v = _gather_segments(vptr, vflat, top[:, j])
+            owner.append(o)
+            flat.append(v)
+        bptr, bflat = _unique_pairs(np.concatenate(owner), np.concatenate(flat), len(top), n)
+        stats["mask_mean_points"] = float(np.mean(blens)) if len(balls) else 0.0
     for k in range(1, cx.dimension + 1):
         samples = simplex_samples(vertices, cx.simplices[k], points_per_edge)
         if exact:
             _, g = _dense_grades(xs, fs, samples, memory_limit_bytes, stats)
         else:
-            cand = []
-            for simp, cof in zip(cx.simplices[k], cx.cofacets[k]):
-                parts = [balls[c] for c in cof] + [vrows[v] for v in simp]  # vertices matter when cof is empty
-                cand.append(np.unique(np.concatenate(parts)))
-            g = _masked_grades(xs, fs, samples, cand, memory_limit_bytes, stats)
+            simp = cx.simplices[k]
+            cofs = cx.cofacets[k]
+            clens = np.fromiter((len(c) for c in cofs), dtype=np.int64, count=len(cofs))
+            cflat = np.concatenate(cofs).astype(np.int64) if len(cofs) else np.empty(0, dtype=np.int64)
+            own_c = np.repeat(np.arange(len(simp), dtype=np.int64), clens)
+            o, v = _gather_segments(bptr, bflat, cflat)   # the masks of the top cofaces
+            owner, flat = [own_c[o]], [v]
+            for j in range(simp.shape[1]):   # vertices matter when there is no coface
+                o, v = _gather_segments(vptr, vflat, simp[:, j])
+                owner.append(o)
+                flat.append(v)
+            cptr, crows = _unique_pairs(np.concatenate(owner), np.concatenate(flat), len(simp), n)
+            g = _masked_grades_flat(xs, fs, samples, cptr, crows, memory_limit_bytes, stats)
         grades.append(g)
     stats["time_grades_s"] = time.perf_counter() - t1
     stats["time_total_s"] = time.perf_counter() - t0
@@ -300,12 +415,30 @@ def slice_values(bif: SublevelFlood, t: float) -> list[np.ndarray]:
     out = []
     for gs in bif.grades:
         vals = np.full(len(gs), np.inf)
-        for i, g in enumerate(gs):
-            ok = g[:, 1] <= t
-            if ok.any():
-                vals[i] = g[ok, 0].min()
+        if len(gs):
+            owner, flat = _flat_grades(gs)
+            ok = flat[:, 1] <= t
+            np.minimum.at(vals, owner[ok], flat[ok, 0])
         out.append(vals)
     return out
+
+
+def _flat_grades(gs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(simplex index of each row, all rows (G, 2)) of one dimension's grades."""
+    lens = np.fromiter((len(g) for g in gs), dtype=np.int64, count=len(gs))
+    flat = np.concatenate([np.asarray(g, dtype=np.float64).reshape(-1, 2) for g in gs])
+    return np.repeat(np.arange(len(gs), dtype=np.int64), lens), flat
+
+
+def padded_grades(gs: list[np.ndarray]) -> np.ndarray:
+    """One dimension's grades as an (n_k, max g, 2) array padded with +inf rows (as multipers'
+    k-critical ``insert_batch`` takes them)."""
+    owner, flat = _flat_grades(gs)
+    lens = np.bincount(owner, minlength=len(gs))
+    F = np.full((len(gs), int(lens.max()) if len(gs) else 0, 2), np.inf)
+    pos = np.arange(len(owner)) - np.repeat(np.cumsum(lens) - lens, lens)
+    F[owner, pos] = flat
+    return F
 
 
 def slice_simplex_tree(bif: SublevelFlood, t: float = math.inf):
@@ -350,10 +483,7 @@ def to_simplextree_multi(bif: SublevelFlood):
         gs = bif.grades[k]
         if not len(gs):
             continue
-        width = max(len(g) for g in gs)
-        F = np.full((len(gs), width, 2), np.inf)
-        for i, g in enumerate(gs):
-            F[i, :len(g)] = g
+        F = padded_grades(gs)
         st.insert_batch(np.ascontiguousarray(simp.T, dtype=np.int32), F)
     return st
 

@@ -40,7 +40,7 @@ PROTOTYPE_THRESHOLD = 0.3  # slice t fixed before implementation from a prototyp
 
 
 class Config(ExperimentConfig):
-    """Sizes of the reproduction (quick: ~40 CPU-s plus ~7 s to confirm)."""
+    """Sizes of the reproduction (quick: ~28 CPU-s plus ~5 s to confirm)."""
 
     n_points_invariants: int = Field(1500, gt=10, le=2_000_000, description="points of the invariant-check clouds")
     n_landmarks_invariants: int = Field(40, gt=4, le=20_000, description="landmarks of the invariant-check clouds")

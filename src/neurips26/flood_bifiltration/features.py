@@ -27,10 +27,10 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from .bifiltration import (
     SublevelFlood,
+    padded_grades,
     slice_simplex_tree,
     slice_values,
     sublevel_flood_bifiltration,
-    to_simplextree_multi,
 )
 from .validation import check_points, check_positive_float, check_positive_int
 
@@ -119,8 +119,6 @@ def hilbert_signed_measure(bif: SublevelFlood, r_grid, t_grid, degrees=(0, 1)):
     Source: Loiseaux et al. 2023 (Hilbert decomposition signed measure) via ``multipers``;
     grid snapping is ours (multipers' own squeeze does not round up).
     """
-    import copy
-
     import multipers as mp
 
     grids = []
@@ -129,13 +127,14 @@ def hilbert_signed_measure(bif: SublevelFlood, r_grid, t_grid, degrees=(0, 1)):
         if g.ndim != 1 or len(g) < 2 or not np.all(np.diff(g) > 0) or not np.all(np.isfinite(g)):
             raise ValueError(f"{name} must be a strictly increasing finite 1-D array of length >= 2")
         grids.append(g)
-    snapped = copy.copy(bif)
-    snapped.grades = [[np.stack([snap_up(g[:, 0], grids[0]), snap_up(g[:, 1], grids[1])], axis=1)
-                       if len(g) else g for g in gs] for gs in bif.grades]
-    for gs in snapped.grades:  # rows with an infinite coordinate mean "never on this grid"
-        for g in gs:
-            g[~np.isfinite(g).all(axis=1)] = np.inf
-    st = to_simplextree_multi(snapped)
+    st = mp.SimplexTreeMulti(num_parameters=2, kcritical=True)
+    for k, simp in enumerate(bif.simplices):
+        if not len(bif.grades[k]):
+            continue
+        F = padded_grades(bif.grades[k])   # +inf padding stays +inf when snapped
+        F = np.stack([snap_up(F[..., 0], grids[0]), snap_up(F[..., 1], grids[1])], axis=-1)
+        F[~np.isfinite(F).all(axis=-1)] = np.inf   # rows with an infinite coordinate: never on this grid
+        st.insert_batch(np.ascontiguousarray(simp.T, dtype=np.int32), F)
     sq = st.grid_squeeze(filtration_grid=grids)
     out = mp.signed_measure(sq, degrees=list(degrees), invariant="hilbert")
     return [(np.asarray(p, dtype=np.float64), np.asarray(w)) for p, w in out]
