@@ -150,3 +150,23 @@ def test_grid_cells_are_judged_against_a_shuffle_null_not_a_fixed_gridness():
                         np.ones(41, bool), g, grid_threshold=thr)
     assert ct.masks["grid"][0] and ct.masks["grid"][1:].sum() <= 2, (thr, g[0], np.sort(g[1:])[-3:])
     assert ct.grid_threshold == thr
+
+
+def test_fast_gridness_equals_spatial_maps_bit_for_bit():
+    """Catches a drift of the re-implemented gridness (:func:`analysis._gridness`: spline prefilter once,
+    plain-numpy masked correlation) from ``spatial_maps.gridness``: a wrong rotation offset or spline
+    mode, a mean over masked bins, a syrk-vs-gemm or count (float32 n − 1) change all move the scores."""
+    rng = np.random.default_rng(3)
+    x = np.linspace(-1, 1, 20)
+    X, Y = np.meshgrid(x, x)
+    grid = sum(np.cos(2 * np.pi / 0.5 * (np.cos(a) * X + np.sin(a) * Y)) for a in (0, np.pi / 3, 2 * np.pi / 3))
+    maps = rng.random((60, 20, 20))
+    maps[:15] = np.cumsum(maps[:15], 1)                              # smooth ramps
+    maps[15:30] = np.cumsum(np.cumsum(maps[15:30], 1), 2)
+    maps[30:35] = grid + 0.3 * maps[30:35]
+    maps[35:40, 4:9] = np.nan                                        # unvisited bins
+    maps[40:43] = 1.0                                                # silent
+    maps[43:46] = (maps[43:46] > 0.9).astype(float)                  # sparse, plateaus in the autocorrelogram
+    fast, ref = gridness_scores(maps), gridness_scores(maps, reference=True)
+    assert np.array_equal(fast, ref, equal_nan=True)
+    assert np.isfinite(fast[:40]).all() and np.isnan(fast[40:43]).all()

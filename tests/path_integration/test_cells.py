@@ -43,3 +43,26 @@ def test_cell_validation():
         PlaceCells(10, surround_scale=0.5)
     with pytest.raises(ValueError, match="sigma"):
         PlaceCells(10, sigma=0.0)
+
+
+@pytest.mark.parametrize("surround", [None, 2.0])
+def test_in_place_place_targets_equal_out_of_place_formula(surround):
+    """Catches a change of arithmetic in the in-place fast path of ``PlaceCells.targets`` (d² and −d²/2σ²
+    computed in the buffers of dx, dy): it must equal the out-of-place formula bit for bit, and the
+    autograd path (positions that require grad) must still work."""
+    pc = PlaceCells(64, Arena(2.2), surround_scale=surround, seed=1)
+    pos = torch.rand(8, 5, 2) * 2.0 - 1.0
+    c = pc.centres
+    dx, dy = pos[..., None, 0] - c[:, 0], pos[..., None, 1] - c[:, 1]
+    d2 = dx * dx + dy * dy
+    ref = torch.softmax(-d2 / (2 * pc.sigma ** 2), -1)
+    if surround is not None:
+        ref = ref - torch.softmax(-d2 / (2 * surround * pc.sigma ** 2), -1)
+        ref = ref - ref.min(-1, keepdim=True).values
+        ref = ref / ref.sum(-1, keepdim=True)
+    assert torch.equal(pc.targets(pos), ref)
+    p = pos.clone().requires_grad_(True)
+    out = pc.targets(p)
+    assert torch.equal(out.detach(), ref)
+    out[..., 0].sum().backward()
+    assert p.grad is not None and torch.isfinite(p.grad).all()

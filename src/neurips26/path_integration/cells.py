@@ -109,7 +109,12 @@ class PlaceCells:
         """DoG target distribution ``[..., n]`` for positions ``[..., 2]`` (m)."""
         c = self.centres.to(pos.device)
         dx, dy = pos[..., None, 0] - c[:, 0], pos[..., None, 1] - c[:, 1]     # x² + y² as sum(-1) adds them,
-        d2 = dx * dx + dy * dy                                                  # without a [..., n, 2] temporary
+        if not (pos.requires_grad and torch.is_grad_enabled()):                 # without a [..., n, 2] temporary;
+            d2 = dx.mul_(dx).add_(dy.mul_(dy))                                  # in place: same ops, no new
+            if self.surround_scale is None:                                     # [..., n] buffers (training
+                return torch.softmax(d2.neg_().div_(2 * self.sigma ** 2), -1)   # calls this every step)
+        else:
+            d2 = dx * dx + dy * dy
         out = torch.softmax(-d2 / (2 * self.sigma ** 2), -1)                               # centre
         if self.surround_scale is None:                                                    # Gaussian cells
             return out
