@@ -74,7 +74,7 @@ def lora_wrap(model: nn.Module, rank: int = 8, targets=("gate_proj", "up_proj", 
 
 def _answer_and_eos_logits(model: nn.Module, ids: torch.Tensor, att: torch.Tensor) -> torch.Tensor:
     """Log-probabilities [n, 2, vocab] for the answer token and the ``<eos>`` after it."""
-    logits = model(input_ids=ids[:, :ANSWER_POS + 1], attention_mask=att[:, :ANSWER_POS + 1]).logits
+    logits = model(input_ids=ids[:, :ANSWER_POS + 1], attention_mask=att[:, :ANSWER_POS + 1], use_cache=False).logits
     return torch.log_softmax(logits[:, ANSWER_POS - 1:ANSWER_POS + 1].float(), -1)
 
 
@@ -128,7 +128,7 @@ def sdft_loss(model: nn.Module, teacher: nn.Module, gen: torch.Generator, n: int
 def adapt(base: nn.Module, method: Method, objective: Objective, *, steps: int, seed: int, rho: float = 0.01,
           batch_size: int = 64, group: int = 8, lr: float | None = None, lora_rank: int = 8,
           eval_every: int = 10, teacher: Literal["base", "live"] = "base", estimator: str = "ste",
-          denominator: str = "model") -> AdaptRun:
+          denominator: str = "model", start: TaskScores | None = None) -> AdaptRun:
     """Adapt a copy of ``base`` to the new behaviour (unmarked → rule B).
 
     Args:
@@ -141,6 +141,9 @@ def adapt(base: nn.Module, method: Method, objective: Objective, *, steps: int, 
         batch_size: sequences per step (GRPO: prompts = batch_size // group).
         eval_every: steps between :func:`~.task.evaluate` calls (forgetting curve).
         teacher: SDFT teacher (``"base"`` frozen initial model, ``"live"`` current model).
+        start: ``evaluate(base)`` if the caller has it (the step-0 scores: an untrained mask
+            deletes nothing and a fresh LoRA adds B·A = 0, so every method starts at the base's
+            scores); None evaluates the copy.
 
     Raises:
         ValueError: unknown method/objective/teacher.
@@ -168,7 +171,7 @@ def adapt(base: nn.Module, method: Method, objective: Objective, *, steps: int, 
         opt = torch.optim.AdamW(params, lr=lr or 3e-3, weight_decay=0.0)
     run = AdaptRun(model=model, bit_mask=bm, trainable=sum(p.numel() for p in params))
     gen = torch.Generator().manual_seed(seed)
-    run.curve.append((0, evaluate(model)))
+    run.curve.append((0, start if start is not None else evaluate(model)))
     model.train()
     for step in range(1, steps + 1):
         t0 = time.process_time()
