@@ -77,7 +77,7 @@ class Config(ExperimentConfig):
     """Sizes of the reproduction.
 
     Quick: the NS, Burgers and sphere sizes (trajectories, snapshots, training/test pairs, epochs) are set by the
-    CPU budget of the quick run (development + confirmation run ≤ 80 CPU-s, issue 37): about 4× less training
+    CPU budget of the quick run (development + confirmation run ≤ 80 CPU-s): about 4× less training
     than before (16×8 NS snapshots, 192/64 Burgers pairs × 25 epochs, 128/32 sphere pairs × 12 epochs), chosen
     from the profile, not from the verdicts."""
 

@@ -53,8 +53,8 @@ TUNED_SEEDS = ("n_seeds 3 → 8 after a first run left most claims inconclusive 
 class Config(ExperimentConfig):
     """Sizes of the reproduction (quick: about 25 CPU-seconds per run).
 
-    The quick ``n_seeds`` and image counts are set by the CPU budget of the quick run (issue 37:
-    development + confirmation run within 50 CPU-s); before: 8 seeds of 600 + 2 × 300 training and
+    The quick ``n_seeds`` and image counts are set by the CPU budget of the quick run
+    (development + confirmation run within 50 CPU-s); before: 8 seeds of 600 + 2 × 300 training and
     400 + 4 × 200 test images, and the three metric-only ablation heads (about 89 + 48 CPU-s).
     Training the heads took about half of a seed's CPU, the linear probes, the world and the
     encoding the rest, all proportional to the image counts.

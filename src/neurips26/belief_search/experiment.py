@@ -42,7 +42,7 @@ class Config(ChatBackendConfig):
     """Sizes of the reproduction (quick: about 25 CPU-seconds per run).
 
     The quick sizes of ``videos_per_seed``, ``episodes_per_video``, ``calibration_videos`` and
-    ``calibration_repeats`` are set by the CPU budget of the quick run (issue 37: dev + confirmation
+    ``calibration_repeats`` are set by the CPU budget of the quick run (main job budget: dev + confirmation
     run within 55 CPU-s; drawing, H.264-encoding and decoding a video costs about 0.45 CPU-s, so
     the run holds 8 videos per seed; calibration keeps its 80 evidence looks per seed with 2 probe
     videos × 40). Before: 4 probe videos × 20 looks, 12 videos × 20 searches (about 88 CPU-s a run).

@@ -44,7 +44,7 @@ class Config(ExperimentConfig):
     """Sizes of the reproduction (quick: about 25 CPU-s for the development run).
 
     The quick epoch counts (``whiten_epochs`` 6, ``tl_epochs`` 18, ``grok_epochs`` 100,
-    ``vae_epochs`` 15) are set by the CPU budget of the quick run (issue 37: development +
+    ``vae_epochs`` 15) are set by the CPU budget of the quick run (development +
     confirmation run within 45 CPU-s); before: 10, 30, 400 and 30 epochs (68 + 40 CPU-s), of which
     grokking took about two thirds. The full configuration's sizes are unchanged.
     """
@@ -122,7 +122,7 @@ class Config(ExperimentConfig):
     def resources(self) -> Resources:
         """One GPU for paper-scale runs (the authors' sizes (MLP width 256, 100 TL epochs, 500 grokking epochs)); one CPU otherwise."""
         big = bool(self.tl_epochs >= 50)
-        # hours, extrapolated from the quick run's measured CPU time per part (before issue 37, 1 thread:
+        # hours, extrapolated from the quick run's measured CPU time per part (before the 2026-12-02 cuts, 1 thread:
         # whitening 8 s, TL 10 s, grokking 57 s, VAE 7 s) and the full/quick work ratios: whitening
         # 5/3 seeds x 2 epochs x 4 lrs x ~2 (width 256) ~ 27x; TL 5/3 x 100/30 x 2 ~ 11x; grokking 5/3 seeds
         # x 500/400 epochs x 4 (batch 32) x 2 (p = 61: 2x the pairs) x 2 (width) ~ 33x; VAE ~ 20x — about
