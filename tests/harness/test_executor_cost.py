@@ -120,3 +120,20 @@ def test_report_systems_table_shows_cpu_time(tmp_path):
     row = build_report(tmp_path)
     row = row[row.index('id="row-lr_schedules"'):]
     assert f"CPU {format_seconds(7.25)}" in row[:row.index("</tr>")]
+
+
+def test_blas_threads_caps_and_restores_the_pools():
+    """Catches a system run called directly (outside an executor) keeping every BLAS/OpenMP thread,
+    or a cap that leaks past its block: inside ``blas_threads(1)`` every loaded pool has one thread,
+    afterwards the caller's counts are back; n < 1 is refused."""
+    import numpy as np  # noqa: F401 - loads OpenBLAS, so there is a pool to cap
+    from threadpoolctl import threadpool_info
+
+    from neurips26.harness.context import blas_threads
+
+    before = [p["num_threads"] for p in threadpool_info()]
+    with blas_threads(1):
+        assert {p["num_threads"] for p in threadpool_info()} == {1}
+    assert [p["num_threads"] for p in threadpool_info()] == before
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        blas_threads(0)

@@ -22,7 +22,7 @@ from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
-from neurips26.harness.context import torch_threads
+from neurips26.harness.context import blas_threads, torch_threads
 
 from .hardy import (
     adaptive_fourier_decomposition,
@@ -777,25 +777,13 @@ def _figures(ctx: RunContext, figs: dict, metrics: dict) -> None:
 # =========================================================================== run
 
 
-def _one_blas_thread():
-    """Cap BLAS/OpenMP pools at one thread for the run (``threadpoolctl``): on a shared 2-core machine
-    OpenBLAS's second thread spin-waits — one logistic-regression probe took 7.2 s CPU / 59 s wall with
-    2 threads and 0.17 s / 2 s with 1 (measured at load 14)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
-
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run all parts and return the claims (see module docstring)."""
     metrics: dict = {}
     figs: dict = {}
     claims: list = []
     t0 = time.process_time()
-    with warnings.catch_warnings(), torch_threads(1), _one_blas_thread():
+    with warnings.catch_warnings(), torch_threads(1), blas_threads(1):
         warnings.simplefilter("ignore", UserWarning)
         timed = metrics["cpu_seconds_by_part"] = {}
 

@@ -24,7 +24,7 @@ from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
-from neurips26.harness.context import torch_threads
+from neurips26.harness.context import blas_threads, torch_threads
 
 from . import world as W
 from .diagnostics import (
@@ -547,19 +547,6 @@ def preflight(config: Config) -> None:
                              f"unreadable (allowed: at most 1%): {'; '.join(bad[:3])}")
 
 
-
-def _one_blas_thread():
-    """Cap BLAS/OpenMP pools at one thread for the run (``threadpoolctl``): on a shared 2-core machine
-    OpenBLAS's second thread spin-waits — one logistic-regression probe took 7.2 s CPU / 59 s wall with
-    2 threads and 0.17 s / 2 s with 1 (measured at load 14)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
-
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run all parts and return the claims (see module docstring).
 
@@ -574,7 +561,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     preflight(config)  # external inputs fail before the synthetic part (minutes), not after it
     if ctx.confirmation:
         config = config.model_copy(update={"ablations": False})
-    with torch_threads(1), _one_blas_thread(), warnings.catch_warnings():
+    with torch_threads(1), blas_threads(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         claims = [] if ctx.confirmation else _checks(ctx, metrics)
         claims += _synthetic(config, ctx, metrics)

@@ -23,7 +23,7 @@ from pydantic import Field, field_validator, model_validator
 from neurips26.harness import ExperimentConfig, Outcome, RunContext
 from neurips26.harness import claims as C
 from neurips26.harness.config import Resources
-from neurips26.harness.context import torch_threads
+from neurips26.harness.context import blas_threads, torch_threads
 
 from .analysis import (
     classify_cells,
@@ -629,22 +629,10 @@ def _figures(ctx: RunContext, res: list[dict], config: Config) -> None:
 # --------------------------------------------------------------------------- run
 
 
-def _one_blas_thread():
-    """Cap BLAS/OpenMP pools at one thread for the run (``threadpoolctl``): on a shared 2-core machine
-    OpenBLAS's second thread spin-waits — one logistic-regression probe took 7.2 s CPU / 59 s wall with
-    2 threads and 0.17 s / 2 s with 1 (measured at load 14)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
-
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Train, test, analyse and perturb one HRNN per seed; return metrics, figures and claims."""
     t0 = time.process_time()
-    with torch_threads(config.torch_threads), _one_blas_thread():
+    with torch_threads(config.torch_threads), blas_threads(1):
         res = [_one_seed(config, ctx, ctx.seed + s) for s in ctx.track(config.seeds, "HRNN seeds")]
         if ctx.confirmation:                           # only the claims tuned after a look (CONFIRMATION_SEEDS)
             return Outcome(metrics={"per_seed": [{k: v for k, v in r.items() if k not in
