@@ -229,3 +229,16 @@ def test_counts_by_kind_puts_paper_first():
     counts = C.counts_by_kind(cs)
     assert list(counts) == ["paper", "check"]
     assert counts["paper"]["holds"] == 1 and counts["paper"]["does_not_hold"] == 1
+
+
+def test_as_not_checkable_keeps_identity_and_drops_the_verdict():
+    """Catches a precondition gate that loses what the report shows for a claim (kind, source,
+    paper value, note, tuning record) or keeps a measured value behind a not-checkable verdict."""
+    c = C.at_most("x", "stmt", measured=0.3, bound=1.0, reason="r", kind="reconstruction", source="inferred: s",
+                  paper_value="superior", note="n", tuned_after_look="changed", domain=(0.0, 1.0))
+    g = C.as_not_checkable(c, reason="model untrained", full_scale="trains longer")
+    assert g.verdict is C.Verdict.NOT_CHECKABLE and g.measured is None and g.reason == "model untrained"
+    assert (g.id, g.statement, g.kind, g.source, g.paper_value) == (c.id, c.statement, c.kind, c.source, c.paper_value)
+    assert g.tuned_after_look == "changed" and "trains longer" in g.note and g.note.endswith("n")
+    with pytest.raises(ValueError, match="full configuration"):
+        C.as_not_checkable(c, reason="r", full_scale=" ")

@@ -630,14 +630,13 @@ def _unless_untrained(claim, rows: list[dict], models: tuple[str, str]):
     if not behind:
         return claim
     errs = ", ".join(f"{m} {err[m]:.3g}" for m in models)
-    return C.not_checkable(
-        claim.id, claim.statement, paper_value=claim.paper_value, kind=claim.kind, source=claim.source,
-        tuned_after_look=claim.tuned_after_look,
+    return C.as_not_checkable(
+        claim,
         reason=f"at these sizes {' and '.join(behind)} did not learn the map: test relative L² (mean over seeds) "
         f"{errs} vs 'no change' {err['no_change']:.3g}; ranking models that do worse than persistence is no "
         f"evidence about their architectures (the quick run's training sizes are set by its CPU budget)",
         full_scale="trains the three operators at paper-like sizes on the GPU (2048 training pairs, 500 Burgers / "
-        "300 sphere epochs) and judges the comparison there", note=claim.note)
+        "300 sphere epochs) and judges the comparison there")
 
 
 def _comparison_claims(rows: list[dict], config: Config, tag: str, task: str, transfer: bool) -> list:

@@ -640,10 +640,8 @@ def _unless_model_counts(claims: list, config: Config) -> list:
            f"{pre.interval[0]:.0%}-{pre.interval[1]:.0%}, needs >= 90 %), so a claim about how a counting model reads "
            f"out its count is moot; {config.train_steps} training steps (the quick run's, set by its CPU budget) "
            "are too few")
-    return [C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
-                            tuned_after_look=c.tuned_after_look, reason=why, note=c.note,
-                            full_scale="trains the tiny model 6000 steps (2000 reached 95 % on seed 0) and judges "
-                            "the claim on it")
+    full = "trains the tiny model 6000 steps (2000 reached 95 % on seed 0) and judges the claim on it"
+    return [C.as_not_checkable(c, reason=why, full_scale=full)
             if c.id in NEEDS_A_COUNTING_MODEL else c for c in claims]
 
 

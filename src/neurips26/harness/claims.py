@@ -550,6 +550,23 @@ def not_checkable(id: str, statement: str, *, paper_value: Any, reason: str, ful
                  tuned_after_look=tuned_after_look)
 
 
+def as_not_checkable(claim: Claim, *, reason: str, full_scale: str) -> Claim:
+    """``claim`` (id, statement, kind, source, paper value, note, tuning record kept) made not
+    checkable: for a measurement whose precondition failed at this scale (an untrained model, a
+    control that does not cover), so that no verdict rests on it.
+
+    Args:
+        reason: why this run cannot judge it (the failed precondition, with its numbers).
+        full_scale: what the full configuration does instead (required, non-empty).
+
+    Raises:
+        ValueError: if ``full_scale`` is empty.
+    """
+    return not_checkable(claim.id, claim.statement, paper_value=claim.paper_value, reason=reason,
+                         full_scale=full_scale, note=claim.note, kind=claim.kind, source=claim.source,
+                         tuned_after_look=claim.tuned_after_look)
+
+
 def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float = 0.95) -> Claim:
     """Combine one claim judged separately on each seed into one claim judged over the seeds.
 

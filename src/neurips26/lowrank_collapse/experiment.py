@@ -386,10 +386,9 @@ def _unless_control_covers(claims: list, rows: dict, config: Config) -> list:
     why = (f"the control does not cover the mixture: flow matching with the same field covers {fm} of 8 components "
            f"per seed after {config.fm_steps} steps (the quick run's, set by its CPU budget), so a dropped mode may "
            f"be under-training, not the reverse-KL objective (VI covers {[r['n_covered'] for r in rows['vi']]})")
-    return [C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
-                            tuned_after_look=c.tuned_after_look, reason=why, note=c.note,
-                            full_scale="trains VI 5000 and flow matching 20000 steps on the GPU, where the "
-                            "control covers the mixture, and judges the claim there")
+    full = ("trains VI 5000 and flow matching 20000 steps on the GPU, where the control covers the mixture, "
+            "and judges the claim there")
+    return [C.as_not_checkable(c, reason=why, full_scale=full)
             if c.id in NEEDS_A_COVERING_CONTROL else c for c in claims]
 
 
