@@ -43,6 +43,7 @@ rest on failed calls are not checkable (:func:`unless_backend_ok`), and too many
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 from dataclasses import asdict, dataclass, field
@@ -163,6 +164,9 @@ class Claim:
     preregistered: bool = True
     tuned_after_look: str = ""
     role: str = "development"
+    object: str | None = None
+    control: str = ""
+    falsifiable_by: str = ""
 
     def __post_init__(self) -> None:
         if self.kind is not None:
@@ -177,6 +181,20 @@ class Claim:
             if self.kind is Kind.PAPER and not self.source.lower().startswith(_PAPER_SOURCES):
                 raise ValueError(f"claim {self.id!r}: a paper claim's source must be the paper's "
                                  f"abstract or first page (the only parts read), got {self.source!r}")
+        self.control = (self.control or "").strip()
+        self.falsifiable_by = (self.falsifiable_by or "").strip()
+        if self.object is not None and self.object not in OBJECTS:
+            raise ValueError(f"claim {self.id!r}: object={self.object!r}; allowed: {', '.join(OBJECTS)}")
+        if self.kind is Kind.PAPER and not _LEGACY.get():
+            if self.object is None:
+                raise ValueError(f"claim {self.id!r}: a paper claim must say what it was tested on: "
+                                 f"object= one of {', '.join(OBJECTS)}")
+            if (self.verdict is not Verdict.NOT_CHECKABLE and not self.control
+                    and not self.falsifiable_by):
+                raise ValueError(
+                    f"claim {self.id!r}: a paper claim needs control= (the control that removes its "
+                    "mechanism, run on the same seeds) or falsifiable_by= (how the measurement could "
+                    "fail); a claim that cannot fail is kind='check'")
         for name in ("statement", "source", "tolerance", "reason"):
             bad = forbidden_citation(getattr(self, name)) if self.kind is not None else None
             if bad:
@@ -235,10 +253,27 @@ class Claim:
             d["interval"] = tuple(float(v) for v in interval)
         if d.get("domain") is not None:
             d["domain"] = tuple(float(v) for v in d["domain"])
-        return cls(**{**d, "verdict": Verdict(d["verdict"])})
+        token = _LEGACY.set(True)  # a stored record is read as it was written (older results)
+        try:
+            return cls(**{**d, "verdict": Verdict(d["verdict"])})
+        finally:
+            _LEGACY.reset(token)
+
+    def evidence(self) -> dict[str, str]:
+        """What the claim was tested on and how it could fail, for copying onto a derived claim:
+        ``{"object": …, "control": …, "falsifiable_by": …}``."""
+        return {"object": self.object, "control": self.control, "falsifiable_by": self.falsifiable_by}
 
 
 # --------------------------------------------------------------------------- rules and domains
+
+#: ``Claim.object``: what the claim was tested on. ``real``: real data or a real pretrained
+#: model; ``theory``: the paper's own mathematical setting, exact or solvable; ``toy``: a
+#: synthetic world this reproduction built.
+OBJECTS = ("real", "theory", "toy")
+#: Set while reading stored records (:meth:`Claim.from_dict`): older results may lack
+#: ``object``/``control``, and a record is shown as it was written.
+_LEGACY: contextvars.ContextVar[bool] = contextvars.ContextVar("neurips26_claims_legacy", default=False)
 
 #: ``Claim.role``: judged on the development seeds (any seed a user runs), or on confirmation
 #: seeds that were never used while choosing a threshold or setting.
@@ -423,9 +458,10 @@ def _nonfinite_note(measured: Any, note: str) -> str:
 
 
 def _make(id, statement, pv, measured, text, reason, note, kind, source, interval, rule,
-          domain, tuned_after_look) -> Claim:
+          domain, tuned_after_look, object=None, control="", falsifiable_by="") -> Claim:
     extra = dict(rule=rule, domain=None if domain is None else tuple(domain),
-                 tuned_after_look=tuned_after_look)
+                 tuned_after_look=tuned_after_look, object=object, control=control,
+                 falsifiable_by=falsifiable_by)
     if not _finite(measured) or (interval is not None and not all(_finite(v) for v in interval)):
         bad = measured if not _finite(measured) else interval
         extra["rule"] = None  # no usable number to judge: the rule is kept in words (tolerance)
@@ -441,7 +477,8 @@ def close(id: str, statement: str, *, measured: float, target: float, reason: st
           abs_tol: float | None = None, rel_tol: float | None = None,
           paper_value: Any = "__target__", note: str = "", kind: Kind | str,
           source: str = "", interval: tuple[float, float] | None = None,
-          domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
+          domain: tuple[float, float] | None = None, tuned_after_look: str = "",
+          object: str | None = None, control: str = "", falsifiable_by: str = "") -> Claim:
     """Claim that ``measured`` is within ``abs_tol`` (or ``rel_tol``·|target|) of ``target``.
 
     ``paper_value`` defaults to ``target``. Exactly one of ``abs_tol``/``rel_tol`` is required.
@@ -462,33 +499,39 @@ def close(id: str, statement: str, *, measured: float, target: float, reason: st
             else f"|measured - {target:.4g}| <= {rel_tol:.3g}·|{target:.4g}|")
     pv = target if isinstance(paper_value, str) and paper_value == "__target__" else paper_value
     return _make(id, statement, pv, measured, text, reason, note, kind, source, interval,
-                 {"op": "within", "low": target - tol, "high": target + tol}, domain, tuned_after_look)
+                 {"op": "within", "low": target - tol, "high": target + tol}, domain, tuned_after_look,
+                 object, control, falsifiable_by)
 
 
 def at_least(id: str, statement: str, *, measured: float, bound: float, reason: str,
              paper_value: Any = None, note: str = "", kind: Kind | str,
              source: str = "", interval: tuple[float, float] | None = None,
-             domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
+             domain: tuple[float, float] | None = None, tuned_after_look: str = "",
+          object: str | None = None, control: str = "", falsifiable_by: str = "") -> Claim:
     """Claim that ``measured >= bound`` (with ``interval``: lo >= bound holds, hi < bound does
     not hold, otherwise inconclusive). ``domain``/``tuned_after_look`` as in :func:`close`."""
     return _make(id, statement, paper_value, measured, f"measured >= {bound:.4g}", reason, note,
-                 kind, source, interval, {"op": "at_least", "bound": bound}, domain, tuned_after_look)
+                 kind, source, interval, {"op": "at_least", "bound": bound}, domain, tuned_after_look,
+                 object, control, falsifiable_by)
 
 
 def at_most(id: str, statement: str, *, measured: float, bound: float, reason: str,
             paper_value: Any = None, note: str = "", kind: Kind | str,
             source: str = "", interval: tuple[float, float] | None = None,
-            domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
+            domain: tuple[float, float] | None = None, tuned_after_look: str = "",
+          object: str | None = None, control: str = "", falsifiable_by: str = "") -> Claim:
     """Claim that ``measured <= bound`` (with ``interval``: hi <= bound holds, lo > bound does
     not hold, otherwise inconclusive). ``domain``/``tuned_after_look`` as in :func:`close`."""
     return _make(id, statement, paper_value, measured, f"measured <= {bound:.4g}", reason, note,
-                 kind, source, interval, {"op": "at_most", "bound": bound}, domain, tuned_after_look)
+                 kind, source, interval, {"op": "at_most", "bound": bound}, domain, tuned_after_look,
+                 object, control, falsifiable_by)
 
 
 def within(id: str, statement: str, *, measured: float, low: float, high: float, reason: str,
            paper_value: Any = None, note: str = "", kind: Kind | str,
            source: str = "", interval: tuple[float, float] | None = None,
-           domain: tuple[float, float] | None = None, tuned_after_look: str = "") -> Claim:
+           domain: tuple[float, float] | None = None, tuned_after_look: str = "",
+          object: str | None = None, control: str = "", falsifiable_by: str = "") -> Claim:
     """Claim that ``low <= measured <= high`` (interval semantics as in :func:`close`).
 
     Raises:
@@ -498,12 +541,13 @@ def within(id: str, statement: str, *, measured: float, low: float, high: float,
         raise ValueError(f"within(): low={low} > high={high}")
     return _make(id, statement, paper_value, measured, f"{low:.4g} <= measured <= {high:.4g}",
                  reason, note, kind, source, interval, {"op": "within", "low": low, "high": high},
-                 domain, tuned_after_look)
+                 domain, tuned_after_look, object, control, falsifiable_by)
 
 
 def check(id: str, statement: str, *, measured: Any, holds: bool | None, tolerance: str,
           reason: str, paper_value: Any = None, note: str = "", kind: Kind | str,
-          source: str = "", interval: None = None, tuned_after_look: str = "") -> Claim:
+          source: str = "", interval: None = None, tuned_after_look: str = "",
+          object: str | None = None, control: str = "", falsifiable_by: str = "") -> Claim:
     """Claim whose rule is a composite condition evaluated by the caller's code.
 
     ``holds`` must be the boolean result of evaluating ``tolerance`` on ``measured`` in code
@@ -529,11 +573,13 @@ def check(id: str, statement: str, *, measured: Any, holds: bool | None, toleran
     verdict = (Verdict.INCONCLUSIVE if holds is None
                else Verdict.HOLDS if holds else Verdict.DOES_NOT_HOLD)
     return Claim(id, statement, paper_value, measured, tolerance, reason, verdict, note, kind,
-                 source, None, None, tuned_after_look=tuned_after_look)
+                 source, None, None, tuned_after_look=tuned_after_look, object=object, control=control,
+                 falsifiable_by=falsifiable_by)
 
 
 def not_checkable(id: str, statement: str, *, paper_value: Any, reason: str, full_scale: str,
-                  note: str = "", kind: Kind | str, source: str = "", tuned_after_look: str = "") -> Claim:
+                  note: str = "", kind: Kind | str, source: str = "", tuned_after_look: str = "",
+                  object: str | None = None, control: str = "", falsifiable_by: str = "") -> Claim:
     """Claim this machine cannot check (frontier models, paper-scale data, failed backend calls).
 
     Args:
@@ -547,7 +593,8 @@ def not_checkable(id: str, statement: str, *, paper_value: Any, reason: str, ful
         raise ValueError("not_checkable(): say what the full configuration does instead")
     return Claim(id, statement, paper_value, None, "—", reason, Verdict.NOT_CHECKABLE,
                  (f"Full configuration: {full_scale}. " + note).strip(), kind, source,
-                 tuned_after_look=tuned_after_look)
+                 tuned_after_look=tuned_after_look, object=object, control=control,
+                 falsifiable_by=falsifiable_by)
 
 
 def as_not_checkable(claim: Claim, *, reason: str, full_scale: str) -> Claim:
@@ -564,29 +611,40 @@ def as_not_checkable(claim: Claim, *, reason: str, full_scale: str) -> Claim:
     """
     return not_checkable(claim.id, claim.statement, paper_value=claim.paper_value, reason=reason,
                          full_scale=full_scale, note=claim.note, kind=claim.kind, source=claim.source,
-                         tuned_after_look=claim.tuned_after_look)
+                         tuned_after_look=claim.tuned_after_look, **claim.evidence())
 
 
 def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float = 0.95) -> Claim:
     """Combine one claim judged separately on each seed into one claim judged over the seeds.
 
-    The verdict is always that of the **seed-aggregated quantity**, by the one rule of
-    :func:`rule_verdict`; per-seed verdicts are kept in a :class:`SeedRecord` as stability, never
-    as the verdict:
+    The verdict is that of the **seed-aggregated quantity**, by the one rule of
+    :func:`rule_verdict`; per-seed verdicts are kept in a :class:`SeedRecord` as stability.
+    Each run's own uncertainty is kept (identical runs never give a zero-width interval):
 
     - numeric claims (built with a rule: :func:`close`, :func:`at_least`, :func:`at_most`,
-      :func:`within`): ``measured`` is the mean over seeds and ``interval`` its Student-t interval
-      intersected with the claim's domain (:func:`mean_interval`); one seed keeps its own claim.
+      :func:`within`), ``measured`` = the mean of the per-seed values ``m_i``:
+
+      * **identical runs** (same value and interval on every seed: a deterministic system, or
+        one that ignores the seed) keep the single run's claim; the note says the seeds did not
+        change it;
+      * **runs that agree** (every seed holds, or every seed does not hold): the interval is the
+        union of the per-seed intervals (points where a run has none), so the verdict is the one
+        every run gave;
+      * otherwise the **pooled** interval ``mean ± sqrt((t_{n-1} s/√n)² + mean_i h_i²)``, with
+        ``s`` the between-seed standard deviation (ddof = 1) and ``h_i`` each run's own interval
+        half-width (0 for a point), intersected with the claim's domain. Its half-width is never
+        below the root-mean-square of the runs' own, so it is never narrower than a typical run's
+        interval, and it cannot hold (or fail) when every run is inconclusive.
+
     - composite conditions (:func:`check`) of kind ``check`` (implementation invariants): the
       invariant holds over the seeds when it holds on every seed, and does not hold as soon as it
-      fails on one (it is a logical conjunction, not a vote: an invariant that fails once is broken).
-    - composite conditions of kind ``paper`` or ``reconstruction``: the quantity is the fraction of
-      seeds on which the condition held, with its Clopper–Pearson interval, judged against
-      "holds on more than half of the seeds' population" (``measured >= 0.5``). With few seeds
-      this is honestly inconclusive; prefer a numeric claim.
+      fails on one (a logical conjunction: an invariant that fails once is broken).
+    - composite conditions of kind ``paper`` or ``reconstruction``: the single-run verdict when
+      every seed agrees; otherwise the fraction of seeds on which the condition held, with its
+      Clopper–Pearson interval, judged against ``measured >= 0.5``.
 
-    Any seed ``not_checkable`` makes the whole claim not checkable. A per-seed value that is not a
-    finite number (a failed seed) makes a numeric claim ``does_not_hold`` with the seeds listed.
+    Any seed ``not_checkable`` makes the whole claim not checkable. A per-seed value (or interval
+    end) that is not a finite number makes a numeric claim ``does_not_hold``, naming the seeds.
 
     Raises:
         ValueError: no claims, ``len(per_seed) != len(seeds)``, or claims with different ids.
@@ -602,34 +660,58 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float 
     first = claims[0]
     held = sum(c.verdict is Verdict.HOLDS for c in claims)
     values = [c.measured for c in claims]
-    rule_text = ("verdict from the interval of the seed mean" if first.rule is not None
+    rule_text = ("verdict from the pooled interval of the seed mean (each run's own interval kept)"
+                 if first.rule is not None
                  else "invariant: must hold on every seed" if first.kind is Kind.CHECK
-                 else "verdict from the interval of the fraction of seeds where it held")
+                 else "the common verdict when every seed agrees, else the fraction of seeds where it held")
     record = SeedRecord([int(s) for s in seeds], held, values, [c.verdict.value for c in claims], rule_text)
     common = dict(domain=first.domain, tuned_after_look=first.tuned_after_look,
-                  preregistered=first.preregistered, role=first.role)
+                  preregistered=first.preregistered, role=first.role, **first.evidence())
     stability = f"held on {held} of {n} seeds (stability, not the verdict). "
+
+    def same(verdict: Verdict, measured: Any, interval, note: str, rule=first.rule, **kw) -> Claim:
+        return Claim(first.id, first.statement, first.paper_value, measured, kw.pop("tolerance", first.tolerance),
+                     first.reason, verdict, note.strip(), first.kind, first.source, interval, record,
+                     rule=rule, **{**common, **kw})
+
     if any(c.verdict is Verdict.NOT_CHECKABLE for c in claims):
-        return Claim(first.id, first.statement, first.paper_value, None, first.tolerance, first.reason,
-                     Verdict.NOT_CHECKABLE, first.note, first.kind, first.source, None, record,
+        nc = next(c for c in claims if c.verdict is Verdict.NOT_CHECKABLE)
+        return Claim(first.id, first.statement, first.paper_value, None, first.tolerance, nc.reason,
+                     Verdict.NOT_CHECKABLE, nc.note, first.kind, first.source, None, record,
                      rule=None, **common)
     if n == 1:
         c = claims[0]
         return Claim(c.id, c.statement, c.paper_value, c.measured, c.tolerance, c.reason, c.verdict,
                      c.note, c.kind, c.source, c.interval, record, rule=c.rule, **common)
+    identical = all(c.measured == first.measured and c.interval == first.interval
+                    and c.verdict is first.verdict for c in claims[1:])
+    if identical:
+        return same(first.verdict, first.measured, first.interval,
+                    f"identical on all {n} seeds: the seeds do not change this measurement (deterministic), "
+                    "so it is judged once. " + first.note)
     if first.rule is not None:
-        numeric = [v for v in values if _finite(v) and not isinstance(v, bool)]
-        if len(numeric) < n:
-            bad = [s for s, v in zip(seeds, values) if not (_finite(v) and not isinstance(v, bool))]
-            return Claim(first.id, first.statement, first.paper_value, None, first.tolerance, first.reason,
-                         Verdict.DOES_NOT_HOLD, (f"no finite value on seed(s) {bad}. " + stability
-                                                 + first.note).strip(),
-                         first.kind, first.source, None, record, rule=None, **common)
-        mean, interval = mean_interval(numeric, level, first.domain)
+        def finite_claim(c: Claim) -> bool:
+            return (_finite(c.measured) and not isinstance(c.measured, bool)
+                    and (c.interval is None or all(_finite(v) for v in c.interval)))
+        bad = [s for s, c in zip(seeds, claims) if not finite_claim(c)]
+        if bad:
+            return same(Verdict.DOES_NOT_HOLD, None, None,
+                        f"measured value not a finite number on seed(s) {list(bad)} "
+                        f"({', '.join(repr(c.measured) for c in claims if not finite_claim(c))}). "
+                        + stability + first.note, rule=None)
+        ms = [float(c.measured) for c in claims]
+        mean = math.fsum(ms) / n
+        verdicts = {c.verdict for c in claims}
+        if len(verdicts) == 1 and verdicts <= {Verdict.HOLDS, Verdict.DOES_NOT_HOLD}:
+            los = [c.interval[0] if c.interval is not None else float(c.measured) for c in claims]
+            his = [c.interval[1] if c.interval is not None else float(c.measured) for c in claims]
+            interval = (min(los), max(his))
+            how = "every seed gave the same verdict: interval = the union of the seeds' intervals. "
+        else:
+            interval = pooled_interval(ms, [c.interval for c in claims], level, first.domain)
+            how = "interval pooled from the spread of the seed means and each run's own interval. "
         verdict = rule_verdict(first.rule, mean, interval)
-        return Claim(first.id, first.statement, first.paper_value, mean, first.tolerance, first.reason,
-                     verdict, (stability + first.note).strip(), first.kind, first.source, interval,
-                     record, rule=first.rule, **common)
+        return same(verdict, mean, interval, how + stability + first.note)
     if first.kind is Kind.CHECK:
         if all(c.verdict is Verdict.HOLDS for c in claims):
             verdict = Verdict.HOLDS
@@ -637,16 +719,49 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float 
             verdict = Verdict.DOES_NOT_HOLD
         else:
             verdict = Verdict.INCONCLUSIVE
-        return Claim(first.id, first.statement, first.paper_value, values, first.tolerance, first.reason,
-                     verdict, (stability + first.note).strip(), first.kind, first.source, None, record,
-                     **common)
+        return same(verdict, values, None, stability + first.note)
+    if len({c.verdict for c in claims}) == 1:
+        return same(first.verdict, values, None, f"every seed gave {first.verdict.label}. " + stability + first.note)
     frac, interval = proportion_interval(held, n, level)
     rule = {"op": "at_least", "bound": 0.5}
-    return Claim(first.id, first.statement, first.paper_value, frac,
-                 f"fraction of seeds where [{first.tolerance}] held >= 0.5", first.reason,
-                 rule_verdict(rule, frac, interval), (stability + first.note).strip(), first.kind,
-                 first.source, interval, record, rule=rule,
-                 **{**common, "domain": (0.0, 1.0)})
+    return same(rule_verdict(rule, frac, interval), frac, interval, stability + first.note, rule=rule,
+                tolerance=f"fraction of seeds where [{first.tolerance}] held >= 0.5", domain=(0.0, 1.0))
+
+
+def pooled_interval(means: Sequence[float], intervals: Sequence[Sequence[float] | None], level: float = 0.95,
+                    domain: Sequence[float] | None = None) -> tuple[float, float]:
+    """Interval of the mean of per-run estimates that keeps each run's own uncertainty.
+
+    ``mean ± sqrt((t_{(1+level)/2, n-1} · s / sqrt(n))² + mean_i h_i²)``, with ``s`` the sample
+    standard deviation of ``means`` (ddof = 1) and ``h_i`` the half-width of run ``i``'s own
+    interval (0 for a run without one; an asymmetric interval counts by its larger side),
+    intersected with ``domain``. Identical runs keep their own interval's width; runs without
+    intervals get the Student-t interval of the mean.
+
+    Args:
+        means: the per-run measured values, at least 2, finite.
+        intervals: per run, its ``(lo, hi)`` or ``None`` (same length as ``means``).
+        level: confidence level in (0, 1) of the between-run part.
+        domain: ``(lo, hi)`` range of the quantity, or ``None``.
+
+    Raises:
+        ValueError: fewer than 2 means, lengths differ, or a non-finite value.
+    """
+    xs = [float(v) for v in means]
+    if len(xs) != len(intervals):
+        raise ValueError(f"pooled_interval(): {len(xs)} means for {len(intervals)} intervals")
+    mean, (lo, hi) = mean_interval(xs, level)
+    between = (hi - lo) / 2
+    halves = [0.0 if iv is None else max(abs(float(iv[1]) - x), abs(x - float(iv[0])))
+              for x, iv in zip(xs, intervals)]
+    if not all(math.isfinite(h) for h in halves):
+        raise ValueError(f"pooled_interval(): intervals must be finite, got {list(intervals)}")
+    half = math.sqrt(between ** 2 + math.fsum(h * h for h in halves) / len(halves))
+    lo, hi = mean - half, mean + half
+    if domain is not None:
+        dlo, dhi = (float(v) for v in domain)
+        lo, hi = max(lo, dlo), min(hi, dhi)
+    return lo, hi
 
 
 def confirmed(development: Claim, confirmation: Sequence[Claim], seeds: Sequence[int]) -> Claim:
@@ -688,7 +803,7 @@ def unless_backend_ok(claims: Sequence[Claim], use: "BackendUse") -> list[Claim]
         out.append(Claim(c.id, c.statement, c.paper_value, None, "—", why, Verdict.NOT_CHECKABLE,
                          ("Rerun with a working endpoint; the measurement would have rested on failed "
                           "calls. " + c.note).strip(), c.kind, c.source,
-                         tuned_after_look=c.tuned_after_look, role=c.role))
+                         tuned_after_look=c.tuned_after_look, role=c.role, **c.evidence()))
     return out
 
 
