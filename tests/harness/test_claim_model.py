@@ -38,7 +38,7 @@ def test_non_finite_interval_never_holds():
 ])
 def test_at_least_judges_the_interval(interval, expected):
     c = C.at_least("a", "s", measured=sum(interval) / 2, bound=0.5, reason="r",
-                   kind="paper", source="abstract", interval=interval)
+                   kind="paper", source="abstract", object="toy", falsifiable_by="t", interval=interval)
     assert c.verdict is expected
 
 
@@ -95,20 +95,20 @@ def test_proportion_interval_is_clopper_pearson():
 
 def _seed_claim(value, bound=0.5):
     return C.at_least("gain", "s", measured=value, bound=bound, reason="r", kind="paper",
-                      source="abstract")
+                      source="abstract", object="toy", falsifiable_by="t")
 
 
 def test_over_seeds_judges_the_interval_of_the_seed_mean():
     """Catches a k-of-n vote as the verdict: 2 of 3 seeds above the bound with a mean interval
-    that straddles it must be inconclusive, never holds; and 3 of 3 seeds above the bound with
-    a wide interval is inconclusive too (per-seed votes are stability only)."""
+    that straddles it must be inconclusive, never holds; 3 of 3 seeds above the bound keep the
+    verdict every run gave (the union of their points lies above the bound)."""
     tight = C.over_seeds([_seed_claim(v) for v in (0.80, 0.81, 0.82)], [0, 1, 2])
     mixed = C.over_seeds([_seed_claim(v) for v in (0.6, 0.4, 0.8)], [0, 1, 2])
     wide = C.over_seeds([_seed_claim(v) for v in (0.51, 0.9, 2.0)], [0, 1, 2])
     none = C.over_seeds([_seed_claim(v) for v in (0.1, 0.11, 0.12)], [0, 1, 2])
     assert tight.verdict is Verdict.HOLDS and tight.seeds.held == 3 and tight.seeds.n == 3
     assert mixed.verdict is Verdict.INCONCLUSIVE and mixed.seeds.held == 2
-    assert wide.seeds.held == 3 and wide.verdict is Verdict.INCONCLUSIVE
+    assert wide.seeds.held == 3 and wide.verdict is Verdict.HOLDS and wide.interval == (0.51, 2.0)
     assert none.verdict is Verdict.DOES_NOT_HOLD
     assert mixed.measured == pytest.approx(0.6) and mixed.interval[0] < 0.5 < mixed.interval[1]
     assert "held on 2 of 3 seeds" in mixed.note and "stability" in mixed.note
@@ -152,25 +152,27 @@ def test_a_verdict_that_contradicts_its_interval_is_refused():
 
 
 def test_composite_conditions_over_seeds():
-    """An invariant (kind check) must hold on every seed; a composite paper claim is judged on the
-    fraction of seeds (Clopper-Pearson), so three agreeing seeds are not yet a firm verdict."""
+    """An invariant (kind check) must hold on every seed; a composite paper claim keeps the verdict
+    every seed gave, and when seeds disagree is judged on the fraction of seeds (Clopper-Pearson)."""
     def chk(ok, kind="check", source=SRC):
-        return C.check("c", "s", measured=ok, holds=ok, tolerance="t", reason="r", kind=kind, source=source)
+        return C.check("c", "s", measured=ok, holds=ok, tolerance="t", reason="r", kind=kind, source=source,
+                       object="toy", falsifiable_by="t")
     assert C.over_seeds([chk(True)] * 3, [0, 1, 2]).verdict is Verdict.HOLDS
     assert C.over_seeds([chk(True), chk(False), chk(True)], [0, 1, 2]).verdict is Verdict.DOES_NOT_HOLD
     paper = C.over_seeds([chk(True, "paper", "abstract")] * 3, [0, 1, 2])
-    assert paper.verdict is Verdict.INCONCLUSIVE and paper.measured == 1.0 and paper.interval[0] < 0.5
-    paper = C.over_seeds([chk(True, "paper", "abstract")] * 8, list(range(8)))
     assert paper.verdict is Verdict.HOLDS
+    mixed = C.over_seeds([chk(True, "paper", "abstract"), chk(False, "paper", "abstract"),
+                          chk(True, "paper", "abstract")], [0, 1, 2])
+    assert mixed.verdict is Verdict.INCONCLUSIVE and mixed.measured == pytest.approx(2 / 3)
 
 
 def test_tuned_claims_are_exploratory_until_confirmed():
     """Catches a tuned claim counted as confirmation: it is exploratory on development seeds and
     only `confirmed` (role confirmation) makes it count."""
-    dev = C.at_least("g", "s", measured=0.9, bound=0.5, reason="r", kind="paper", source="abstract",
+    dev = C.at_least("g", "s", measured=0.9, bound=0.5, reason="r", kind="paper", source="abstract", object="toy", falsifiable_by="t",
                      tuned_after_look="bound lowered from 0.7 after a first run")
     assert not dev.preregistered and dev.exploratory
-    conf = [C.at_least("g", "s", measured=v, bound=0.5, reason="r", kind="paper", source="abstract",
+    conf = [C.at_least("g", "s", measured=v, bound=0.5, reason="r", kind="paper", source="abstract", object="toy", falsifiable_by="t",
                        tuned_after_look="bound lowered from 0.7 after a first run") for v in (0.8, 0.82)]
     c = C.confirmed(dev, conf, [101, 102])
     assert c.role == "confirmation" and not c.exploratory and c.verdict is Verdict.HOLDS
@@ -183,7 +185,7 @@ def test_tuned_claims_are_exploratory_until_confirmed():
 
 def test_failed_backend_calls_make_claims_not_checkable():
     """Catches a verdict that rests on failed model calls."""
-    cs = [C.at_least("a", "s", measured=0.0, bound=0.0, reason="r", kind="paper", source="abstract")]
+    cs = [C.at_least("a", "s", measured=0.0, bound=0.0, reason="r", kind="paper", source="abstract", object="toy", falsifiable_by="t")]
     use = C.BackendUse(calls=40, failed=40, what="openai at http://127.0.0.1:9/v1")
     out = C.unless_backend_ok(cs, use)
     assert out[0].verdict is Verdict.NOT_CHECKABLE and "40 of 40 backend calls failed" in out[0].reason
@@ -206,7 +208,7 @@ def test_unread_or_unshipped_citations_are_refused(text):
 
 def test_paper_claims_need_a_read_source_and_a_known_kind():
     with pytest.raises(ValueError, match="abstract or first page"):
-        C.at_least("a", "s", measured=1.0, bound=0.0, reason="r", kind="paper", source="inferred: x")
+        C.at_least("a", "s", measured=1.0, bound=0.0, reason="r", kind="paper", source="inferred: x", object="toy", falsifiable_by="t")
     with pytest.raises(ValueError, match="source is empty"):
         C.at_least("a", "s", measured=1.0, bound=0.0, reason="r", kind="check", source="")
     with pytest.raises(ValueError, match="kind='theory'"):
@@ -224,8 +226,8 @@ def test_round_trip_through_json_keeps_kind_source_interval_and_seeds():
 
 def test_counts_by_kind_puts_paper_first():
     cs = [C.at_least("a", "s", measured=1, bound=0, reason="r", kind="check", source=SRC),
-          C.at_least("b", "s", measured=1, bound=0, reason="r", kind="paper", source="abstract"),
-          C.at_least("c", "s", measured=-1, bound=0, reason="r", kind="paper", source="abstract")]
+          C.at_least("b", "s", measured=1, bound=0, reason="r", kind="paper", source="abstract", object="toy", falsifiable_by="t"),
+          C.at_least("c", "s", measured=-1, bound=0, reason="r", kind="paper", source="abstract", object="toy", falsifiable_by="t")]
     counts = C.counts_by_kind(cs)
     assert list(counts) == ["paper", "check"]
     assert counts["paper"]["holds"] == 1 and counts["paper"]["does_not_hold"] == 1
@@ -242,3 +244,76 @@ def test_as_not_checkable_keeps_identity_and_drops_the_verdict():
     assert g.tuned_after_look == "changed" and "trains longer" in g.note and g.note.endswith("n")
     with pytest.raises(ValueError, match="full configuration"):
         C.as_not_checkable(c, reason="r", full_scale=" ")
+
+
+# --------------------------------------------------------------------------- evidence and seeds (issue: verdicts a researcher can cite)
+
+def test_a_paper_claim_says_what_it_was_tested_on_and_how_it_could_fail():
+    """Catches a paper claim that could not fail slipping into the headline: without ``object``
+    or without a control / falsifiable_by sentence the claim model refuses it; checks and
+    reconstructions need neither; a not-checkable paper claim needs its object only."""
+    with pytest.raises(ValueError, match="object="):
+        C.at_least("p", "s", measured=1.0, bound=0.0, reason="r", kind="paper", source="abstract",
+                   control="frozen weights")
+    with pytest.raises(ValueError, match="control="):
+        C.at_least("p", "s", measured=1.0, bound=0.0, reason="r", kind="paper", source="abstract", object="toy")
+    with pytest.raises(ValueError, match="object='lab'"):
+        C.at_least("p", "s", measured=1.0, bound=0.0, reason="r", kind="check", source=SRC, object="lab")
+    ok = C.at_least("p", "s", measured=1.0, bound=0.0, reason="r", kind="paper", source="abstract",
+                    object="real", control="frozen weights, same seeds")
+    assert ok.object == "real" and ok.control.startswith("frozen")
+    C.at_least("c", "s", measured=1.0, bound=0.0, reason="r", kind="check", source=SRC)
+    nc = C.not_checkable("p", "s", paper_value=1, reason="no GPT-5 offline", full_scale="GPT-5",
+                         kind="paper", source="abstract", object="real")
+    gated = C.as_not_checkable(ok, reason="object missing", full_scale="more steps")
+    assert nc.object == "real" and gated.control == ok.control and gated.object == "real"
+    back = Claim.from_dict(json.loads(json.dumps(ok.to_dict())))
+    assert back.object == "real" and back.control == ok.control
+    old = ok.to_dict()
+    del old["object"], old["control"], old["falsifiable_by"]
+    assert Claim.from_dict(old).object is None  # older results still read
+
+
+def _iv_claim(m, lo, hi, bound=0.5, cid="g"):
+    return C.at_least(cid, "s", measured=m, bound=bound, interval=(lo, hi), reason="r", kind="paper",
+                      source="abstract", object="toy", falsifiable_by="t")
+
+
+def test_identical_runs_keep_the_single_run_verdict_and_interval():
+    """Catches zero-width intervals over identical runs (a deterministic system or one that ignores
+    the seed): two seeds of the same run give exactly the single-run claim, whatever its verdict;
+    the over-seeds claim keeps object and control."""
+    for m, lo, hi in ((0.8, 0.6, 1.0), (0.55, 0.3, 0.8), (0.2, 0.1, 0.3)):
+        one = _iv_claim(m, lo, hi)
+        two = C.over_seeds([_iv_claim(m, lo, hi), _iv_claim(m, lo, hi)], [7, 23])
+        assert two.verdict is one.verdict and two.interval == one.interval and two.measured == one.measured
+        assert "deterministic" in two.note and two.object == "toy" and two.falsifiable_by == "t"
+    points = C.over_seeds([_seed_claim(0.45)] * 2, [7, 23])
+    assert points.verdict is Verdict.DOES_NOT_HOLD and points.interval is None
+
+
+def test_over_seeds_never_contradicts_runs_that_agree_and_keeps_each_runs_uncertainty():
+    """Catches verdicts manufactured by dropping each run's own interval: two inconclusive runs
+    with close means must stay inconclusive (a Student-t interval of two close means would hold);
+    two runs that both hold keep holds; the pooled half-width is never below the runs' own."""
+    both_unsure = C.over_seeds([_iv_claim(0.60, 0.45, 0.75), _iv_claim(0.61, 0.46, 0.76)], [7, 23])
+    assert both_unsure.verdict is Verdict.INCONCLUSIVE
+    assert both_unsure.interval[1] - both_unsure.interval[0] >= 0.3 - 1e-9
+    both_hold = C.over_seeds([_iv_claim(2.0, 1.0, 3.0), _iv_claim(11.0, 10.0, 12.0)], [7, 23])
+    assert both_hold.verdict is Verdict.HOLDS and both_hold.interval == (1.0, 12.0)
+    both_fail = C.over_seeds([_iv_claim(0.1, 0.0, 0.2), _iv_claim(0.3, 0.2, 0.4)], [7, 23])
+    assert both_fail.verdict is Verdict.DOES_NOT_HOLD
+    lo, hi = C.pooled_interval([1.0, 1.0], [(0.5, 1.5), (0.8, 1.2)])
+    assert hi - lo == pytest.approx(2 * math.sqrt((0.25 + 0.04) / 2))
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_a_non_finite_value_is_named_never_raised(bad):
+    """Catches an exception (or a verdict) from a non-finite measurement: with a domain, one run
+    gives 'does not hold … not a finite number'; over seeds the seed with the bad value is named."""
+    one = C.at_least("w", "s", measured=bad, bound=0.0, reason="r", kind="check", source=SRC, domain=(0, math.inf))
+    assert one.verdict is Verdict.DOES_NOT_HOLD and "not a finite number" in one.note
+    per = [C.at_least("w", "s", measured=v, bound=0.0, reason="r", kind="check", source=SRC,
+                      domain=(0, math.inf), interval=iv) for v, iv in ((1.0, (0.5, 1.5)), (bad, None))]
+    many = C.over_seeds(per, [7, 23])
+    assert many.verdict is Verdict.DOES_NOT_HOLD and "seed(s) [23]" in many.note

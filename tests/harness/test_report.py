@@ -101,13 +101,13 @@ def test_format_rule_seconds_and_links():
 def _claims() -> list[Claim]:
     return [
         C.close("p_holds", "The exponent is 0.5.", measured=0.52, target=0.5, abs_tol=0.1,
-                reason="±0.1: finite-size bias", kind="paper", source="abstract"),
+                reason="±0.1: finite-size bias", kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.at_least("p_fails", "Accuracy is at least 0.9.", measured=0.7, bound=0.9,
-                   reason="the paper's number", kind="paper", source="abstract"),
+                   reason="the paper's number", kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.at_least("p_unsure", "The gain is positive.", measured=0.01, bound=0.0, interval=(-0.02, 0.04),
-                   reason="sign of the gain", kind="paper", source="first page"),
+                   reason="sign of the gain", kind="paper", source="first page", object="toy", falsifiable_by="t"),
         C.not_checkable("p_big", "Works at 10^9 tokens.", paper_value="10^9", reason="no cluster here",
-                        full_scale="runs 10^9 tokens", kind="paper", source="abstract"),
+                        full_scale="runs 10^9 tokens", kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.check("r_rule", "Our step rule is stable.", measured=1, holds=False, tolerance="stable",
                 reason="inferred rule", kind="reconstruction", source="inferred: the step rule"),
         C.check("c_inv", "Grades are monotone.", measured=0, holds=True, tolerance="0 violations",
@@ -183,12 +183,12 @@ def test_page_has_every_catalogue_row_and_links_that_resolve(tmp_path):
 def test_seed_groups_and_per_claim_stability(tmp_path):
     def claim(measured):
         return [C.at_least("gain", "Gain positive.", measured=measured, bound=0.0, reason="sign",
-                           kind="paper", source="abstract"),
+                           kind="paper", source="abstract", object="toy", falsifiable_by="t"),
                 C.check("inv", "Invariant.", measured=0, holds=True, tolerance="0", reason="exact",
                         kind="check", source="inferred: x"),
                 C.not_checkable("big", "Big.", paper_value=1, reason="no GPU", full_scale="GPU run",
-                                kind="paper", source="abstract") if measured > 0.15 else
-                C.at_least("big", "Big.", measured=1, bound=0, reason="r", kind="paper", source="abstract")]
+                                kind="paper", source="abstract", object="toy", falsifiable_by="t") if measured > 0.15 else
+                C.at_least("big", "Big.", measured=1, bound=0, reason="r", kind="paper", source="abstract", object="toy", falsifiable_by="t")]
 
     for seed, m in ((0, 0.1), (1, -0.1), (2, 0.2)):
         write_result(tmp_path, "mdp_types", seed=seed, claims=claim(m), finished=f"2026-01-01T00:00:0{seed}+00:00")
@@ -207,7 +207,7 @@ def test_seed_groups_and_per_claim_stability(tmp_path):
     assert rows["big"].verdict is Verdict.NOT_CHECKABLE  # not checkable in one seed: not checkable
     assert rows["big"].held is None
     never = [C.at_least("never", "Never.", measured=-1.0 - 0.1 * seed, bound=0, reason="r", kind="paper",
-                        source="abstract") for seed in range(3)]
+                        source="abstract", object="toy", falsifiable_by="t") for seed in range(3)]
     row = _claim_rows("x", [Run(tmp_path, Result(**{**s.runs[i].result.__dict__, "claims": [never[i]]}))
                             for i in range(3)])[0]
     assert row.verdict is Verdict.DOES_NOT_HOLD and row.held == (0, 3)
@@ -220,7 +220,7 @@ def test_seed_groups_and_per_claim_stability(tmp_path):
 
 def test_seed_record_inside_a_claim_is_shown(tmp_path):
     per_seed = [C.at_least("g", "Gain positive.", measured=m, bound=0, reason="sign", kind="paper",
-                           source="abstract") for m in (0.1, -0.1, 0.2)]
+                           source="abstract", object="toy", falsifiable_by="t") for m in (0.1, -0.1, 0.2)]
     write_result(tmp_path, "mdp_types", claims=[C.over_seeds(per_seed, [0, 1, 2])])
     html = build_report(tmp_path)
     assert "held on 2 of 3 seeds" in html and 'title="seed 1: does not hold"' in html
@@ -305,7 +305,7 @@ def test_a_sentence_repeated_under_many_claims_is_said_once_and_reasons_are_one_
     truncated dump of a dict instead of a reason."""
     shared = "Quick scale: 200 steps instead of 10000."
     claims = [C.at_least(f"c{i}", f"Claim {i}.", measured=1.0 * i, bound=2.0, reason="from noise",
-                         kind="paper", source="abstract", note=f"{shared} Own note {i}.") for i in range(4)]
+                         kind="paper", source="abstract", object="toy", falsifiable_by="t", note=f"{shared} Own note {i}.") for i in range(4)]
     claims.append(C.check("d", "Dict claim.", measured={"a": list(range(50)), "b": {"c": 1}}, holds=False,
                           tolerance="all a below 10", reason="the invariant of the method", kind="check",
                           source="inferred: x", note=shared))

@@ -66,15 +66,15 @@ def _all_kinds(config, ctx) -> Outcome:
     long_word = "without_any_space_" * 12
     claims = [
         C.close("exponent", "The loss decays with exponent 0.5.", measured=0.52, target=0.5, abs_tol=0.1,
-                reason="±0.1: finite-size bias measured 0.05 at small N", kind="paper", source="abstract"),
+                reason="±0.1: finite-size bias measured 0.05 at small N", kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.at_least("accuracy", "Accuracy reaches 0.9 on the benchmark " + long_word, measured=0.7,
-                   bound=0.9, reason="the paper's number", kind="paper", source="abstract"),
+                   bound=0.9, reason="the paper's number", kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.at_least("gain", "The gain over the baseline is positive.", measured=0.01, bound=0.0,
                    interval=(-0.02, 0.04), reason="sign of the mean gain over 5 replicates",
-                   kind="paper", source="first page"),
+                   kind="paper", source="first page", object="toy", falsifiable_by="t"),
         C.not_checkable("scale", "It runs on 10^9 points.", paper_value="10^9 points",
                         reason="a 10^9-point cloud needs hours of CPU", full_scale="runs 10^9 points",
-                        kind="paper", source="abstract"),
+                        kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.check("rule", "Our inferred step rule keeps the chain stable.", measured={"max_step": 0.31,
                 "bound": 0.3, "per_level": [0.1 * i for i in range(40)], long_word: 1},
                 holds=False, tolerance="max_step <= bound", reason="inferred rule",
@@ -91,7 +91,7 @@ def _seeded(config, ctx) -> Outcome:
     gain = float(ctx.rng.normal(0.02, 0.05))
     return Outcome(claims=[
         C.at_least("gain", "The gain is positive.", measured=gain, bound=0.0, reason="sign",
-                   kind="paper", source="abstract"),
+                   kind="paper", source="abstract", object="toy", falsifiable_by="t"),
         C.check("inv", "An invariant holds.", measured=0, holds=True, tolerance="0", reason="exact",
                 kind="check", source="inferred: invariant")])
 

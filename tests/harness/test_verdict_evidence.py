@@ -38,16 +38,20 @@ class TunedConfig(ExperimentConfig):
 def _tuned_module(seen: list) -> types.ModuleType:
     mod = types.ModuleType("tuned_experiment")
     mod.Config = TunedConfig
-    mod.CONFIRMATION_SEEDS = (101, 102)
+    mod.CONFIRMATION_SEEDS = (101, 102, 103)
 
     def run(config, ctx):
         seen.append((ctx.seed, ctx.confirmation))
         x = 1.0 + 0.01 * ctx.seed + config.shift
         claims = [C.at_least("tuned", "tuned claim", measured=x, bound=0.5, reason="r", kind="paper",
-                             source="abstract", tuned_after_look="bound lowered from 2 after a first run")]
+                             source="abstract", object="toy", falsifiable_by="t",
+                             tuned_after_look="bound lowered from 2 after a first run"),
+                  C.at_least("flips", "holds where it was tuned only", measured=x if not ctx.confirmation else 0.1,
+                             bound=0.5, reason="r", kind="paper", source="abstract", object="toy",
+                             falsifiable_by="t", tuned_after_look="bound chosen after a first run")]
         if not ctx.confirmation:  # a preregistered group, skipped in confirmation runs
             claims.append(C.at_least("prereg", "preregistered claim", measured=x, bound=0.5, reason="r",
-                                     kind="paper", source="abstract"))
+                                     kind="paper", source="abstract", object="toy", falsifiable_by="t"))
         use = C.BackendUse(calls=config.calls, failed=config.failed) if config.calls else None
         if use is not None:
             claims = C.unless_backend_ok(claims, use)
@@ -63,23 +67,45 @@ def test_confirmation_seeds_run_and_only_confirmed_tuned_verdicts_count(tmp_path
     seen: list = []
     mod = _tuned_module(seen)
     results, _ = reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[0], out=tmp_path, device="cpu")
-    assert sorted(seen) == [(0, False), (101, True), (102, True)]
-    assert sorted(r.role for r in results) == ["confirmation", "confirmation", "development"]
-    assert len(list(tmp_path.glob("tuned_sys/quick-confirm-seed10*-*/result.json"))) == 2
+    assert sorted(seen) == [(0, False), (101, True), (102, True), (103, True)]
+    assert sorted(r.role for r in results) == ["confirmation"] * 3 + ["development"]
+    assert len(list(tmp_path.glob("tuned_sys/quick-confirm-seed10*-*/result.json"))) == 3
     data = collect(tmp_path)
     s = next(s for s in data.sections if s.paper.system == "tuned_sys")
-    assert s.seeds == [0] and s.confirmation_seeds == [101, 102]
+    assert s.seeds == [0] and s.confirmation_seeds == [101, 102, 103]
     rows = {r.claim.id: r for r in s.rows}
     assert rows["tuned"].tuned and rows["tuned"].confirmation is not None
     assert rows["tuned"].confirmation.role == "confirmation" and rows["tuned"].counted is Verdict.HOLDS
-    assert s.counts["paper"]["holds"] == 2  # prereg + confirmed tuned
+    # the development verdict of 'flips' holds; only its confirmed verdict (does not hold) counts
+    assert rows["flips"].verdict is Verdict.HOLDS and rows["flips"].counted is Verdict.DOES_NOT_HOLD
+    assert s.counts["paper"]["holds"] == 2 and s.counts["paper"]["does_not_hold"] == 1  # prereg + tuned; flips
+    # the attention list shows the same verdicts as the headline
+    att = [r for r in data.attention if r.system == "tuned_sys"]
+    assert [(r.claim.id, r.counted) for r in att] == [("flips", Verdict.DOES_NOT_HOLD)]
+    assert data.tuned_confirmation == (1, 2)
+    assert data.paper_by_object["toy"]["holds"] == 2
     # without confirmation runs the tuned verdict is exploratory: shown, not counted
     seen.clear()
     out2 = tmp_path / "noconfirm"
     reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[0], out=out2, device="cpu", confirm=False)
     assert seen == [(0, False)]
     s2 = next(s for s in collect(out2).sections if s.paper.system == "tuned_sys")
-    assert s2.counts["paper"]["holds"] == 1 and s2.exploratory_counts["paper"]["holds"] == 1
+    assert s2.counts["paper"]["holds"] == 1 and s2.exploratory_counts["paper"]["holds"] == 2
+
+
+def test_fewer_than_three_confirmation_seeds_do_not_confirm(tmp_path):
+    """Catches one lucky confirmation seed turning a tuned claim into a headline verdict: with two
+    confirmation seeds the tuned claims stay exploratory (shown, not counted)."""
+    mod = _tuned_module([])
+    mod.CONFIRMATION_SEEDS = (101, 102)
+    reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[0], out=tmp_path, device="cpu")
+    data = collect(tmp_path)
+    s = next(s for s in data.sections if s.paper.system == "tuned_sys")
+    rows = {r.claim.id: r for r in s.rows}
+    assert rows["tuned"].confirmation is not None and rows["tuned"].counted is None
+    assert s.counts["paper"]["holds"] == 1 and s.counts["paper"]["does_not_hold"] == 0
+    assert {r.claim.id for r in data.exploratory_attention} == {"tuned", "flips"}
+    assert not [r for r in data.attention if r.system == "tuned_sys"]
 
 
 def test_failed_backend_calls_fail_the_run_and_never_give_a_verdict(tmp_path):

@@ -275,6 +275,10 @@ OBJECTS = ("real", "theory", "toy")
 #: ``object``/``control``, and a record is shown as it was written.
 _LEGACY: contextvars.ContextVar[bool] = contextvars.ContextVar("neurips26_claims_legacy", default=False)
 
+#: A tuned claim counts in the headline only when judged on at least this many confirmation
+#: seeds (pooled by :func:`over_seeds`); one lucky seed is not a confirmation.
+MIN_CONFIRMATION_SEEDS = 3
+
 #: ``Claim.role``: judged on the development seeds (any seed a user runs), or on confirmation
 #: seeds that were never used while choosing a threshold or setting.
 ROLES = ("development", "confirmation")

@@ -42,7 +42,7 @@ from typing import Any, Sequence
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .catalogue import PAPERS, Paper
-from .claims import Claim, Kind, Verdict, confirmed, over_seeds
+from .claims import MIN_CONFIRMATION_SEEDS, OBJECTS, Claim, Kind, Verdict, confirmed, over_seeds
 from .results import RESULT_FILE, Result, atomic_write_text, load_result
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -336,13 +336,27 @@ class ClaimRow:
         return not self.claim.preregistered
 
     @property
+    def confirmed_enough(self) -> bool:
+        """True when a tuned claim was judged on at least ``MIN_CONFIRMATION_SEEDS`` confirmation
+        seeds (one or two lucky seeds are not a confirmation)."""
+        c = self.confirmation
+        return c is not None and c.seeds is not None and c.seeds.n >= MIN_CONFIRMATION_SEEDS
+
+    @property
     def counted(self) -> Verdict | None:
-        """The verdict that counts in the headline: the verdict of a preregistered claim, the
-        confirmed verdict of a tuned one, ``None`` for a tuned claim without confirmation
+        """The verdict that counts in the headline, the attention list, ``neurips26 show`` and the
+        docs: the verdict of a preregistered claim, the confirmed verdict of a tuned one judged
+        on at least ``MIN_CONFIRMATION_SEEDS`` confirmation seeds, ``None`` otherwise
         (exploratory: shown, not counted)."""
         if not self.tuned:
             return self.verdict
-        return self.confirmation.verdict if self.confirmation is not None else None
+        return self.confirmation.verdict if self.confirmed_enough else None
+
+    @property
+    def object(self) -> str:
+        """What the claim was tested on: ``real``, ``theory``, ``toy``, or ``unknown`` (older
+        results, or a reconstruction/check that did not say)."""
+        return self.claim.object or "unknown"
 
     @property
     def shown_claim(self) -> Claim:
@@ -585,11 +599,35 @@ class ReportData:
 
     @property
     def attention(self) -> list[ClaimRow]:
-        """Claims that do not hold, are inconclusive or not checkable: by verdict, then kind
-        (paper first), then catalogue order."""
-        rows = [r for s in self.sections for r in s.rows if r.verdict is not Verdict.HOLDS]
+        """Counted claims (the same verdicts as the headline: :attr:`ClaimRow.counted`) that do
+        not hold, are inconclusive or not checkable: by verdict, then kind (paper first), then
+        catalogue order. Exploratory claims are listed apart (:attr:`exploratory_attention`)."""
+        rows = [r for s in self.sections for r in s.rows
+                if r.counted is not None and r.counted is not Verdict.HOLDS]
         kinds = [k.value for k in Kind] + ["unclassified"]
-        return sorted(rows, key=lambda r: (VERDICT_ORDER.index(r.verdict), kinds.index(r.kind)))
+        return sorted(rows, key=lambda r: (VERDICT_ORDER.index(r.counted), kinds.index(r.kind)))
+
+    @property
+    def exploratory_attention(self) -> list[ClaimRow]:
+        """Tuned claims without a confirmation on enough seeds (not counted anywhere), any verdict."""
+        return [r for s in self.sections for r in s.rows if r.counted is None]
+
+    @property
+    def paper_by_object(self) -> dict[str, dict[str, int]]:
+        """``{object: {verdict: count}}`` of the counted paper claims, objects ``real``,
+        ``theory``, ``toy`` (and ``unknown`` for older results) — the headline's split."""
+        out: dict[str, dict[str, int]] = {o: {v.value: 0 for v in Verdict} for o in OBJECTS}
+        for s in self.sections:
+            for r in s.rows:
+                if r.kind == Kind.PAPER.value and r.counted is not None:
+                    out.setdefault(r.object, {v.value: 0 for v in Verdict})[r.counted.value] += 1
+        return out
+
+    @property
+    def tuned_confirmation(self) -> tuple[int, int]:
+        """(tuned claims confirmed — held on their pooled confirmation seeds —, tuned claims tried)."""
+        rows = [r for s in self.sections for r in s.rows if r.tuned]
+        return sum(r.counted is Verdict.HOLDS for r in rows), len(rows)
 
     def _sum(self, attr: str) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -674,7 +712,7 @@ def render(data: ReportData) -> str:
         break
     seeds = sorted({seed for s in data.with_results for seed in s.seeds})
     return _environment().get_template("report.html.j2").render(
-        data=data, environment=environment, seeds=seeds, n_papers=len(PAPERS),
+        data=data, environment=environment, seeds=seeds, n_papers=len(PAPERS), min_confirm=MIN_CONFIRMATION_SEEDS,
         verdicts=[Verdict.HOLDS, Verdict.DOES_NOT_HOLD, Verdict.INCONCLUSIVE, Verdict.NOT_CHECKABLE],
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 
