@@ -167,3 +167,27 @@ def test_experiment_preflight_runs_before_any_work(tmp_path):
     assert seen == []
     with pytest.raises(ConfigError, match="^tuned_sys: "):
         preflight_inputs(mod, TunedConfig(), "tuned_sys")
+
+
+def test_a_deterministic_system_is_run_once_over_seeds_and_never_confirmed(tmp_path):
+    """Catches replication manufactured from identical runs: a system declaring DETERMINISTIC =
+    True is run on the first seed only (no confirmation seeds), its claims keep the single-run
+    verdicts, and the console says why; a non-bool declaration is refused before any run."""
+    import io
+
+    from rich.console import Console
+
+    seen: list = []
+    mod = _tuned_module(seen)
+    mod.DETERMINISTIC = True
+    buf = io.StringIO()
+    results, _ = reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[7, 23], out=tmp_path, device="cpu",
+                           console=Console(file=buf, width=200))
+    assert seen == [(7, False)] and [r.seed for r in results] == [7]
+    assert "deterministic: seeds do not change it" in buf.getvalue()
+    single = {c.id: c.verdict for c in results[0].claims}
+    s = next(s for s in collect(tmp_path).sections if s.paper.system == "tuned_sys")
+    assert {r.claim.id: r.verdict for r in s.rows} == single
+    mod.DETERMINISTIC = "yes"
+    with pytest.raises(ConfigError, match="DETERMINISTIC='yes'"):
+        reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[7, 23], out=tmp_path / "b", device="cpu")

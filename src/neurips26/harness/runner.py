@@ -120,6 +120,20 @@ def confirmation_seeds(module: ModuleType) -> list[int]:
     return out
 
 
+def is_deterministic(module: ModuleType) -> bool:
+    """True when the experiment declares ``DETERMINISTIC = True``: its results do not depend on
+    the seed, so a multi-seed run computes one seed (replicas would be identical, not evidence)
+    and it has no confirmation seeds (a seed cannot confirm what it does not change).
+
+    Raises:
+        ConfigError: if ``DETERMINISTIC`` is not a bool.
+    """
+    flag = getattr(module, "DETERMINISTIC", False)
+    if not isinstance(flag, bool):
+        raise ConfigError(f"{module.__name__}.DETERMINISTIC={flag!r}; allowed: True or False")
+    return flag
+
+
 def parse_seeds(text: str) -> list[int]:
     """``"0,1,2"`` → ``[0, 1, 2]``; a single count ``"5"`` → ``[0, 1, 2, 3, 4]``.
 
@@ -509,6 +523,9 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
     """Run each system over ``seeds`` (default ``[seed]``) on ``executor``, then write
     ``out/report.html`` (and, over two or more seeds, each system's seeds summary).
 
+    A system that declares ``DETERMINISTIC = True`` (:func:`is_deterministic`) runs the first seed
+    only, with no confirmation seeds, and the console says so.
+
     With ``confirm`` (the default) each system that declares ``CONFIRMATION_SEEDS`` in its
     experiment module is also run on those seeds (``role="confirmation"``, ``ctx.confirmation``
     True): the claims it tuned after a look are judged there, on seeds never used while choosing,
@@ -535,10 +552,16 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
         if preflight:  # (the CLI has already done this while validating; it passes False)
             preflight_inputs(s.module, c, s.name)
     commit = git_commit()
-    tasks = [make_task(s, c, scale=scale, seed=sd, commit=commit) for s, c in zip(specs, configs) for sd in seeds]
+    det = {s.name for s in specs if is_deterministic(s.module)}
+    if console is not None and len(seeds) > 1:
+        for name in sorted(det):
+            console.print(f"{name.replace('_', '-')} is deterministic: seeds do not change it; "
+                          f"running seed {seeds[0]} only")
+    tasks = [make_task(s, c, scale=scale, seed=sd, commit=commit) for s, c in zip(specs, configs)
+             for sd in (seeds[:1] if s.name in det else seeds)]
     if confirm:
         tasks += [make_task(s, c, scale=scale, seed=sd, commit=commit, role="confirmation")
-                  for s, c in zip(specs, configs) for sd in confirmation_seeds(s.module)]
+                  for s, c in zip(specs, configs) if s.name not in det for sd in confirmation_seeds(s.module)]
         for i, t in enumerate(tasks):
             t.index = i
     check_requirements(tasks, executor=executor, address=address, device=device)
@@ -557,5 +580,5 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
 
 
 __all__ = ["SystemSpec", "Task", "reproduce", "run_tasks", "run_one", "execute", "make_task", "resolve_config",
-           "code_version", "confirmation_seeds", "preflight_inputs", "parse_seeds", "seeds_summary", "write_seeds_summary", "results_by_seed",
+           "code_version", "confirmation_seeds", "is_deterministic", "preflight_inputs", "parse_seeds", "seeds_summary", "write_seeds_summary", "results_by_seed",
            "estimate_seconds", "ConfigError", "SCALES", "EXECUTORS"]
