@@ -8,8 +8,12 @@ main job, about 15 CPU-minutes; `.ci/run` runs it):
 - no interval leaves the quantity's declared domain, and none has zero width over seeds that differ;
 - every claim records whether it was preregistered or tuned after a look, and a tuned claim counts
   in the headline only through its confirmation seeds;
+- every paper claim names its object and a control or how it could fail; the attention list
+  shows exactly the counted verdicts;
 - and the same over ``--seeds 0,1,2`` for mdp-types, search-agent-attacks, weight-interp and
-  flood-bifiltration (the seeds summary and the report's combined rows).
+  flood-bifiltration (the seeds summary and the report's combined rows), and over fresh seeds
+  ``7,23`` for lr-schedules, feature-learning, flood-bifiltration and path-integration: no
+  verdict that both single runs contradict.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from neurips26.harness.runner import SystemSpec, reproduce
 pytestmark = pytest.mark.slow
 
 MULTI_SEED = ("mdp_types", "search_agent_attacks", "weight_interp", "flood_bifiltration")
+#: Systems whose two-seed runs once manufactured verdicts (zero-width intervals over identical runs,
+#: each run's own interval dropped).
+TWO_SEED = ("lr_schedules", "feature_learning", "flood_bifiltration", "path_integration")
 
 
 def _problems(c: Claim, where: str) -> list[str]:
@@ -47,6 +54,11 @@ def _problems(c: Claim, where: str) -> list[str]:
         out.append(f"{where}: zero-width interval over seeds that differ")
     if not c.preregistered and not c.tuned_after_look:
         out.append(f"{where}: tuned without saying what changed")
+    if c.kind is not None and c.kind.value == "paper":
+        if c.object is None:
+            out.append(f"{where}: paper claim without object")
+        if c.verdict is not Verdict.NOT_CHECKABLE and not (c.control or c.falsifiable_by):
+            out.append(f"{where}: paper claim with neither a control nor a falsifiable_by sentence")
     return out
 
 
@@ -69,6 +81,21 @@ def _check_folder(out: Path) -> list[str]:
             problems += _problems(shown, f"report {sec.paper.system}/{row.claim.id}")
             if row.tuned and row.counted is not None and row.confirmation is None:
                 problems.append(f"report {sec.paper.system}/{row.claim.id}: tuned claim counted without confirmation")
+            seed_verdicts = {c.verdict for _, c in row.per_seed}
+            if len(row.per_seed) > 1 and len(seed_verdicts) == 1 and row.verdict not in seed_verdicts:
+                (v,) = seed_verdicts
+                if v is not Verdict.INCONCLUSIVE or row.verdict is not Verdict.NOT_CHECKABLE:
+                    problems.append(f"report {sec.paper.system}/{row.claim.id}: every seed gave {v.value}, "
+                                    f"over seeds {row.verdict.value}")
+            if (len(row.per_seed) > 1 and shown.interval is not None and shown.interval[0] == shown.interval[1]
+                    and any(c.interval is not None and c.interval[0] < c.interval[1] for _, c in row.per_seed)):
+                problems.append(f"report {sec.paper.system}/{row.claim.id}: zero-width interval over seeds "
+                                "whose own intervals are not")
+    att = {(r.system, r.claim.id) for r in data.attention}
+    counted = {(s.paper.system, r.claim.id) for s in data.with_results for r in s.rows
+               if r.counted is not None and r.counted is not Verdict.HOLDS}
+    if att != counted:
+        problems.append(f"attention list differs from the counted verdicts: {sorted(att ^ counted)}")
     return problems
 
 
@@ -90,5 +117,13 @@ def test_every_quick_verdict_agrees_with_its_interval(tmp_path):
 def test_verdicts_over_three_seeds_agree_with_their_intervals(tmp_path):
     reproduce(_specs(MULTI_SEED), seeds=[0, 1, 2], out=tmp_path, device="cpu")
     assert len(list(tmp_path.glob("*/*-seeds-summary.json"))) == len(MULTI_SEED)
+    problems = _check_folder(tmp_path)
+    assert not problems, "\n".join(problems)
+
+
+def test_two_fresh_seeds_never_contradict_both_single_runs(tmp_path):
+    """Catches verdicts manufactured by a multi-seed run: over seeds 7 and 23 no verdict differs
+    from the one both single runs gave, and no interval has zero width over runs with intervals."""
+    reproduce(_specs(TWO_SEED), seeds=[7, 23], out=tmp_path, device="cpu", confirm=False)
     problems = _check_folder(tmp_path)
     assert not problems, "\n".join(problems)
