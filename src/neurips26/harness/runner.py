@@ -37,6 +37,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from .catalogue import check_packages
 from .claims import over_seeds
 from .config import ConfigError, ExperimentConfig, apply_overrides
 from .executor import check_requirements, make_executor
@@ -531,6 +532,8 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
     if executor == "local":
         device = device or default_device()
     configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+    for s, c in zip(specs, configs):  # optional packages (one line naming the extra), before any run
+        check_packages(s.name, c)
     for s, c in zip(specs, configs):  # every external input and endpoint, before any run
         if preflight:  # (the CLI has already done this while validating; it passes False)
             preflight_inputs(s.module, c, s.name)

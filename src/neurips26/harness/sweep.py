@@ -373,6 +373,9 @@ def run_sweep(spec: Any, grid: dict[str, list[Any]], *, scale: str = "quick", se
         except ConfigError as exc:
             where = ", ".join(f"{k}={_cell(v)}" for k, v in point.items())
             raise ConfigError(f"sweep point {where}: {exc}") from None
+        from .catalogue import check_packages
+
+        check_packages(spec.name, config)
         tag = " ".join(f"{k}={_cell(v)}" for k, v in point.items())
         for seed in seeds:
             tasks.append(make_task(sub, config, scale=scale, seed=seed, commit=commit,
