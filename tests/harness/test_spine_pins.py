@@ -107,3 +107,35 @@ def test_pool_never_starts_a_task_beside_one_that_fills_the_cores(tmp_path: Path
     assert len(done) == 5 and len(peaks) == 5
     assert max(peaks) <= 2, peaks  # never more CPUs busy than the pool's cores
     assert peaks[0] == 2 and peaks.count(2) >= 3  # the two 1-CPU tasks at the end do share the cores
+
+
+_TWICE = """
+import sys
+sys.path.insert(0, {fakes!r})
+import n26fake_alpha
+from neurips26.harness.runner import SystemSpec, reproduce
+spec = SystemSpec("n26fake_alpha", n26fake_alpha, {{"log": {log!r}, "sleep": 1.0}})
+results, interrupted = reproduce([spec], seeds=[0, 1, 2], out={out!r}, device="cpu", confirm=False)
+assert not interrupted and all(r.status == "ok" for r in results), results
+"""
+
+
+def test_two_commands_into_one_folder_run_each_task_once(tmp_path: Path):
+    """Catches two ``reproduce`` commands into the same ``--out`` both running (and writing) every
+    task: with the per-task lock the second waits and reuses the first's results."""
+    import subprocess
+    import sys
+
+    from .executor_fakes import install
+
+    install(tmp_path / "fakes")
+    log, out = tmp_path / "runs.log", tmp_path / "out"
+    code = _TWICE.format(fakes=str(tmp_path / "fakes"), log=str(log), out=str(out))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path), "MPLBACKEND": "Agg"}
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    runs = log.read_text().splitlines()
+    assert sorted(runs) == ["n26fake_alpha 0", "n26fake_alpha 1", "n26fake_alpha 2"], (runs, outputs)
+    assert len(list(out.glob("n26fake_alpha/*/result.json"))) == 3
