@@ -330,6 +330,71 @@ def reproduce(
 
 
 @app.command()
+def fullcheck(
+    systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to check (default: every implemented one).")] = None,
+    budget_minutes: Annotated[float, typer.Option(help="Minutes each system's run may take before it is stopped.")] = 5.0,
+    scale: Annotated[str, typer.Option(help="full (default) or quick: the configuration to run.")] = "full",
+    device: Annotated[Optional[str], typer.Option(help="torch device (default: cuda if available, else cpu).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the checked run.")] = 0,
+    seeds: Annotated[str, typer.Option(help="Seeds of the planned run (a count or a list), for the plan's ETA.")] = "10",
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Config override key=value or system:key=value (repeatable).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Also write the measurements as JSON to this file.")] = None,
+) -> None:
+    """Time-boxed full-scale check: run each system's full configuration for at most
+    --budget-minutes on the device, then stop it and report per stage throughput (steps/s), device
+    memory, utilisation and the ETA of the run and of the whole plan. Writes no results."""
+    from .harness.executor import check_requirements
+    from .harness.fullcheck import check_one, total_lines, write_json
+    from .harness.runner import SystemSpec, confirmation_seeds, default_device, git_commit, make_task, resolve_config
+
+    if scale not in ("quick", "full"):
+        _fail(f"--scale {scale!r}: allowed values are quick, full")
+    if not (budget_minutes > 0 and budget_minutes <= 24 * 60):
+        _fail(f"--budget-minutes {budget_minutes:g}: allowed: a number of minutes > 0 and at most 1440")
+    plan_seeds = _seed_list(None, seeds)
+    _seed_list(seed, None)
+    if device is not None:
+        _check_device(device)
+    device = device or default_device()
+    papers = _select(systems or [])
+    specs = [SystemSpec(p.system, _load(p), {}) for p in papers]
+    try:
+        _apply_sets(specs, set_ or [])
+        configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+        _check_missing(specs, configs)
+        commit = git_commit()
+        tasks = [make_task(s, c, scale=scale, seed=seed, commit=commit) for s, c in zip(specs, configs)]
+        check_requirements(tasks, device=device)
+    except ConfigError as exc:
+        _fail(str(exc))
+    checks = []
+    try:
+        for s, task in zip(specs, tasks):
+            console.print(f"checking {s.name.replace('_', '-')} ({scale}) on {device} for up to "
+                          f"{budget_minutes:g} min", highlight=False)
+            check = check_one(task, device=device, budget_s=budget_minutes * 60,
+                              declared_hours=task.resources.hours,
+                              on_line=lambda line: console.print(f"  {escape(line)}", highlight=False))
+            checks.append(check)
+            for line in check.lines():
+                console.print(escape(line), highlight=False)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; the checks so far:[/]")
+    per = {s.name: len(plan_seeds) + len(confirmation_seeds(s.module)) for s in specs}
+    for line in total_lines(checks, per):
+        console.print(escape(line), highlight=False)
+    if out is not None:
+        try:
+            console.print(f"wrote {write_json(checks, out)}", highlight=False)
+        except OSError as exc:
+            _fail(f"--out {str(out)!r}: cannot write ({exc.strerror or exc})", code=1)
+    if len(checks) < len(tasks):
+        raise typer.Exit(130)
+    if any(c.outcome in ("error", "died") or c.status == "failed" for c in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
 def sweep(
     system: Annotated[str, typer.Argument(help="The system to sweep, e.g. lr-schedules.")],
     grid: Annotated[list[str], typer.Option(help="key=v1,v2,... (repeatable: the grid is the product).")],

@@ -171,6 +171,8 @@ def blas_threads(n: int) -> Any:
 def _duration(s: float) -> str:
     if s != s or s == float("inf"):
         return "?"
+    if s < 10:
+        return f"{s:.1f} s"
     if s < 90:
         return f"{s:.0f} s"
     if s < 5400:
