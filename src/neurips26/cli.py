@@ -1,4 +1,4 @@
-"""The ``neurips26`` command: list · reproduce · sweep · report · show."""
+"""The ``neurips26`` command: list · reproduce · fullcheck · sweep · report · show."""
 
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ class SystemCheck:
         if self.outcome == "finished":
             out.append(f"  run ETA: {_duration(self.wall_s)} (measured){declared}")
         elif eta is None:
-            out.append(f"  run ETA: unknown (a running stage has no total){declared}")
+            out.append(f"  run ETA: unknown (a running stage has no total or no step done yet){declared}")
         else:
             out.append(f"  run ETA: at least {_duration(eta)} (elapsed + running stages; later stages "
                        f"not seen yet){declared}")
