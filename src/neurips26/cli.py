@@ -108,8 +108,11 @@ def _load(paper: Paper):
 
 def _check_missing(specs: list, configs: list) -> None:
     """Fail before any work when a selected system's config needs packages missing here: one line
-    per system, then a line saying what to do."""
-    lines = [line for s, c in zip(specs, configs) if (line := missing_text(s.name, missing_packages(s.name, c)))]
+    per system, then a line saying what to do. ``specs`` may be papers (``configs`` ``None`` each:
+    the packages every config needs, checked before importing the systems)."""
+    lines = [line for s, c in zip(specs, configs)
+             if (line := missing_text(getattr(s, "name", None) or s.system,
+                                      missing_packages(getattr(s, "name", None) or s.system, c)))]
     if not lines:
         return
     for line in lines[:-1]:
@@ -295,6 +298,7 @@ def reproduce(
     if device is not None:
         _check_device(device)
     papers = _select(systems or [])
+    _check_missing(papers, [None] * len(papers))  # every system's missing packages, in one go
     specs = [SystemSpec(p.system, _load(p), {}) for p in papers]
     if dry_run:
         _apply_sets(specs, set_ or [])
@@ -357,6 +361,7 @@ def fullcheck(
         _check_device(device)
     device = device or default_device()
     papers = _select(systems or [])
+    _check_missing(papers, [None] * len(papers))
     specs = [SystemSpec(p.system, _load(p), {}) for p in papers]
     try:
         _apply_sets(specs, set_ or [])

@@ -82,3 +82,16 @@ def test_every_declared_extra_exists_in_pyproject():
             names = (n.package.lower(), via.get(n.package, n.package).lower())
             assert any(dep.lower().replace("_", "-").startswith(names) for dep in extras[n.extra]), (system, n)
     assert missing_packages("lr-schedules") == []
+
+
+def test_reproduce_of_every_system_lists_each_missing_extra_at_once(tmp_path: Path):
+    """Catches ``reproduce`` (all systems) stopping at the first system with a missing package,
+    so a user installs extras one failed command at a time."""
+    out = tmp_path / "out"
+    res = _cli(["reproduce", "--out", str(out)], ["gymnasium", "cvxpy"])
+    text = res.stdout + res.stderr
+    assert res.returncode == 2, text
+    for line in ("ncp-tom needs the `rl` extra (gymnasium)", "alignment-limits needs the `convex` extra (cvxpy)",
+                 "mdp-types needs the `convex` extra (cvxpy) and the `rl` extra (gymnasium): pip install -e '.[convex,rl]'"):
+        assert line in text, text
+    assert "3 systems need packages missing here" in text and not out.exists()
