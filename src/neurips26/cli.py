@@ -1,4 +1,4 @@
-"""The ``neurips26`` command: list · reproduce · sweep · report · show."""
+"""The ``neurips26`` command: list · reproduce · fullcheck · sweep · report · show."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .harness.catalogue import PAPERS, Paper, get_paper, implemented_papers, load_experiment
+from .harness.catalogue import (
+    PAPERS,
+    Paper,
+    get_paper,
+    implemented_papers,
+    load_experiment,
+    missing_packages,
+    missing_text,
+)
 from .harness.config import ConfigError, parse_assignment
 from .harness.report import write_report
 from .harness.results import latest_results
@@ -57,18 +65,61 @@ def _main(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 @app.command("list")
 def list_systems() -> None:
-    """Print the catalogue's nineteen papers, each marked implemented or not yet."""
+    """Print the catalogue's nineteen papers: implemented or not, and whether each can run here
+    (the optional packages it needs are installed) or what is missing."""
     table = Table(title="neurips26 catalogue")
-    table.add_column("#")
+    table.add_column("#", no_wrap=True)
     table.add_column("system", no_wrap=True)  # the name to type: never cut
-    table.add_column("paper")
-    table.add_column("arXiv / venue")
-    table.add_column("status", no_wrap=True)
+    table.add_column("paper (arXiv / venue)", overflow="fold", min_width=22)  # an id of 21 characters fits whole
+    table.add_column("here", overflow="fold", min_width=12)
+    extras: list[str] = []
     for p in PAPERS:
-        table.add_row(str(p.number), p.cli_name, p.title, p.arxiv,
-                      "[green]implemented[/]" if p.implemented else "[dim]not yet[/]")
+        missing = missing_packages(p.system) if p.implemented else []
+        for n in missing:
+            extras += [n.extra] if n.extra not in extras else []
+        if not p.implemented:
+            status = "[dim]not implemented yet[/]"
+        elif missing:
+            labels = ", ".join(dict.fromkeys(n.label for n in missing))
+            status = f"[yellow]{escape('needs [' + ','.join(dict.fromkeys(n.extra for n in missing)) + ']: ' + labels)}[/]"
+        else:
+            status = "[green]ready[/]"
+        table.add_row(str(p.number), p.cli_name, f"{escape(p.title)}\n[dim]{escape(p.arxiv)}[/]", status)
     console.print(table)
-    console.print(f"{sum(p.implemented for p in PAPERS)} of {len(PAPERS)} papers implemented.")
+    n_ready = sum(p.implemented and not missing_packages(p.system) for p in PAPERS)
+    console.print(f"{sum(p.implemented for p in PAPERS)} of {len(PAPERS)} papers implemented; "
+                  f"{n_ready} can run here.", highlight=False)
+    if extras:
+        console.print(f"to run the others: pip install -e '.[{','.join(extras)}]' "
+                      "(a full configuration may need more: `neurips26 show SYSTEM`)", highlight=False, markup=False)
+
+
+def _load(paper: Paper):
+    """The system's experiment module, or one line naming the extra to install (never "not
+    implemented" for a missing optional package)."""
+    line = missing_text(paper.system, missing_packages(paper.system))
+    if line:
+        _fail(line)
+    try:
+        return load_experiment(paper)
+    except ImportError as exc:
+        _fail(str(exc))
+
+
+def _check_missing(specs: list, configs: list) -> None:
+    """Fail before any work when a selected system's config needs packages missing here: one line
+    per system, then a line saying what to do. ``specs`` may be papers (``configs`` ``None`` each:
+    the packages every config needs, checked before importing the systems)."""
+    lines = [line for s, c in zip(specs, configs)
+             if (line := missing_text(getattr(s, "name", None) or s.system,
+                                      missing_packages(getattr(s, "name", None) or s.system, c)))]
+    if not lines:
+        return
+    for line in lines[:-1]:
+        err.print(f"[bold red]error:[/] {escape(line)}", highlight=False)
+    _fail(lines[-1] if len(lines) == 1 else
+          f"{lines[-1]}\n{len(lines)} systems need packages missing here; install them or name the systems "
+          "to run (`neurips26 list` shows what runs here)")
 
 
 def _select(systems: list[str]) -> list[Paper]:
@@ -247,7 +298,8 @@ def reproduce(
     if device is not None:
         _check_device(device)
     papers = _select(systems or [])
-    specs = [SystemSpec(p.system, load_experiment(p), {}) for p in papers]
+    _check_missing(papers, [None] * len(papers))  # every system's missing packages, in one go
+    specs = [SystemSpec(p.system, _load(p), {}) for p in papers]
     if dry_run:
         _apply_sets(specs, set_ or [])
         _dry_run(specs, scale, seed_list, confirm, workers)
@@ -255,8 +307,9 @@ def reproduce(
     try:
         _apply_sets(specs, set_ or [])
         commit = git_commit()
-        for s in specs:  # validate every config and its requirements before touching the disk
-            config = resolve_config(s.module, scale, s.overrides, s.name)
+        configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+        _check_missing(specs, configs)  # optional packages, before any other check or work
+        for s, config in zip(specs, configs):  # validate every config and its requirements before touching the disk
             check_requirements([make_task(s, config, scale=scale, seed=seed_list[0], commit=commit)],
                                executor=executor, address=address, device=device)
             preflight_inputs(s.module, config, s.name)
@@ -277,6 +330,72 @@ def reproduce(
     if interrupted:
         raise typer.Exit(130)
     if any(r.status != "ok" for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
+def fullcheck(
+    systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to check (default: every implemented one).")] = None,
+    budget_minutes: Annotated[float, typer.Option(help="Minutes each system's run may take before it is stopped.")] = 5.0,
+    scale: Annotated[str, typer.Option(help="full (default) or quick: the configuration to run.")] = "full",
+    device: Annotated[Optional[str], typer.Option(help="torch device (default: cuda if available, else cpu).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the checked run.")] = 0,
+    seeds: Annotated[str, typer.Option(help="Seeds of the planned run (a count or a list), for the plan's ETA.")] = "10",
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Config override key=value or system:key=value (repeatable).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Also write the measurements as JSON to this file.")] = None,
+) -> None:
+    """Time-boxed full-scale check: run each system's full configuration for at most
+    --budget-minutes on the device, then stop it and report per stage throughput (steps/s), device
+    memory, utilisation and the ETA of the run and of the whole plan. Writes no results."""
+    from .harness.executor import check_requirements
+    from .harness.fullcheck import check_one, total_lines, write_json
+    from .harness.runner import SystemSpec, confirmation_seeds, default_device, git_commit, make_task, resolve_config
+
+    if scale not in ("quick", "full"):
+        _fail(f"--scale {scale!r}: allowed values are quick, full")
+    if not (budget_minutes > 0 and budget_minutes <= 24 * 60):
+        _fail(f"--budget-minutes {budget_minutes:g}: allowed: a number of minutes > 0 and at most 1440")
+    plan_seeds = _seed_list(None, seeds)
+    _seed_list(seed, None)
+    if device is not None:
+        _check_device(device)
+    device = device or default_device()
+    papers = _select(systems or [])
+    _check_missing(papers, [None] * len(papers))
+    specs = [SystemSpec(p.system, _load(p), {}) for p in papers]
+    try:
+        _apply_sets(specs, set_ or [])
+        configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+        _check_missing(specs, configs)
+        commit = git_commit()
+        tasks = [make_task(s, c, scale=scale, seed=seed, commit=commit) for s, c in zip(specs, configs)]
+        check_requirements(tasks, device=device)
+    except ConfigError as exc:
+        _fail(str(exc))
+    checks = []
+    try:
+        for s, task in zip(specs, tasks):
+            console.print(f"checking {s.name.replace('_', '-')} ({scale}) on {device} for up to "
+                          f"{budget_minutes:g} min", highlight=False)
+            check = check_one(task, device=device, budget_s=budget_minutes * 60,
+                              declared_hours=task.resources.hours,
+                              on_line=lambda line: console.print(f"  {escape(line)}", highlight=False))
+            checks.append(check)
+            for line in check.lines():
+                console.print(escape(line), highlight=False)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted; the checks so far:[/]")
+    per = {s.name: len(plan_seeds) + len(confirmation_seeds(s.module)) for s in specs}
+    for line in total_lines(checks, per):
+        console.print(escape(line), highlight=False)
+    if out is not None:
+        try:
+            console.print(f"wrote {write_json(checks, out)}", highlight=False)
+        except OSError as exc:
+            _fail(f"--out {str(out)!r}: cannot write ({exc.strerror or exc})", code=1)
+    if len(checks) < len(tasks):
+        raise typer.Exit(130)
+    if any(c.outcome in ("error", "died") or c.status == "failed" for c in checks):
         raise typer.Exit(1)
 
 
@@ -309,7 +428,7 @@ def sweep(
     if device is not None:
         _check_device(device)
     paper = _select([system])[0]
-    spec = SystemSpec(paper.system, load_experiment(paper), {})
+    spec = SystemSpec(paper.system, _load(paper), {})
     try:
         _apply_sets([spec], set_ or [])
         grid_values = parse_grid(grid, spec.module.Config, spec.name)
@@ -388,19 +507,45 @@ def show(
     if not paper.implemented:
         console.print("[dim]not implemented yet[/]")
         return
-    module = load_experiment(paper)
-    from .harness.report import counts_text, format_interval, format_value, system_section
+    from .harness.report import format_value, system_section
 
     def settings(config) -> str:
         return ", ".join(f"{k}={format_value(v, max_items=4, max_chars=60)}" for k, v in config.model_dump().items())
 
-    console.print(f"[bold]quick config:[/] {escape(settings(module.Config.quick()))}", highlight=False)
-    try:
-        console.print(f"[bold]full config:[/] {escape(settings(module.Config.full()))}", highlight=False)
-    except NotImplementedError as exc:
-        console.print(f"[bold]full config:[/] [red]{escape(str(exc))}[/]")
+    line = missing_text(paper.system, missing_packages(paper.system))
+    module = None
+    if not line:
+        try:
+            module = load_experiment(paper)
+        except ImportError as exc:
+            line = str(exc)
+    if line:  # said first; the results (if any) are still shown
+        console.print(f"[yellow]cannot run here:[/] {escape(line)}", highlight=False)
+    else:
+        quick = module.Config.quick()
+        console.print(f"[bold]quick config:[/] {escape(settings(quick))}", highlight=False)
+        try:
+            full = module.Config.full()
+            console.print(f"[bold]full config:[/] {escape(settings(full))}", highlight=False)
+        except NotImplementedError as exc:
+            full = None
+            console.print(f"[bold]full config:[/] [red]{escape(str(exc))}[/]")
+        for scale, config in (("quick", quick), ("full", full)):
+            more = missing_text(paper.system, missing_packages(paper.system, config)) if config is not None else ""
+            if more:
+                console.print(f"[yellow]the {scale} configuration cannot run here:[/] {escape(more)}", highlight=False)
+    from .harness.report import scan_results
+
     section = system_section(out, paper) if out.is_dir() else None
+    unreadable = scan_results(out, paper.system)[1] if out.is_dir() else []
+    for path, why in unreadable:  # a damaged record is never "no results"
+        err.print(f"[yellow]warning:[/] {escape(str(path))} is corrupt or unreadable: {escape(why)}",
+                  highlight=False)
     if section is None:
+        if unreadable:
+            _fail(f"{len(unreadable)} result file{'s' if len(unreadable) > 1 else ''} of {paper.cli_name} under "
+                  f"{str(out)!r} could not be read (corrupt), e.g. {str(unreadable[0][0])!r}; rerun "
+                  f"`neurips26 reproduce {paper.cli_name} --out {out}` to replace it", code=1)
         console.print(f"no results under {str(out)!r} yet: "
                       f"`neurips26 reproduce {paper.cli_name} --out {out}`", highlight=False)
         return
@@ -410,35 +555,94 @@ def show(
                   f"{seeds}, {section.status}, finished {run.finished_at}, code {escape(run.code_version)}"
                   + (f" [yellow](stale: the code is now {section.latest.current_version}; rerun to refresh)[/]"
                      if section.stale else ""), highlight=False)
-    for kind, row in section.counts.items():
-        if sum(row.values()):
-            console.print(f"  {kind} claims: {counts_text(row)}", highlight=False)
-    colour = {"holds": "green", "does_not_hold": "red", "inconclusive": "yellow", "not_checkable": "dim"}
-    table = Table(show_lines=False)
-    table.add_column("claim", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("paper")
-    table.add_column("ours")
-    table.add_column("verdict", no_wrap=True)
-    for row in section.rows:
-        c = row.claim
-        ours = format_value(c.measured, max_items=4, max_chars=50)
-        if len(row.per_seed) > 1 and all(isinstance(pc.measured, (int, float)) for _, pc in row.per_seed):
-            ours = ", ".join(format_value(pc.measured, max_items=2, max_chars=16) for _, pc in row.per_seed)
-        elif c.interval is not None:
-            ours += f" {format_interval(c.interval)}"
-        verdict = row.verdict.label if row.verdict.value != "not_checkable" else "not checkable"
-        if row.held is not None:
-            verdict += f" ({row.held[0]}/{row.held[1]} seeds)"
-        table.add_row(escape(c.id), row.kind, escape(format_value(c.paper_value, max_items=3, max_chars=40)),
-                      escape(ours), f"[{colour[row.verdict.value]}]{verdict}[/]")
-    console.print(table)
+    shown = [_shown_claim(row) for row in section.rows]
+    for line in _summary_lines(shown):
+        console.print(f"  {line}", highlight=False)
+    _claims_table(shown, console)
+    colour = _VERDICT_COLOUR
     for row in section.rows:
         if row.verdict.value != "holds":
-            console.print(f"[{colour[row.verdict.value]}]{row.claim.id}[/]: {escape(row.reason_line())}", highlight=False)
+            console.print(f"[{colour[row.verdict.value]}]{escape(row.claim.id)}[/]: {escape(row.reason_line())}",
+                          highlight=False)
     for fr in section.failed_runs:
         last = fr.result.error.strip().splitlines()[-1] if fr.result.error.strip() else "error"
         console.print(f"[red]seed {fr.result.seed} failed:[/] {escape(last)}", highlight=False)
+
+
+_VERDICT_COLOUR = {"holds": "green", "does_not_hold": "red", "inconclusive": "yellow", "not_checkable": "dim"}
+
+
+def _shown_claim(row) -> dict:
+    """One claim as ``show`` prints it, from a :class:`~neurips26.harness.report.ClaimRow`: the
+    verdict shown is the one that counts (a tuned claim's confirmed verdict), else the exploratory
+    one, marked. The summary lines and the table both read these dicts (one source)."""
+    from .harness.report import format_interval, format_value
+
+    c = row.claim
+    ours = format_value(c.measured, max_items=4, max_chars=50)
+    if len(row.per_seed) > 1 and all(isinstance(pc.measured, (int, float)) for _, pc in row.per_seed):
+        ours = ", ".join(format_value(pc.measured, max_items=2, max_chars=16) for _, pc in row.per_seed)
+    elif c.interval is not None:
+        ours += f" {format_interval(c.interval)}"
+    verdict = row.counted if row.counted is not None else row.verdict
+    label = verdict.label if verdict.value != "not_checkable" else "not checkable"
+    if row.tuned and row.confirmation is not None:
+        label += " (confirmation seeds)"
+    elif row.tuned:
+        label += " (exploratory: tuned, not confirmed)"
+    elif row.held is not None:
+        label += f" ({row.held[0]}/{row.held[1]} seeds)"
+    return {"id": c.id, "kind": row.kind, "verdict": verdict.value, "counted": row.counted is not None,
+            "label": label, "paper": format_value(c.paper_value, max_items=3, max_chars=200), "ours": ours}
+
+
+def _summary_lines(shown: list[dict]) -> list[str]:
+    """Per kind, the counted verdicts of ``shown`` in words; exploratory ones on their own line."""
+    from .harness.report import counts_text
+
+    lines = []
+    for counted, what in ((True, "claims"), (False, "claims, exploratory (not counted)")):
+        kinds: dict[str, dict[str, int]] = {}
+        for d in shown:
+            if d["counted"] is counted:
+                row = kinds.setdefault(d["kind"], {})
+                row[d["verdict"]] = row.get(d["verdict"], 0) + 1
+        order = ["paper", "reconstruction", "check"]
+        for kind in sorted(kinds, key=lambda k: (order.index(k) if k in order else len(order), k)):
+            lines.append(f"{kind} {what}: {counts_text(kinds[kind])}")
+    return lines
+
+
+def _claims_table(shown: list[dict], out: Console) -> None:
+    """The claims as a table when the width allows value columns of 24 characters, else one block
+    per claim (id, kind and verdict on a line, then paper and ours wrapped below): an id is never
+    cut and no column shrinks to nothing, on a terminal or in a file (80 columns)."""
+    import textwrap
+
+    if not shown:
+        return
+    fixed = (max(len(d["id"]) for d in shown) + max(len(d["kind"]) for d in shown)
+             + max(len(d["label"]) for d in shown))
+    if fixed + 2 * 24 + 16 <= out.width:
+        table = Table(show_lines=False)
+        table.add_column("claim", no_wrap=True)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("paper", min_width=24, overflow="fold")
+        table.add_column("ours", min_width=24, overflow="fold")
+        table.add_column("verdict", no_wrap=True)
+        for d in shown:
+            table.add_row(escape(d["id"]), d["kind"], escape(d["paper"]), escape(d["ours"]),
+                          f"[{_VERDICT_COLOUR[d['verdict']]}]{escape(d['label'])}[/]")
+        out.print(table)
+        return
+    width = max(40, out.width)
+    for d in shown:
+        out.print(f"[bold]{escape(d['id'])}[/] · {d['kind']} · "
+                  f"[{_VERDICT_COLOUR[d['verdict']]}]{escape(d['label'])}[/]", highlight=False, soft_wrap=True)
+        for name in ("paper", "ours"):
+            text = textwrap.fill(d[name], width=width, initial_indent=f"    {name}: ",
+                                 subsequent_indent=" " * (6 + len(name)), break_long_words=True)
+            out.print(escape(text), highlight=False, soft_wrap=True)
 
 
 def main() -> None:

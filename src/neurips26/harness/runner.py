@@ -37,6 +37,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from .catalogue import check_packages
 from .claims import over_seeds
 from .config import ConfigError, ExperimentConfig, apply_overrides
 from .executor import check_requirements, make_executor
@@ -450,6 +451,68 @@ class _Display:
                            f"(elapsed {_fmt_duration(time.perf_counter() - self.t0)})", markup=False)
 
 
+class TaskLocks:
+    """One lock file per task under ``<out>/.locks/`` (``fcntl.flock``), so that two commands
+    writing into the same results folder never run the same task twice: the second waits for the
+    first's task to finish and reuses its result.
+
+    A lock is held by this process from :meth:`try_lock` (or :meth:`wait`) until :meth:`release`;
+    the operating system drops it when the process dies, so a killed command never leaves a task
+    locked. Without ``fcntl`` (Windows) every lock is granted (no protection).
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.folder = Path(out) / ".locks"
+        self._held: dict[str, Any] = {}
+
+    def _path(self, task: Task) -> Path:
+        return self.folder / f"{task.system}--{task.run_key}.lock"
+
+    def _open(self, task: Task) -> Any:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return open(self._path(task), "a+b")  # noqa: SIM115 - held open while the lock is held
+
+    def try_lock(self, task: Task) -> bool:
+        """Take the task's lock if free (``True``); ``False`` if another process holds it."""
+        try:
+            import fcntl
+        except ImportError:
+            return True
+        fh = self._open(task)
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            return False
+        self._held[task.run_key + task.system] = fh
+        return True
+
+    def wait(self, task: Task) -> None:
+        """Take the task's lock, waiting while another process holds it (Ctrl-C interrupts)."""
+        try:
+            import fcntl
+        except ImportError:
+            return
+        fh = self._open(task)
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except BaseException:
+            fh.close()
+            raise
+        self._held[task.run_key + task.system] = fh
+
+    def release(self, task: Task) -> None:
+        """Drop the task's lock (no-op if not held)."""
+        fh = self._held.pop(task.run_key + task.system, None)
+        if fh is not None:
+            fh.close()  # closing the descriptor releases the flock
+
+    def release_all(self) -> None:
+        """Drop every lock this object holds."""
+        for key in list(self._held):
+            self._held.pop(key).close()
+
+
 def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, force: bool = False,
               console: Any = None, executor: str = "local", address: str | None = None,
               workers: int | None = None) -> tuple[list[Result], bool]:
@@ -459,6 +522,11 @@ def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, fo
     estimate of the duration first (from the last recorded run times in ``out``), then progress.
     Returns (results in task order — finished and reused ones only —, interrupted?).
     Ctrl-C cancels outstanding tasks and keeps the finished ones.
+
+    Each task is locked while it runs (:class:`TaskLocks`): a task that another command is
+    running into the same ``out`` is not started here; after this command's own tasks, it waits
+    for that lock and reuses the result the other command wrote (even with ``force``: it was
+    just computed), or runs the task if the other command did not finish it.
     """
     tasks = list(tasks)
     for i, t in enumerate(tasks):
@@ -473,6 +541,10 @@ def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, fo
             reused.append(t)
         else:
             todo.append(t)
+    locks = TaskLocks(out)
+    busy = [t for t in todo if not locks.try_lock(t)]  # running in another command now
+    todo = [t for t in todo if t not in busy]
+    started_at = _now()
     _SIGINT.clear()
     handler = None
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
@@ -485,19 +557,39 @@ def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, fo
         with display:
             for t in reused:
                 display.finished(t, results[t.index], reused=True)
-            if todo:
-                ex = make_executor(executor, address=address, workers=workers, tasks=todo)
-                display.out.print(estimate_line(todo, len(reused), out, ex.total_cpus, executor)
-                                  + f" ({ex.describe()})", highlight=False)
-                for task, res, files in ex.run(todo, out=out, device=device, progress=display.progress,
-                                               on_start=display.running):
-                    current = task.label  # a finished worker's result is complete: keep it
-                    store(task, res, out, files)
-                    results[task.index] = res
-                    current = ""
-                    display.finished(task, res, reused=False)
-                    if _SIGINT.is_set():
-                        raise KeyboardInterrupt
+            rounds = 0
+            while todo or busy:
+                rounds += 1
+                if todo:
+                    ex = make_executor(executor, address=address, workers=workers, tasks=todo)
+                    if rounds == 1:
+                        display.out.print(estimate_line(todo, len(reused), out, ex.total_cpus, executor)
+                                          + f" ({ex.describe()})", highlight=False)
+                    for task, res, files in ex.run(todo, out=out, device=device, progress=display.progress,
+                                                   on_start=display.running):
+                        current = task.label  # a finished worker's result is complete: keep it
+                        store(task, res, out, files)
+                        locks.release(task)
+                        results[task.index] = res
+                        current = ""
+                        display.finished(task, res, reused=False)
+                        if _SIGINT.is_set():
+                            raise KeyboardInterrupt
+                    ex.close()
+                    ex = None
+                todo = []
+                for t in busy:  # another command runs these: wait for it, then reuse its result
+                    display.out.print(f"waiting for {escape(t.label)}: another neurips26 command is running it "
+                                      f"into {escape(str(out))}", highlight=False)
+                    locks.wait(t)
+                    done = finished_result(t, out)
+                    if done is not None and (not force or done.finished_at >= started_at):
+                        locks.release(t)
+                        results[t.index] = done
+                        display.finished(t, done, reused=True)
+                    else:  # the other command failed or stopped: run it here (lock held)
+                        todo.append(t)
+                busy = []
     except KeyboardInterrupt:
         interrupted = True
         running = [current] if current else (ex.running() if ex is not None else [])
@@ -509,6 +601,7 @@ def run_tasks(tasks: Sequence[Task], *, out: Path, device: str | None = None, fo
                 ex.close()
             except KeyboardInterrupt:
                 interrupted = True
+        locks.release_all()
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
         interrupted = interrupted or _SIGINT.is_set()
@@ -548,6 +641,8 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
     if executor == "local":
         device = device or default_device()
     configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
+    for s, c in zip(specs, configs):  # optional packages (one line naming the extra), before any run
+        check_packages(s.name, c)
     for s, c in zip(specs, configs):  # every external input and endpoint, before any run
         if preflight:  # (the CLI has already done this while validating; it passes False)
             preflight_inputs(s.module, c, s.name)

@@ -323,6 +323,57 @@ def write_outputs(rows: Sequence[SweepRow], keys: Sequence[str], *, out: Path, s
     return csv_path, png_path
 
 
+def unknown_name_line(what: str, name: str, choices: Sequence[str], max_chars: int = 160) -> str:
+    """One short line for an unknown ``--metric``/``--claim``: the closest names (``difflib``), else
+    the first few, and how many there are — never the whole list (a system has hundreds)."""
+    import difflib
+
+    choices = sorted(set(choices))
+    if not choices:
+        return f"no result has a {what} {name!r}; its results have no {what}s"
+    close = difflib.get_close_matches(name, choices, n=4, cutoff=0.5)
+    head = f"no result has a {what} {name!r}; {len(choices)} {what}s"
+    shown: list[str] = []
+    for c in close or choices:
+        if len(head) + sum(len(x) + 2 for x in shown) + len(c) + 20 > max_chars:
+            break
+        shown.append(c)
+    rest = len(choices) - len(shown)
+    label = "closest" if close else "e.g."
+    return f"{head}, {label}: {', '.join(shown)}" + (f" (+{rest} more)" if rest else "")
+
+
+def _names(results: Sequence[Result]) -> tuple[list[str], list[str]]:
+    """(numeric metric names, claim ids) found in ``results``."""
+    return (sorted({n for r in results for n in scalar_metric_names(r.metrics)}),
+            sorted({c.id for r in results for c in r.claims}))
+
+
+def _recorded(out: Path, system: str) -> list[Result]:
+    """The ``ok`` results of ``system`` already under ``out`` (``[]``: none; then the first run tells)."""
+    from .results import RESULT_FILE, load_result
+
+    found = []
+    for path in sorted(Path(out).glob(f"{system}/*/{RESULT_FILE}")):
+        try:
+            res = load_result(path)
+        except (OSError, ValueError):
+            continue
+        if res.status == "ok":
+            found.append(res)
+    return found
+
+
+def _check_name(metric: str | None, claim: str | None, results: Sequence[Result]) -> None:
+    """Raise :class:`ConfigError` (one short line) when no result of ``results`` has ``metric``
+    (:func:`metric_value`) or ``claim``."""
+    metrics, claims = _names(results)
+    if metric and all(metric_value(r.metrics, metric) is None for r in results):
+        raise ConfigError(f"--metric {metric!r}: " + unknown_name_line("metric", metric, metrics))
+    if claim and not any(c.id == claim for r in results for c in r.claims):
+        raise ConfigError(f"--claim {claim!r}: " + unknown_name_line("claim", claim, claims))
+
+
 @dataclass
 class SweepOutcome:
     """What :func:`run_sweep` did: the rows, the files written, the results and interrupted?"""
@@ -344,11 +395,14 @@ def run_sweep(spec: Any, grid: dict[str, list[Any]], *, scale: str = "quick", se
     every point) at every grid point and seed, then write the table and figure.
 
     Every point's config is built and validated, and requirements checked, before anything
-    runs. ``missing`` is set (and nothing plotted) when no result has the metric or claim.
+    runs. The ``metric``/``claim`` name is checked against the system's results already under
+    ``out`` before any run, or, when there are none, after the first run (the others do not run
+    when it is unknown). ``missing`` is set (and nothing plotted) when no result has it.
 
     Raises:
         ConfigError: an invalid point (names the point), more than :data:`MAX_TASKS` tasks, both
-            ``metric`` and ``claim``, or a missing requirement.
+            ``metric`` and ``claim``, an unknown ``metric``/``claim`` (one short line with the
+            closest names), or a missing requirement.
     """
     from .executor import check_requirements
     from .runner import EXECUTORS, SystemSpec, default_device, git_commit, make_task, resolve_config, run_tasks
@@ -373,14 +427,32 @@ def run_sweep(spec: Any, grid: dict[str, list[Any]], *, scale: str = "quick", se
         except ConfigError as exc:
             where = ", ".join(f"{k}={_cell(v)}" for k, v in point.items())
             raise ConfigError(f"sweep point {where}: {exc}") from None
+        from .catalogue import check_packages
+
+        check_packages(spec.name, config)
         tag = " ".join(f"{k}={_cell(v)}" for k, v in point.items())
         for seed in seeds:
             tasks.append(make_task(sub, config, scale=scale, seed=seed, commit=commit,
                                    label=f"{name} {tag} seed {seed}"))
             owner.append(i)
     check_requirements(tasks, executor=executor, address=address, device=device)
-    results, interrupted = run_tasks(tasks, out=out, device=device, force=force, console=console,
-                                     executor=executor, address=address, workers=workers)
+    known = _recorded(out, spec.name)  # the metric or claim asked for, checked before any run
+    if known:
+        _check_name(metric, claim, known)
+    results, interrupted = [], False
+    if not known and (metric or claim) and tasks:  # nothing recorded yet: run one task, check, go on
+        results, interrupted = run_tasks(tasks[:1], out=out, device=device, force=force, console=console,
+                                         executor=executor, address=address, workers=workers)
+        ok_first = [r for r in results if r.status == "ok"]
+        if ok_first:
+            _check_name(metric, claim, ok_first)
+        tasks_left = tasks[1:]
+    else:
+        tasks_left = tasks
+    if not interrupted and tasks_left:
+        more, interrupted = run_tasks(tasks_left, out=out, device=device, force=force, console=console,
+                                      executor=executor, address=address, workers=workers)
+        results += more
     by_key = {(t.run_key): owner[j] for j, t in enumerate(tasks)}
     pairs = [(by_key[r.run_key], r) for r in results if r.run_key in by_key]
     rows = summarise(points, pairs, metric=metric, claim=claim)
@@ -388,11 +460,9 @@ def run_sweep(spec: Any, grid: dict[str, list[Any]], *, scale: str = "quick", se
     outcome = SweepOutcome(rows, keys, None, None, results, interrupted)
     ok = [r for _, r in pairs if r.status == "ok"]
     if ok and metric and all(metric_value(r.metrics, metric) is None for r in ok):
-        names = sorted({n for r in ok for n in scalar_metric_names(r.metrics)})
-        outcome.missing = f"no result has a metric {metric!r}; numeric metrics: {', '.join(names) or 'none'}"
+        outcome.missing = unknown_name_line("metric", metric, _names(ok)[0])
     if ok and claim and not any(c.id == claim for r in ok for c in r.claims):
-        ids = sorted({c.id for r in ok for c in r.claims})
-        outcome.missing = f"no result has a claim {claim!r}; claims: {', '.join(ids) or 'none'}"
+        outcome.missing = unknown_name_line("claim", claim, _names(ok)[1])
     if pairs:
         outcome.csv_path, outcome.png_path = write_outputs(rows, keys, out=out, system=spec.name,
                                                            metric=metric, claim=claim)

@@ -28,7 +28,7 @@ from typing import Any
 
 from .claims import Outcome
 from .config import ConfigError, ExperimentConfig, Resources
-from .context import RunContext
+from .context import LineProgress, RunContext, progress_lines_wanted
 from .results import Result, to_jsonable
 
 SCALES = ("quick", "full")
@@ -226,8 +226,14 @@ def execute(task: Task, run_dir: Path, *, device: str | None = None, progress: A
     Does not write ``result.json`` (the driver does). Exceptions raised by the system (or by
     importing it) become a ``failed`` result with the traceback; ``KeyboardInterrupt``
     propagates. ``device=None`` takes this machine's default (cuda if torch sees a GPU).
+    Without a progress display, when stderr is not a terminal (a log), the run's stages print
+    plain progress lines (:class:`~neurips26.harness.context.LineProgress`: a line per stage and
+    at least every ``NEURIPS26_PROGRESS_EVERY`` seconds, default 60).
     """
     device = device or default_device()
+    lines = None
+    if progress is None and progress_lines_wanted():  # a log: a line per stage and at least every minute
+        lines = progress = LineProgress(task.label or task.system, every_s=_progress_every())
     ctx = RunContext(seed=task.seed, out_dir=Path(run_dir), device=device, progress=progress,
                      confirmation=getattr(task, "role", "development") == "confirmation")
     started, t0 = _now(), time.perf_counter()
@@ -248,10 +254,23 @@ def execute(task: Task, run_dir: Path, *, device: str | None = None, progress: A
             status = "failed"
             error = (f"backend failed: {use.failed} of {use.calls} calls failed (allowed: at most "
                      f"{use.max_failed_fraction:.0%}){' — ' + use.what if use.what else ''}")
+    finally:
+        if lines is not None:
+            lines.close()
     if _SIGINT.is_set():  # a Ctrl-C was swallowed during the run: its result is not trusted
         raise KeyboardInterrupt
     return _result(task, config, status=status, error=error, outcome=outcome, started=started,
                    wall=time.perf_counter() - t0, figures=ctx.figures, captions=ctx.captions, device=device)
+
+
+def _progress_every() -> float:
+    """Seconds between progress lines of a running stage in a log (``NEURIPS26_PROGRESS_EVERY``,
+    default 60)."""
+    try:
+        v = float(os.environ.get("NEURIPS26_PROGRESS_EVERY", "60"))
+    except ValueError:
+        return 60.0
+    return v if v > 0 else 60.0
 
 
 def failed_result(task: Task, error: str) -> Result:
