@@ -91,3 +91,13 @@ def test_comparison_of_untrained_models_is_not_a_verdict():
     assert "afd and fno did not learn the map" in untrained.reason
     trained = _unless_untrained(claim, rows([0.3, 0.35], [0.4, 0.45], [1.25, 1.3]), ("afd", "fno"))
     assert trained is claim and trained.verdict is Verdict.HOLDS
+
+
+def test_confirmation_seeds_are_three_runs_that_share_no_model():
+    """Issue 41: tuned claims were confirmed on one seed. Catches fewer than three confirmation seeds or
+    confirmation runs that train the same models (run seed c trains c + config.seeds)."""
+    from neurips26.afdonet.experiment import CONFIRMATION_SEEDS, Config
+
+    trained = [c + s for c in CONFIRMATION_SEEDS for s in Config().seeds]
+    assert len(CONFIRMATION_SEEDS) >= 3 and len(set(trained)) == len(trained)
+    assert not set(trained) & {s for s in range(0, 8)}

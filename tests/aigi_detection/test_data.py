@@ -152,3 +152,87 @@ def test_blockiness_and_quality_estimate_refuse_or_read_right():
     assert jpeg_quality_estimate({0: _IJG_LUMA.tolist()}) == 50
     assert jpeg_quality_estimate({0: np.ceil(_IJG_LUMA * 0.5).tolist()}) in (74, 75, 76)
     assert jpeg_quality_estimate({}) is None
+
+
+def _textured(size: int, seed: int) -> np.ndarray:
+    """A textured uint8 RGB image: the smooth waves plus spatially correlated grain (σ 0.8 px)."""
+    from scipy.ndimage import gaussian_filter
+
+    rng = np.random.default_rng(seed)
+    grain = gaussian_filter(rng.normal(0, 2.5, (size, size, 3)), (0.8, 0.8, 0))
+    return np.clip(_smooth(size, seed).astype(float) + 18 * grain, 0, 255).astype(np.uint8)
+
+
+def _history(tmp_path, name: str, images, quality: int | None, crop=(0, 0), side: int = 96) -> list:
+    """Save each image (JPEG at ``quality`` first, if given), crop ``side`` px from offset ``crop``
+    (rows, columns), then save as PNG: the same container, only the history differs."""
+    import io
+
+    out = []
+    (tmp_path / name).mkdir(parents=True, exist_ok=True)
+    for i, a in enumerate(images):
+        if quality is not None:
+            buf = io.BytesIO()
+            Image.fromarray(a).save(buf, format="JPEG", quality=quality)
+            buf.seek(0)
+            a = np.asarray(Image.open(buf).convert("RGB"))
+        p = tmp_path / name / f"{i}.png"
+        Image.fromarray(a[crop[0]:crop[0] + side, crop[1]:crop[1] + side]).save(p)
+        out.append(p)
+    return out
+
+
+def test_format_audit_finds_jpeg_q90_history_that_a_fixed_margin_missed(tmp_path):
+    """Issue 43 item 7 (first setup): reals JPEG q90 then PNG vs never-compressed PNG fakes; the
+    blockiness statistic separates the classes perfectly but the median gap (≈ 0.08) stayed under the
+    fixed 0.1 margin, so the audit said nothing. Catches an uncalibrated margin."""
+    reals = _history(tmp_path, "r", [_smooth(128, i) for i in range(8)], 90)
+    fakes = _history(tmp_path, "f", [_smooth(128, 100 + i) for i in range(8)], None)
+    with pytest.warns(FormatShortcutWarning, match="blockiness"):
+        rep = format_audit(reals, fakes)
+    assert any("blockiness" in d for d in rep.differences)
+
+
+def test_format_audit_finds_jpeg_history_after_a_crop_with_different_row_and_column_offsets(tmp_path):
+    """Issue 43 item 7 (second setup): JPEG q75 reals cropped by 3 rows and 5 columns before the PNG
+    save. Pooling both directions into one set of 8 phases halves the statistic (1.24 → 1.09 here)
+    and the audit missed it; one grid phase per axis keeps it. Catches pooled phases."""
+    reals = _history(tmp_path, "r", [_textured(128, i) for i in range(8)], 75, crop=(3, 5))
+    fakes = _history(tmp_path, "f", [_textured(128, 100 + i) for i in range(8)], None, crop=(3, 5))
+    with pytest.warns(FormatShortcutWarning, match="blockiness"):
+        rep = format_audit(reals, fakes)
+    assert rep.real["median_blockiness"] > 1.15 > 1.05 > rep.fake["median_blockiness"]
+
+
+def test_blockiness_has_one_grid_phase_per_axis():
+    """A synthetic 8-px grid with its row edges on phase 2 and its column edges on phase 6 scores as
+    high as an aligned one (pooled phases scored it about half). Catches a shared phase."""
+    from neurips26.aigi_detection.data import blockiness
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(128, 4, (96, 96))
+
+    def grid(dr: int, dc: int) -> np.ndarray:
+        x = base.copy()
+        x[:, np.arange(96) % 8 == dc] += 10          # a step at every 8th column and row
+        x[np.arange(96) % 8 == dr, :] += 10
+        return x
+
+    aligned, shifted = blockiness(grid(0, 0)), blockiness(grid(2, 6))
+    assert aligned > 1.5 and abs(shifted - aligned) < 0.05 * aligned
+    with pytest.raises(ValueError, match="period=1"):
+        blockiness(base, period=1)
+
+
+def test_format_audit_calibrated_margin_ignores_content_and_size_without_jpeg(tmp_path):
+    """Guards the smaller calibrated margin against false alarms: never-compressed sets that differ in
+    content (noisy texture vs smooth) and size (64 vs 256 px) move the blockiness of every period
+    alike (gap ≈ 0.05 at period 8, AUC 1.0); the off-grid periods 7 and 9 absorb it. Catches a margin
+    lowered without the off-grid calibration."""
+    reals = _history(tmp_path, "r", [_textured(64, i) for i in range(8)], None, side=64)
+    fakes = _history(tmp_path, "f", [_smooth(256, 100 + i) for i in range(8)], None, side=256)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FormatShortcutWarning)   # the size difference is reported
+        rep = format_audit(reals, fakes)
+    assert not any("blockiness" in d for d in rep.differences)
+    assert any("image size" in d for d in rep.differences)

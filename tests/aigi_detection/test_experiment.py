@@ -29,6 +29,24 @@ def test_reduced_run_gives_every_claim_a_kind_and_verdict(tmp_path):
     assert {"gamc_fisher.png", "cues_and_transfer.png"} <= {p.name for p in (tmp_path / "figures").iterdir()}
     assert set(out.metrics["summary"]["ap"]) == {"baseline", "saafl", "ufd_last_cue"}
     assert {"adversarial_only", "balancing_only", "saafl_pseudo_content"} <= set(out.metrics["ablations"])
+    # the shortcut paper claim is judged on SA-AFL without the world's content labels, against the
+    # baseline head; the true-label version (what its adversary optimises) is only a check
+    short = by["saafl_reduces_shortcut"]
+    assert short.kind is Kind.PAPER and short.object == "toy" and "baseline" in short.control
+    assert "pseudo" in short.statement and by["saafl_true_labels_reduces_shortcut"].kind is Kind.CHECK
+    assert all(c.object and (c.control or c.falsifiable_by) for c in out.claims
+               if c.kind is Kind.PAPER and c.verdict is not Verdict.NOT_CHECKABLE)
+
+
+def test_confirmation_seeds_are_at_least_three_and_their_worlds_do_not_overlap():
+    """Issue 41: a tuned claim held on one lucky confirmation seed. Catches fewer than 3 confirmation
+    seeds, a development seed among them, or confirmation runs sharing worlds (seed c uses worlds
+    c .. c + n_seeds − 1)."""
+    from neurips26.aigi_detection.experiment import CONFIRMATION_SEEDS
+
+    seeds = sorted(CONFIRMATION_SEEDS)
+    assert len(seeds) >= 3 and seeds[0] > 7 + Config().n_seeds
+    assert all(b - a >= max(Config().n_seeds, Config.full().n_seeds) for a, b in zip(seeds, seeds[1:]))
 
 
 def test_configs_validate():

@@ -133,3 +133,20 @@ def test_confirmation_run_judges_only_the_tuned_claims_on_fresh_seeds(tmp_path):
     ids = {c.id for c in out.claims}
     assert ids == {"beats_uniform", "beats_prior_topk", "beats_navigator", "confidence_map_farmable"}
     assert all(not c.preregistered and c.tuned_after_look for c in out.claims)
+
+
+def test_development_seeds_follow_the_run_seed_and_confirmation_has_three_seeds(tmp_path):
+    """Issue 41: a development run read config.seeds whatever the run seed, so `--seeds 7,23` judged the
+    same videos twice as if they were replications. Catches a run seed that changes nothing, and fewer
+    than three confirmation seeds."""
+    from neurips26.belief_search import experiment
+
+    cfg = Config()
+    assert experiment._seeds_of_run(cfg, RunContext(seed=0, out_dir=tmp_path)) == list(cfg.seeds)
+    s7 = experiment._seeds_of_run(cfg, RunContext(seed=7, out_dir=tmp_path))
+    s23 = experiment._seeds_of_run(cfg, RunContext(seed=23, out_dir=tmp_path))
+    assert len(s7) == len(cfg.seeds) and not set(s7) & set(s23) and not set(s7) & set(cfg.seeds)
+    assert len(set(experiment.CONFIRMATION_SEEDS)) >= 3
+    conf = [experiment._seeds_of_run(cfg, RunContext(seed=c, out_dir=tmp_path, confirmation=True))
+            for c in experiment.CONFIRMATION_SEEDS]
+    assert len({s for c in conf for s in c}) == sum(map(len, conf))      # no shared videos

@@ -31,6 +31,12 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
     by = {c.id: c for c in out.claims}
     assert by["inputs_regenerate_path"].verdict is Verdict.HOLDS    # exact at any size
     assert by["silence_speed_input"].kind is Kind.PAPER              # review: speed use is tested, not assumed
+    # supervised onto a head-direction readout: HD tuning and the ring are reconstructions, not paper claims
+    assert by["hd_cells"].kind is Kind.RECONSTRUCTION and by["ring_attractor_h1"].kind is Kind.RECONSTRUCTION
+    assert by["hrnn_integrates_position"].kind is Kind.CHECK
+    for c in out.claims:                                            # the claim model of issue 41
+        if c.kind is Kind.PAPER:
+            assert c.object and (c.control or c.falsifiable_by or c.verdict is Verdict.NOT_CHECKABLE), c.id
     json.dumps(out.metrics)                                         # JSON-able
     for name in ("path_integration_error", "rate_maps", "ring", "theta_sweeps"):
         assert (tmp_path / "figures" / f"{name}.png").exists()
@@ -77,7 +83,9 @@ def test_confirmation_run_judges_only_the_tuned_claims(tmp_path):
     pytest.importorskip("ripser")
     from neurips26.path_integration.experiment import CONFIRMATION_SEEDS
 
-    out = run(Config(**TINY), RunContext(seed=CONFIRMATION_SEEDS[0], out_dir=tmp_path, confirmation=True))
+    out = run(Config(**{**TINY, "seeds": [0, 1, 2]}), RunContext(seed=CONFIRMATION_SEEDS[0], out_dir=tmp_path,
+                                                                 confirmation=True))
+    assert len(out.metrics["per_seed"]) == 2                        # cheap: two networks per confirmation seed
     ids = {c.id for c in out.claims}
     assert "angular_path_integration" in ids and "positional_path_integration" not in ids
     assert all(c.tuned_after_look for c in out.claims if c.verdict is not Verdict.NOT_CHECKABLE)
@@ -92,3 +100,60 @@ def test_theta_claims_without_cw_or_ccw_units_are_not_checkable_instead_of_crash
 
     (c,) = ex._theta_claims(ex.Config.quick(), [{}])
     assert c.verdict is Verdict.NOT_CHECKABLE and c.kind.value == "paper" and "no CW or CCW" in c.reason
+
+
+def _seed_result(intact: float, stay: float, cut: float, zero: float) -> dict:
+    return {"train_len_hrnn_position_m": intact, "train_len_stay_position_m": stay,
+            "train_len_pathway_off_position_m": cut, "train_len_zero_speed_position_m": zero,
+            "train_len_mean_speed_position_m": intact}
+
+
+def test_silencing_claims_are_gated_on_a_network_that_integrates_and_judged_against_it():
+    """Issue 41: silence_pathway held because the intact network already erred like stay-at-start
+    (0.98–1.84×). Catches a silencing claim that is judged when the intact network does not integrate
+    position, or that compares the cut network with stay-at-start alone instead of the intact one."""
+    from neurips26.path_integration import experiment as ex
+
+    # intact network no better than staying put: nothing to destroy -> not checkable, with the ratios
+    flat = [_seed_result(0.30, 0.30, 0.31, 0.30), _seed_result(0.40, 0.30, 0.31, 0.30)]
+    for c in ex._silencing_claims(flat, [0, 1]):
+        assert c.verdict is Verdict.NOT_CHECKABLE and "does not integrate position" in c.reason
+        assert c.kind is Kind.PAPER and c.object == "toy" and c.control
+    # an integrating network: the cut removes all of its gain -> holds; a cut that removes half -> does not
+    ok = [_seed_result(0.10, 0.30, 0.30, 0.29), _seed_result(0.12, 0.30, 0.31, 0.30)]
+    half = [_seed_result(0.10, 0.30, 0.20, 0.20), _seed_result(0.12, 0.30, 0.21, 0.21)]
+    assert all(c.verdict is Verdict.HOLDS for c in ex._silencing_claims(ok, [0, 1]))
+    assert all(c.verdict is Verdict.DOES_NOT_HOLD for c in ex._silencing_claims(half, [0, 1]))
+    # the old rule (cut / stay >= 0.9) would have held on `half`'s stay-level cut of the flat network
+    assert ex._formed_claim(flat, [0, 1]).verdict is Verdict.DOES_NOT_HOLD
+    assert ex._formed_claim(ok, [0, 1]).verdict is Verdict.HOLDS
+
+
+def test_identity_init_makes_the_recurrence_an_integrator_and_refuses_a_bad_gain():
+    """Catches an initialisation that misses a module or leaves a recurrent bias (the state then
+    drifts with zero input): the quick HRNN only integrates position when it starts at the identity."""
+    import numpy as np
+    import torch
+
+    from neurips26.path_integration import HRNN, HeadDirectionCells, PlaceCells
+    from neurips26.path_integration.hrnn import identity_init
+
+    m = identity_init(HRNN(8, 16, HeadDirectionCells(8), PlaceCells(32, surround_scale=None)))
+    for rnn in (m.angular, m.positional):
+        assert torch.equal(rnn.weight_hh_l0, torch.eye(rnn.hidden_size))
+        assert not rnn.bias_hh_l0.any() and not rnn.bias_ih_l0.any()
+    h = torch.rand(1, 1, 8)                                          # zero input: the state is held
+    out, _ = m.angular(torch.zeros(1, 5, 2), h)
+    assert np.allclose(out[0, -1].detach().numpy(), h[0, 0].numpy())
+    with pytest.raises(ValueError, match="gain"):
+        identity_init(m, gain=0.0)
+    assert Config().recurrent_init == "identity" and Config(recurrent_init="uniform")
+
+
+def test_confirmation_seeds_are_three_runs_that_share_no_network():
+    """Issue 41: the tuned claims were confirmed on one seed. Catches fewer than three confirmation
+    seeds, or confirmation runs that train the same networks (run seed c trains c + config.seeds)."""
+    from neurips26.path_integration.experiment import CONFIRMATION_SEEDS
+
+    trained = [c + s for c in CONFIRMATION_SEEDS for s in Config().seeds]
+    assert len(CONFIRMATION_SEEDS) >= 3 and len(set(trained)) == len(trained)

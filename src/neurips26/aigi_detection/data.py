@@ -309,6 +309,14 @@ _IJG_LUMA = np.array([16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60
                       92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99], np.float64)
 BLOCKINESS_MIN_SIDE = 32        # at least 4 blocks per row/column, else the statistic is noise
 BLOCKINESS_SAMPLE = 1000        # files per class decoded for the blockiness statistic (evenly spaced)
+#: The JPEG grid's period first, then two off-grid periods whose class gap measures how much of a
+#: period-8 gap comes from content or size rather than a compression history (:func:`format_audit`).
+BLOCKINESS_PERIODS = (8, 7, 9)
+#: Default excess of the period-8 median gap over the largest off-grid gap. Calibrated on
+#: never-compressed sets of different content and size (smooth vs noisy texture, 48–256 px: excess
+#: ≤ 0.001, since content and size move all periods alike) against JPEG q90 behind PNG (excess ≈ 0.06
+#: on smooth content, with or without a crop); halfway is 0.03.
+BLOCKINESS_MARGIN = 0.03
 
 
 def jpeg_quality_estimate(quantization: dict) -> int | None:
@@ -332,49 +340,53 @@ def jpeg_quality_estimate(quantization: dict) -> int | None:
     return int(np.clip(round(quality), 1, 100))
 
 
-def blockiness(image: np.ndarray) -> float:
-    """8×8 block-boundary strength of an image: a trace of JPEG compression that survives re-saving.
+def blockiness(image: np.ndarray, period: int = 8) -> float:
+    """Block-boundary strength of an image at ``period`` (8: a JPEG grid), a trace of JPEG
+    compression that survives re-saving.
 
-    On the luminance, mean |horizontal| and |vertical| neighbour differences are grouped by their
-    position modulo 8 (8 phases; a JPEG grid puts its block edges on one phase). The statistic is
-    the strongest phase's mean over the mean of the other seven: ≈ 1 for an image never
-    JPEG-compressed, > 1 for one that was (≈ 1.2–2 at quality 75 on smooth content), whatever the
-    container it was saved in afterwards. The maximum over phases keeps it valid after a crop
-    that shifts the grid (it is then slightly above 1 for uncompressed noise too: the classes are
-    compared with each other, never against 1).
+    On the luminance, mean |horizontal| neighbour differences are grouped by their column modulo
+    ``period`` and mean |vertical| ones by their row modulo ``period``; **each axis gets its own
+    grid phase** (a crop may shift rows and columns by different offsets). Per axis the statistic
+    is the strongest phase's mean over the mean of the other phases; the result is the mean of the
+    two axes: ≈ 1 for an image never JPEG-compressed, > 1 for one that was (≈ 1.1 at quality 90,
+    1.2–2 at quality 75 on smooth content), whatever the container it was saved in afterwards. The
+    maximum over phases makes it slightly above 1 for uncompressed content too, by an amount that
+    depends on content and size — so classes are compared with each other, and the same
+    statistic at periods 7 and 9 (where no JPEG grid lies) measures that part
+    (:func:`format_audit`).
 
     Args:
         image: ``uint8`` or float array ``[H, W]`` or ``[H, W, C]`` (C ≥ 3: RGB; luminance
             0.299R + 0.587G + 0.114B), H, W ≥ :data:`BLOCKINESS_MIN_SIDE`.
+        period: block size in pixels, 2..16 (8 for JPEG; 7 and 9 as off-grid references).
 
     Returns:
         float ≥ 1 (nan for a flat image, where no difference is non-zero).
 
     Raises:
-        ValueError: fewer than :data:`BLOCKINESS_MIN_SIDE` pixels on a side, or not 2-D/3-D.
+        ValueError: fewer than :data:`BLOCKINESS_MIN_SIDE` pixels on a side, not 2-D/3-D, or
+            ``period`` outside 2..16.
 
     Source: the blocking-artifact measure family of Wang, Bovik & Evans (2000) (boundary vs
-    within-block differences); this phase-ratio form is ours.
+    within-block differences); this per-axis phase-ratio form is ours.
     """
+    if isinstance(period, bool) or not isinstance(period, (int, np.integer)) or not 2 <= period <= 16:
+        raise ValueError(f"period={period!r}; allowed: an integer in 2..16 (8 for a JPEG grid)")
     x = np.asarray(image, np.float64)
     if x.ndim == 3:
         x = x[..., 0] if x.shape[2] < 3 else x[..., :3] @ np.array([0.299, 0.587, 0.114])
     if x.ndim != 2 or min(x.shape) < BLOCKINESS_MIN_SIDE:
         raise ValueError(f"blockiness needs a [H, W(, C)] image with H, W >= {BLOCKINESS_MIN_SIDE}, got shape "
                          f"{np.shape(image)}")
-    dh = np.abs(np.diff(x, axis=1))                                 # edge between columns j and j+1
-    dv = np.abs(np.diff(x, axis=0))
-    sums = np.zeros(8)
-    counts = np.zeros(8)
-    for d, axis in ((dh, 1), (dv, 0)):
-        phase = np.arange(d.shape[axis]) % 8
-        per = d.sum(axis=1 - axis)
-        sums += np.bincount(phase, weights=per, minlength=8)
-        counts += np.bincount(phase, minlength=8) * d.shape[1 - axis]
-    m = sums / counts
-    k = int(np.argmax(m))
-    rest = (m.sum() - m[k]) / 7
-    return float(m[k] / rest) if rest > 0 else float("nan")
+    ratios = []
+    # columns of horizontal differences, rows of vertical ones: positions along each axis
+    for d in (np.abs(np.diff(x, axis=1)), np.abs(np.diff(x, axis=0)).T):
+        phase = np.arange(d.shape[1]) % period
+        m = np.bincount(phase, weights=d.sum(0), minlength=period) / np.bincount(phase, minlength=period)
+        k = int(np.argmax(m))
+        rest = (m.sum() - m[k]) / (period - 1)
+        ratios.append(m[k] / rest if rest > 0 else float("nan"))
+    return float(np.mean(ratios))
 
 
 def _describe(paths: list[Path]) -> tuple[dict, list[int], list[float]]:
@@ -396,20 +408,21 @@ def _describe(paths: list[Path]) -> tuple[dict, list[int], list[float]]:
                 q = jpeg_quality_estimate(getattr(img, "quantization", None)) if img.format == "JPEG" else None
                 quality[f"~{q}" if q is not None else "none"] += 1
                 if i in sample and min(img.size) >= BLOCKINESS_MIN_SIDE:
-                    b = blockiness(np.asarray(img.convert("RGB")))
-                    if b == b:
+                    a = np.asarray(img.convert("RGB"))
+                    b = [blockiness(a, p) for p in BLOCKINESS_PERIODS]   # the JPEG grid and two off-grid
+                    if all(v == v for v in b):
                         blocky.append(b)
         except (OSError, ValueError, SyntaxError):
             formats["unreadable"] += 1
     wh = np.array(sizes) if sizes else np.zeros((1, 2))
     return ({"formats": dict(formats), "modes": dict(modes), "exif_rate": exif / max(1, len(paths)),
              "median_size": (int(np.median(wh[:, 0])), int(np.median(wh[:, 1]))), "jpeg_quality": dict(quality),
-             "median_blockiness": float(np.median(blocky)) if blocky else None},
+             "median_blockiness": float(np.median([b[0] for b in blocky])) if blocky else None},
             [w * h for w, h in sizes], blocky)
 
 
 def format_audit(real_paths: Iterable[str | Path], fake_paths: Iterable[str | Path], tolerance: float = 0.2,
-                 blockiness_margin: float = 0.1) -> AuditReport:
+                 blockiness_margin: float = BLOCKINESS_MARGIN) -> AuditReport:
     """Compare file format, compression history, colour mode, EXIF presence and pixel count between
     reals and fakes.
 
@@ -420,10 +433,14 @@ def format_audit(real_paths: Iterable[str | Path], fake_paths: Iterable[str | Pa
     * the share of any estimated JPEG quality (:func:`jpeg_quality_estimate`, read from the
       quantisation tables; "none" for non-JPEG files) differs by more than ``tolerance`` (JPEG
       q75 reals vs JPEG q95 fakes share the container, not the history);
-    * the 8×8 :func:`blockiness` separates the classes: Mann–Whitney AUC ≥ 0.9 or ≤ 0.1 with
-      medians ``blockiness_margin`` apart (reals once saved as JPEG and re-saved as PNG vs PNG
-      fakes that were never compressed). Needs ≥ 3 images per class of side ≥
-      :data:`BLOCKINESS_MIN_SIDE`; at most :data:`BLOCKINESS_SAMPLE` files per class are decoded;
+    * the 8×8 :func:`blockiness` (grid phase per axis) separates the classes: Mann–Whitney AUC
+      ≥ 0.9 or ≤ 0.1, and the gap between the class medians exceeds the largest gap the same
+      images show at the off-grid periods 7 and 9 by at least ``blockiness_margin`` (a calibrated
+      margin: differences of content or size move every period alike, a JPEG grid only period 8).
+      Catches reals once saved as JPEG (q90 included) and re-saved as PNG vs PNG fakes that were
+      never compressed, also after crops with different row and column offsets. Needs ≥ 3 images
+      per class of side ≥ :data:`BLOCKINESS_MIN_SIDE`; at most :data:`BLOCKINESS_SAMPLE` files per
+      class are decoded;
     * a two-sample Kolmogorov–Smirnov test on pixel counts has p < 0.01 with different medians.
 
     Each difference is a :class:`FormatShortcutWarning`; the fix is to re-encode both classes
@@ -453,10 +470,14 @@ def format_audit(real_paths: Iterable[str | Path], fake_paths: Iterable[str | Pa
             if abs(pr - pf) > tolerance:
                 diffs.append(f"{what} {k}: {pr:.0%} of real vs {pf:.0%} of fake files")
     if len(rb) >= 3 and len(fb) >= 3:
-        auc = float(mannwhitneyu(rb, fb).statistic) / (len(rb) * len(fb))
-        if (auc >= 0.9 or auc <= 0.1) and abs(np.median(rb) - np.median(fb)) >= blockiness_margin:
-            diffs.append(f"8×8 blockiness (JPEG compression history): median {np.median(rb):.2f} real vs "
-                         f"{np.median(fb):.2f} fake (AUC {auc:.2f}; ≈ 1 means never JPEG-compressed)")
+        rb_, fb_ = np.asarray(rb), np.asarray(fb)                   # [n, 3]: periods 8, 7, 9
+        auc = float(mannwhitneyu(rb_[:, 0], fb_[:, 0]).statistic) / (len(rb_) * len(fb_))
+        gaps = np.median(rb_, axis=0) - np.median(fb_, axis=0)
+        off_grid = float(np.max(np.abs(gaps[1:])))
+        if (auc >= 0.9 or auc <= 0.1) and abs(gaps[0]) - off_grid >= blockiness_margin:
+            diffs.append(f"8×8 blockiness (JPEG compression history): median {np.median(rb_[:, 0]):.2f} real vs "
+                         f"{np.median(fb_[:, 0]):.2f} fake (AUC {auc:.2f}; off-grid gap {off_grid:.3f}; ≈ 1 means "
+                         "never JPEG-compressed)")
     if abs(r["exif_rate"] - f["exif_rate"]) > tolerance:
         diffs.append(f"EXIF present in {r['exif_rate']:.0%} of real vs {f['exif_rate']:.0%} of fake files")
     if rs and fs and np.median(rs) != np.median(fs) and (len(rs) < 2 or len(fs) < 2 or ks_2samp(rs, fs).pvalue < 0.01

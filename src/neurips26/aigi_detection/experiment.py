@@ -40,10 +40,15 @@ from .encoder import RandomConvEncoder, build_tiny_encoder
 from .heads import LossSwitches, train_detector
 from .losses import grad_reverse, pairwise_linear_hsic
 
+#: The control of every SA-AFL-vs-baseline paper claim (run in the same experiment on the same seeds).
+BASELINE_CONTROL = ("the same-architecture baseline head (linear/BCE, no SA-AFL term) trained on the same worlds, "
+                    "encoders, budget and seeds; judged on the paired difference")
 SRC_WORLD = "inferred: measured in the synthetic world built to make the abstract's statement testable"
 #: Seeds never used while choosing the encoder, the number of seeds or a threshold (the development
-#: runs used run seeds 0..7 and a pilot on seed 0): ``reproduce`` reruns the tuned claims on them.
-CONFIRMATION_SEEDS = (101,)
+#: runs used run seeds 0..7 and a pilot on seed 0; the former single confirmation seed 101 was read by a
+#: review, so it is not reused): ``reproduce`` reruns the tuned claims on them. A run with seed c uses
+#: worlds c .. c + n_seeds − 1, so the seeds are 10 apart and their worlds never overlap (n_seeds <= 10).
+CONFIRMATION_SEEDS = (1001, 1011, 1021)
 #: What was chosen after a look, for every claim judged over the synthetic world's seeds.
 TUNED_SEEDS = ("n_seeds 3 → 8 after a first run left most claims inconclusive (thresholds unchanged; later 6, "
                "with half the images, for the quick run's CPU budget, verdicts kept as they fell); encoder "
@@ -262,14 +267,16 @@ def _one_seed(config: Config, seed: int, ctx: RunContext) -> dict:
 
     from .detector import pseudo_content_labels
 
-    heads = [("baseline", LossSwitches.baseline(), train.content), ("saafl", config.switches(), train.content)]
+    sa = config.switches()
+    # SA-AFL as a user without content labels runs it (k-means pseudo-labels of the frozen cues): the
+    # paper's shortcut claim is judged on this head, whose adversary never sees the world's content labels
+    heads = [("baseline", LossSwitches.baseline(), train.content), ("saafl", sa, train.content),
+             ("saafl_pseudo_content", sa, pseudo_content_labels(Xtr, seed=seed))]
     if config.ablations:
-        sa = config.switches()
         heads += [("adversarial_only", replace(sa, self_adversarial=False, hsic_weight=0.0, balance_weight=0.0),
                    train.content),
                   ("balancing_only", replace(sa, adversarial=False, semantic_weight=0.0, orthogonal_weight=0.0),
-                   train.content),
-                  ("saafl_pseudo_content", sa, pseudo_content_labels(Xtr, seed=seed))]
+                   train.content)]
     for name, sw, content in heads:
         t0 = time.perf_counter()
         det = train_detector(Xtr, train.label, sw, content=content, latent_dim=config.latent_dim,
@@ -299,12 +306,14 @@ def _one_seed(config: Config, seed: int, ctx: RunContext) -> dict:
 
 
 def _paired(id, statement, seeds, values, bound, reason, kind, source, note="", paper_value=None,
-            domain=(-1.0, 1.0), tuned=TUNED_SEEDS):
+            domain=(-1.0, 1.0), tuned=TUNED_SEEDS, object="toy", control=""):
     """Claim on the mean over seeds of a paired difference, judged by its Student-t interval kept
-    inside ``domain`` (a difference of two quantities in [0, 1] lies in [−1, 1])."""
+    inside ``domain`` (a difference of two quantities in [0, 1] lies in [−1, 1]). ``control``: the
+    head the difference is taken against (the control that removes the mechanism)."""
     mean, iv = C.mean_interval(values, domain=domain)
     return C.at_least(id, statement, measured=mean, bound=bound, reason=reason, kind=kind, source=source,
                       interval=iv, paper_value=paper_value, domain=domain, tuned_after_look=tuned,
+                      object=object, control=control,
                       note=(f"per seed {[round(v, 4) for v in values]} (seeds {seeds}). " + note).strip())
 
 
@@ -359,16 +368,31 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                              "the reliance is built in", reason="0.5 = no dependence on content; 0.05 is about 1.5 standard "
                              "errors of an AUROC on 400 reals", paper_value="shortcut reliance",
                              note=f"per seed {[round(v, 3) for v in bs]}"))
-    claims.append(_paired("saafl_reduces_shortcut", "SA-AFL reduces shortcut reliance: the content AUROC of its "
-                          "score on real test images is lower than the baseline's (paired difference > 0).",
-                          seeds, [b["shortcut_auroc"] - s["shortcut_auroc"] for b, s in zip(B, S)], 0.0,
+    P = [r["saafl_pseudo_content"] for r in runs]
+    claims.append(_paired("saafl_reduces_shortcut", "SA-AFL reduces shortcut reliance: trained as on an unlabelled "
+                          "folder (its content adversary sees k-means pseudo-labels of the frozen cues, never the "
+                          "world's content labels), the content AUROC of its score on real test images is lower than "
+                          "the same-architecture baseline's (paired difference > 0).",
+                          seeds, [b["shortcut_auroc"] - p["shortcut_auroc"] for b, p in zip(B, P)], 0.0,
                           "sign of the paired difference; the interval carries the seed noise", "paper",
                           "abstract (SA-AFL reduces shortcut reliance), tested in a synthetic world",
-                          note=f"SA-AFL content AUROC per seed {[round(s['shortcut_auroc'], 3) for s in S]}. "
-                          "SA-AFL is trained here with the world's true content labels" + (
-                              "; with k-means pseudo-labels (the path for unlabelled folders) its content AUROC "
-                              f"is {np.mean([r['saafl_pseudo_content']['shortcut_auroc'] for r in runs]):.3f} (mean "
-                              "over seeds)" if config.ablations else "") + ".",
+                          control=("the same-architecture baseline head (linear/BCE, no SA-AFL term) on the same "
+                                   "worlds, encoders, budget and seeds; the adversary gets no true content labels, "
+                                   "so a lower content AUROC is not what it is told to optimise"),
+                          note=f"SA-AFL (pseudo-labels) content AUROC per seed "
+                          f"{[round(p['shortcut_auroc'], 3) for p in P]}, baseline "
+                          f"{[round(b['shortcut_auroc'], 3) for b in B]}. Changed after a review: it was judged on "
+                          "SA-AFL trained with the world's true content labels, whose adversary optimises this very "
+                          "quantity (now the check saafl_true_labels_reduces_shortcut).",
+                          paper_value="reduced"))
+    claims.append(_paired("saafl_true_labels_reduces_shortcut", "With the world's true content labels given to its "
+                          "adversary, SA-AFL's content AUROC on real test images is lower than the baseline's "
+                          "(paired difference > 0): the adversary does what it is trained for.",
+                          seeds, [b["shortcut_auroc"] - s["shortcut_auroc"] for b, s in zip(B, S)], 0.0,
+                          "sign of the paired difference; the interval carries the seed noise", "check",
+                          "inferred: the content adversary is trained against these very labels, so this checks the "
+                          "adversary's wiring, not the paper's statement",
+                          note=f"SA-AFL (true labels) content AUROC per seed {[round(s['shortcut_auroc'], 3) for s in S]}.",
                           paper_value="reduced"))
     claims.append(_paired("saafl_content_probe_lower", "Content is less decodable from SA-AFL's artifact latents than "
                           "from the baseline's (linear content probe accuracy, 3 classes, difference >= 0.05).",
@@ -399,6 +423,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           seeds, [s["evidence_erank"] - b["evidence_erank"] for b, s in zip(B, S)], 0.0,
                           "sign of the paired difference; the interval carries the seed noise", "paper",
                           "abstract (feature space collapses toward low diversity; SA-AFL retains richer features)",
+                          control=BASELINE_CONTROL,
                           note=f"effective rank baseline {[round(b['evidence_erank'], 2) for b in B]}, SA-AFL "
                           f"{[round(s['evidence_erank'], 2) for s in S]} of {config.encoder_layers * config.latent_dim}",
                           paper_value="higher diversity",
@@ -419,7 +444,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                               f"same-architecture baseline's (paired difference > 0).", seeds, d, 0.0,
                               "sign of the paired difference; the interval carries the seed noise", "paper",
                               "abstract (more transferable evidence for cross-generator detection), direction only, "
-                              "synthetic world", paper_value=pv,
+                              "synthetic world", paper_value=pv, control=BASELINE_CONTROL,
                               note=f"baseline {label} {[round(b['per_generator']['mean'][metric], 3) for b in B]}, "
                               f"SA-AFL {[round(s['per_generator']['mean'][metric], 3) for s in S]}, "
                               f"UFD-style last-cue probe {[round(r['ufd']['mean'][metric], 3) for r in runs]}. "
@@ -507,7 +532,9 @@ def _real_data(config: Config, ctx: RunContext, metrics: dict) -> list:
     metrics["real_data_map_difference"] = {"mean": d_ap, "interval": iv, "skipped_test_files": len(loaded.skipped)}
     return [C.at_least("real_data_map_gain", "On the user's unseen generators, SA-AFL's mAP exceeds the "
                        "same-architecture baseline's.", measured=d_ap, bound=0.0, interval=iv, kind="paper",
-                       domain=(-1, 1),
+                       domain=(-1, 1), object="real",
+                       control="the same-architecture baseline head on the same folders and encoder, scored on the "
+                               "same test images (paired bootstrap difference)",
                        source="abstract", reason="sign only: the paper's baselines are not available here; the "
                        "interval is a paired bootstrap over test images (200 resamples within each generator)",
                        paper_value="+8.25 mAP vs state of the art",
@@ -571,7 +598,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         "paper_23_generators", "SA-AFL improves ACC by 6.84% and mAP by 8.25% over state-of-the-art methods on images "
         "from 23 generative models.", paper_value="+6.84 ACC, +8.25 mAP",
         reason="needs CLIP-scale weights, the 23 generators' images and the state-of-the-art detectors; none are "
-        "available offline", kind="paper", source="abstract",
+        "available offline", kind="paper", source="abstract", object="real",
         full_scale="with --set data_root=DIR --set encoder_path=CLIP_DIR on a GPU, trains baseline and SA-AFL heads on "
         "DIR/train and reports per-generator ACC/AP on DIR/test (claim real_data_map_gain); other detectors must be "
         "run separately"))

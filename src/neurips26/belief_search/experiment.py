@@ -392,7 +392,7 @@ def _invariant_claims(config: Config, per_seed: list[dict], ctx: RunContext, met
     hits = 0
     trials = 50
     for t in range(trials):
-        r2 = np.random.default_rng([t, 3])
+        r2 = np.random.default_rng([ctx.seed, t, 3])       # from the run seed
         needle = int(r2.integers(config.n_segments))
         prior = prior_from_scores(r2.normal(size=config.n_segments), config.beta, config.prior_mix)
 
@@ -478,7 +478,7 @@ def _reward_claims(config: Config, per_seed: list[dict], ctx: RunContext, metric
                           measured=yn, holds=yn <= 1e-12, tolerance="max |Δ return| <= 1e-12 over paired episodes",
                           reason="identical random streams; the reward reads only yes/no outcomes", kind="check",
                           source="inferred: frozen calibrated sensor model as the mitigation of confidence farming"))
-    claims.append(_farming_claim(per_seed, metrics, config.seeds))
+    claims.append(_farming_claim(per_seed, metrics, _seeds_of_run(config, ctx)))
     return claims
 
 
@@ -611,7 +611,7 @@ def _real_vlm_claim(config: Config, ctx: RunContext, metrics: dict, directory: P
     vlm = VLMSensor(backend)
     rng = ctx.child_rng(31)
     n_eval = min(config.vlm_videos, config.vlm_episodes)
-    vids = _videos(config, 999, 1 + n_eval, "vlm", directory)
+    vids = _videos(config, 999 + 1000 * ctx.seed, 1 + n_eval, "vlm", directory)  # from the run seed
     bounds = segment_bounds(vids[0][1].shape[0], config.n_segments)
     outcomes, labels = [], []
     edges = ()
@@ -683,12 +683,12 @@ def _not_checkable() -> list:
                         full_scale="the full config runs a Qwen2.5-VL-7B-Instruct sensor through an OpenAI-compatible "
                                    "server on the synthetic task; the benchmark itself (e.g. Video-MME long) must be "
                                    "supplied by the user as local mp4 + question files",
-                        kind="paper", source="abstract"),
+                        kind="paper", source="abstract", object="real"),
         C.not_checkable("fewer_frames_than_rl_search", "It uses 5 to 13× fewer frames than recent RL search baselines.",
                         paper_value="5–13× fewer frames", reason="the RL search baselines are trained VLM agents, "
                         "absent here", full_scale="the full config reports frames per question of the controller with a "
                                                   "real VLM; the RL baselines' frame counts would come from their papers",
-                        kind="paper", source="abstract"),
+                        kind="paper", source="abstract", object="real"),
     ]
 
 
@@ -740,13 +740,15 @@ def _figures(config: Config, per_seed: list[dict], metrics: dict, ctx: RunContex
 #: Seeds of the confirmation run (``ctx.confirmation``): the claims whose settings were changed after
 #: a first run (calibration looks, videos per seed) are judged again on videos never used while
 #: choosing. Each confirmation seed c runs ``len(config.seeds)`` seeds 10000 + 100 c + k.
-CONFIRMATION_SEEDS = (101,)
+CONFIRMATION_SEEDS = (1001, 1011, 1021)  # 101, the former single one, was read and is not reused
 
 
 def _seeds_of_run(config: Config, ctx: RunContext) -> list[int]:
-    """``config.seeds``, or in a confirmation run as many fresh seeds derived from ``ctx.seed``."""
+    """The seeds of this run, all derived from ``ctx.seed``: ``config.seeds`` offset by
+    1000 × the run seed (run seed 0 keeps the development seeds), or in a confirmation run as many
+    fresh seeds 10000 + 100 × seed + k."""
     if not ctx.confirmation:
-        return list(config.seeds)
+        return [1000 * ctx.seed + s for s in config.seeds]
     return [10_000 + 100 * ctx.seed + k for k in range(len(config.seeds))]
 
 

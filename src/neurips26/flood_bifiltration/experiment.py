@@ -33,9 +33,9 @@ from .invariants import (
 )
 
 UCR_OFFLINE = ("ACSF1", "ArrowHead", "GunPoint", "ItalyPowerDemand", "OSULeaf")  # shipped with aeon, univariate
-#: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the density and
-#: synthetic-classification groups (the tuned claims) on them.
-CONFIRMATION_SEEDS = (101,)
+#: Run seeds never used while choosing a threshold or setting (101, the former single one, was read and is
+#: not reused): ``reproduce`` re-runs the density and synthetic-classification groups (the tuned claims) on them.
+CONFIRMATION_SEEDS = (1001, 1011, 1021)
 PROTOTYPE_THRESHOLD = 0.3  # slice t fixed before implementation from a prototype run (circle + outliers)
 
 
@@ -176,6 +176,37 @@ def _holdout_correct(Ftr, ytr, Fte, yte) -> np.ndarray:
 
     clf = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=5000)).fit(Ftr, ytr)
     return clf.predict(Fte) == yte
+
+
+def ucr_split(train: tuple, test: tuple, seed: int, max_test: int) -> tuple:
+    """The train/test split of a UCR set for run seed ``seed``.
+
+    Seed 0 keeps the archive's own split; any other seed draws a stratified split of the pooled
+    series with the archive's train size (so every run's randomness comes from its seed and a
+    multi-seed run sees different test series, not one split judged twice).
+
+    Args:
+        train, test: ``(X, y)`` as returned by ``aeon.datasets.load_classification`` (X of shape
+            (n, 1, length), univariate).
+        seed: the run seed (>= 0).
+        max_test: keep the first ``max_test`` test series (their order is random for seed != 0).
+
+    Returns:
+        ``(Xtr, ytr, Xte, yte)`` with X of shape (n, length).
+    """
+    (Xtr, ytr), (Xte, yte) = train, test
+    Xtr, Xte = Xtr[:, 0], Xte[:, 0]
+    if seed != 0:
+        from sklearn.model_selection import train_test_split
+
+        X, y = np.concatenate([Xtr, Xte]), np.concatenate([ytr, yte])
+        Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=len(Xtr), stratify=y, random_state=seed)
+    return Xtr, ytr, Xte[:max_test], yte[:max_test]
+
+
+def _split_note(seed: int) -> str:
+    return ("the archive's own train/test split (run seed 0)" if seed == 0 else
+            f"a stratified train/test split of the pooled series drawn from run seed {seed} (archive's train size)")
 
 
 def positive_margin(n: int) -> float:
@@ -459,38 +490,48 @@ def _classification(config: Config, ctx: RunContext, metrics: dict, ucr: bool = 
     abstract = "abstract (classification on low-dimensional synthetic data where density awareness is critical)"
     proto = "the paper gives no number"
     tuned = "threshold set from a prototype run of this pipeline"
-    claims.append(C.at_least("synthetic_accuracy", "Bifiltration features classify density-sensitive synthetic "
-                             "clouds (loop vs disk in outliers) accurately: ≥ 0.85.", measured=acc["bifiltration"],
-                             bound=0.85, interval=C.proportion_interval(k, n)[1], kind="paper", source=abstract,
-                             domain=(0, 1), tuned_after_look=tuned,
-                             reason=f"Clopper–Pearson 95% interval over the {n} out-of-fold predictions; {proto}",
-                             paper_value="high (no number in the abstract)"))
     note = (f"paired test against the best baseline ({best}): margin {test['margin']:+.3f}, bootstrap 95% "
             f"interval [{test['ci'][0]:+.3f}, {test['ci'][1]:+.3f}], exact McNemar p = {test['p_mcnemar']:.3g} "
             f"({test['a_only']} clouds right only with the bifiltration, {test['b_only']} only with {best}).")
+    control = ("the one-parameter filtrations on the same clouds, folds and classifier (Flood = the slice at max f, "
+               "and Alpha on all points; the better of the two), which remove the density parameter; judged on the "
+               "paired accuracy difference")
+    claims.append(C.at_least("synthetic_accuracy", "Density awareness helps on density-sensitive synthetic clouds "
+                             "(loop vs disk in outliers): bifiltration features classify them better than the best "
+                             "one-parameter filtration on the same clouds (paired accuracy margin > 0).",
+                             measured=test["margin"], bound=positive_margin(n), interval=test["ci"], kind="paper",
+                             source=abstract, domain=(-1, 1), object="toy", control=control,
+                             tuned_after_look="rewritten from 'accuracy ≥ 0.85' (a threshold set from a prototype "
+                                              "run) to the paired margin over the one-parameter control after a "
+                                              "review found Alpha alone reaching 0.875 on the same clouds",
+                             reason=f"paired bootstrap 95% interval over the {n} out-of-fold predictions must lie "
+                                    "above 0 (bound: half a cloud, the smallest step of a positive margin); "
+                                    f"{proto}",
+                             paper_value="high accuracy where density awareness is critical (no number in the "
+                                         "abstract)",
+                             note=f"accuracies: bifiltration {acc['bifiltration']:.3f}, flood {acc['flood']:.3f}, "
+                                  f"alpha {acc['alpha']:.3f}; " + note))
+    claims.append(C.at_least("synthetic_accuracy_level", "Bifiltration features classify the synthetic clouds "
+                             "accurately: ≥ 0.85 (the former paper claim, kept as a check that the classifier "
+                             "forms; the one-parameter control reaches this level too).",
+                             measured=acc["bifiltration"], bound=0.85, interval=C.proportion_interval(k, n)[1],
+                             kind="reconstruction", domain=(0, 1), tuned_after_look=tuned, object="toy",
+                             source="inferred: the abstract's accuracy on synthetic data; the 0.85 level is ours",
+                             reason=f"Clopper–Pearson 95% interval over the {n} out-of-fold predictions; {proto}",
+                             paper_value=None))
     claims.append(C.at_least("synthetic_margin", "They beat the best same-run single-parameter baseline (Flood or "
                              "Alpha) by at least 0.1 accuracy.", measured=test["margin"], bound=0.1,
                              interval=test["ci"], kind="reconstruction", domain=(-1, 1), tuned_after_look=tuned,
+                             object="toy",
                              source="inferred: the abstract claims performance where density awareness is "
                                     "critical; the 0.1 margin and this data set are ours",
                              reason=f"paired bootstrap 95% interval over the {n} clouds; {proto}",
                              paper_value=None, note="the original statement, fixed before the first run; " + note))
-    claims.append(C.at_least("synthetic_beats_single_parameter", "Reworded variant (written after the 0.1-margin "
-                             "statement was measured): they beat the best baseline by any positive margin.",
-                             measured=test["margin"], bound=positive_margin(n), interval=test["ci"],
-                             kind="reconstruction", domain=(-1, 1),
-                             tuned_after_look="reworded after the 0.1-margin statement was measured",
-                             source="inferred: a weaker wording of synthetic_margin",
-                             reason=f"paired bootstrap 95% interval over the {n} clouds must lie above 0 (bound: half "
-                                    "a cloud, the smallest step of a positive margin; an interval ending at 0 is "
-                                    "not above it); inconclusive when it reaches 0 (not significant)",
-                             paper_value=None, note="reworded after looking; " + note))
     from aeon.datasets import load_classification
 
     for name in config.ucr_datasets if ucr else ():
-        Xtr, ytr = load_classification(name, split="train")
-        Xte, yte = load_classification(name, split="test")
-        Xtr, Xte, yte = Xtr[:, 0], Xte[:config.ucr_max_test, 0], yte[:config.ucr_max_test]
+        Xtr, ytr, Xte, yte = ucr_split(load_classification(name, split="train"),
+                                       load_classification(name, split="test"), ctx.seed, config.ucr_max_test)
         emb = DelayEmbedding(dimension=2, delay=1)
         Ptr, Pte = emb.transform(Xtr), emb.transform(Xte)
         correct = {}
@@ -512,11 +553,15 @@ def _classification(config: Config, ctx: RunContext, metrics: dict, ucr: bool = 
                                  "series (delay embedding, KDE co-density) at least 0.15 above the majority class.",
                                  measured=acc["bifiltration"] - majority, bound=0.15,
                                  interval=(lo - majority, hi - majority), kind="paper", domain=(-1, 1),
-                                 tuned_after_look=tuned + " (on these test splits: the confirmation seeds cannot "
-                                 "redraw them, so this verdict stays exploratory)",
+                                 tuned_after_look=tuned + " (the confirmation runs do not repeat the UCR part, "
+                                 "so this verdict stays exploratory)", object="real",
+                                 falsifiable_by="the test accuracy's Clopper–Pearson interval can lie below majority "
+                                                "+ 0.15 (features that carry no class information classify at the "
+                                                "majority rate)",
                                  source="abstract (classification on real-world time series datasets)",
                                  reason=f"Clopper–Pearson 95% interval over {n} test series, minus the majority "
-                                        f"rate; {proto}", paper_value="competitive (no number in the abstract)"))
+                                        f"rate; {proto}", paper_value="competitive (no number in the abstract)",
+                                 note=_split_note(ctx.seed)))
         best = max(("flood", "alpha"), key=lambda m: acc[m])
         test = paired_margin_test(correct["bifiltration"], correct[best], seed=ctx.seed)
         tests[name] = {**test, "baseline": best}

@@ -38,7 +38,7 @@ from .analysis import (
 )
 from .baselines import dead_reckoning, stay_at_start
 from .cells import HeadDirectionCells, PlaceCells
-from .hrnn import HRNN, TrainingConfig, evaluate, train_hrnn
+from .hrnn import HRNN, TrainingConfig, evaluate, identity_init, train_hrnn
 from .theta import theta_sweeps
 from .trajectories import (
     DT,
@@ -53,8 +53,17 @@ from .trajectories import (
 
 ABSTRACT = "abstract"
 #: Seeds never used while choosing (development used run seed 0 with training seeds 0, 1, 2 and a theta
-#: scan on seed 0): ``reproduce`` reruns the tuned claims (theta, angular bound) on run seed 101.
-CONFIRMATION_SEEDS = (101,)
+#: scan on seed 0; run seed 101 was the former single confirmation seed and was read, so it is not reused):
+#: ``reproduce`` reruns the tuned claims (theta, angular bound) on them. A run with seed c trains seeds
+#: c + config.seeds, so the confirmation seeds are 10 apart and never share a network.
+CONFIRMATION_SEEDS = (1001, 1011, 1021)
+#: Training seeds per confirmation run (the first of ``config.seeds``): the tuned claims are judged over
+#: the three confirmation runs together, so two networks each keep them cheap (6 networks in all).
+CONFIRMATION_TRAINING_SEEDS = 2
+#: Precondition of the silencing claims: the intact network must integrate position — its error at the
+#: trained length at most this fraction of the stay-at-start baseline on every seed (fixed before the
+#: silencing claims were rewritten; the same 0.5 as "well below" in the ratio claims).
+FORMED_POSITION_RATIO = 0.5
 TUNED_THETA = ("β = 0.3 and balanced CW/CCW groups chosen after a scan on seed 0 (β ∈ {0.1, 0.3}, group sizes "
                "4/8/16) in which the raw offset drifted; the excursion is measured from the offset at cycle start")
 TUNED_ANGULAR = ("bound 0.5 → 0.2 after a review showed that comparing decoded and true heading one step apart "
@@ -76,6 +85,15 @@ class Config(ExperimentConfig):
     arena_side: float = Field(2.2, gt=0.2, le=20.0, description="square box side (m)")
     train_steps: int = Field(400, ge=1, le=10_000_000, description="Adam steps (quick: 400, set by the quick run's "
                              "CPU budget; 1000 before, training was ~80% of its CPU)")
+    recurrent_init: Literal["identity", "uniform"] = Field(
+        "identity", description="recurrent weights at the start of training (and of the untrained control): identity "
+        "(IRNN, well conditioned for integration: the quick network then integrates position) or torch's uniform "
+        "default (before: the quick network stayed near the stay-at-start error)")
+    speed_scale_range: list[float] = Field(
+        default_factory=lambda: [0.25, 4.0], description="per-trajectory factor on the Rayleigh speed scale, drawn "
+        "log-uniformly in [a, b], for training and every simulated test (inferred: with i.i.d. per-step speeds of one "
+        "scale an integrator of the mean speed is nearly exact over 20 steps, so the network had no reason to read v; "
+        "[1, 1] is the lineage's default)")
     batch: int = Field(64, ge=1, le=100_000, description="trajectories per step")
     seq_len: int = Field(20, ge=2, le=10_000, description="training sequence length T (steps of 0.02 s)")
     lr: float = Field(5e-3, gt=0, le=1.0, description="Adam learning rate (cosine-annealed)")
@@ -92,6 +110,13 @@ class Config(ExperimentConfig):
     recording: Literal["sargolini", "tanni"] = Field("sargolini", description="real rat path shipped in ratinabox")
     max_real_segments: int = Field(300, ge=2, le=1_000_000, description="segments of the real path evaluated")
     torch_threads: int = Field(1, ge=1, le=256, description="torch intra-op threads")
+
+    @field_validator("speed_scale_range")
+    @classmethod
+    def _speed_range(cls, v: list[float]) -> list[float]:
+        if len(v) != 2 or not all(math.isfinite(x) for x in v) or not 0 < v[0] <= v[1] <= 20:
+            raise ValueError(f"{v}: allowed [a, b] with 0 < a <= b <= 20 (factors on the Rayleigh speed scale)")
+        return v
 
     @field_validator("seeds")
     @classmethod
@@ -137,7 +162,13 @@ def _build(config: Config, seed: int) -> HRNN:
     place = PlaceCells(config.n_place_cells, arena, surround_scale=2.0 if config.place_cell_profile == "dog" else None,
                        seed=seed)
     torch.manual_seed(seed)
-    return HRNN(config.n_angular, config.n_positional, HeadDirectionCells(config.n_hd_cells), place)
+    model = HRNN(config.n_angular, config.n_positional, HeadDirectionCells(config.n_hd_cells), place)
+    return identity_init(model) if config.recurrent_init == "identity" else model
+
+
+def _sim(config: Config, n: int, steps: int, rng: np.random.Generator, arena: Arena):
+    """Simulated foraging with the config's per-trajectory speed range (training and tests alike)."""
+    return simulate_trajectories(n, steps, rng, arena=arena, speed_scale_range=tuple(config.speed_scale_range))
 
 
 def _cell_analysis(model: HRNN, traj, rng: np.random.Generator, bins: int, positional: bool = True) -> dict:
@@ -175,13 +206,14 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     rng = ctx.child_rng(1000 + seed)
     model, untrained = _build(config, seed), _build(config, seed + 10_000)
     log = train_hrnn(model, TrainingConfig(config.train_steps, config.batch, config.seq_len, config.lr,
-                                           config.weight_decay), rng, device=ctx.device)
+                                           config.weight_decay, speed_scale_range=tuple(config.speed_scale_range)),
+                     rng, device=ctx.device)
     model.cpu()
     r: dict = {"loss_first": log.loss[0], "loss_last": float(np.mean(log.loss[-20:])),
                "train_s": log.seconds, "sequences_per_s": log.sequences_per_s}
     noise = dict(omega_noise=config.odometer_noise * SIGMA_ROTATION, speed_noise=config.odometer_noise * RAYLEIGH_SPEED)
     for tag, T in (("train_len", config.seq_len), ("long", config.generalisation_factor * config.seq_len)):
-        te = simulate_trajectories(config.n_test, T, ctx.child_rng(2000 + seed * 10 + T), arena=arena)
+        te = _sim(config, config.n_test, T, ctx.child_rng(2000 + seed * 10 + T), arena)
         for name, err in (("hrnn", evaluate(model, te)), ("stay", stay_at_start(te)), ("untrained", evaluate(untrained, te)),
                           ("dead_reckoning", dead_reckoning(te, rng, **noise)),
                           ("pathway_off", evaluate(model, te, pathway=False))):
@@ -199,7 +231,7 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
             r["error_by_step"] = {"hrnn_position_m": evaluate(model, te).position_m.mean(0).tolist(),
                                   "stay_position_m": stay_at_start(te).position_m.mean(0).tolist()}
     # tuning and cell types, trained vs untrained
-    an_traj = simulate_trajectories(config.n_analysis, config.seq_len, ctx.child_rng(3000 + seed), arena=arena)
+    an_traj = _sim(config, config.n_analysis, config.seq_len, ctx.child_rng(3000 + seed), arena)
     if ctx.confirmation:
         trained_cells = _cell_analysis(model, an_traj, rng, config.rate_map_bins, positional=False)
         _theta(config, ctx, seed, model, arena, r, *trained_cells["angular"][:2])
@@ -229,7 +261,7 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     r["asymmetry"] = (connectivity_asymmetry(model.recurrent_angular.detach().numpy(), stA["preferred"], hd, ccw, cw)
                       if ccw.any() and cw.any() else None)
     # silencing the AV units of the angular module
-    te = simulate_trajectories(config.n_test, config.seq_len, ctx.child_rng(5000 + seed), arena=arena)
+    te = _sim(config, config.n_test, config.seq_len, ctx.child_rng(5000 + seed), arena)
     av = ctA.masks["angular_velocity"]
     gain = torch.ones(1, config.seq_len, config.n_angular)
     gain[:, :, torch.as_tensor(av)] = 0.0
@@ -270,7 +302,7 @@ def _theta(config: Config, ctx: RunContext, seed: int, model: HRNN, arena: Arena
         cw_g[order[:k]] = True
         ccw_g = np.zeros(config.n_angular, bool)
         ccw_g[order[-k:]] = True
-        th = simulate_trajectories(config.n_theta, config.theta_steps, ctx.child_rng(6000 + seed), arena=arena)
+        th = _sim(config, config.n_theta, config.theta_steps, ctx.child_rng(6000 + seed), arena)
         r["theta"], r["theta_traces"] = theta_sweeps(model, th, ccw_g, cw_g, strength=config.theta_strength,
                                                      frequency=config.theta_frequency)
 
@@ -300,7 +332,10 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
                                  "misalignment by ≈ 11°: 0.2× the floor separates them" if bound < 0.5
                                  else "'well below' read as ≤ 0.5× the no-integration floor, fixed before training"),
                          paper_value="path integration (no number in the abstract)", kind="paper", source=ABSTRACT,
-                         domain=(0, math.inf), tuned_after_look=tuned,
+                         domain=(0, math.inf), tuned_after_look=tuned, object="toy",
+                         falsifiable_by="a network that does not integrate errs like the stay-at-start estimate "
+                                        "(ratio ≈ 1; the untrained network of the same initialisation, run on the "
+                                        "same trajectories, is in the note)",
                          note=f"untrained network / stay = {r[f'{tag}_untrained_{q}'] / r[f'{tag}_stay_{q}']:.2f}; "
                               f"dead reckoning with {config.odometer_noise:.0%} input noise / stay = "
                               f"{r[f'{tag}_dead_reckoning_{q}'] / r[f'{tag}_stay_{q}']:.2f}")
@@ -313,7 +348,9 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
                      "network when its speed input is replaced by the batch mean speed (ω and the start cue intact) "
                      "— the control that removes the speed information and keeps the average distance.",
                      measured=r["train_len_hrnn_position_m"] / max(r["train_len_mean_speed_position_m"], 1e-12),
-                     bound=0.8, domain=(0, math.inf), kind="paper", source=ABSTRACT,
+                     bound=0.8, domain=(0, math.inf), kind="paper", source=ABSTRACT, object="toy",
+                     control="the same trained network on the same trajectories with its speed input replaced by the "
+                             "batch mean speed (ω and the start cue intact), which removes the speed information",
                      paper_value="the HRNN processes linear speed to perform positional path integration",
                      reason="the headline is judged against the control that removes its mechanism (speed): using "
                             "the speed must remove at least a fifth of the error an integrator of the mean speed "
@@ -323,12 +360,13 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
                           f"{r['train_len_mean_speed_position_m']:.3f} m with the batch-mean speed, "
                           f"{r['train_len_zero_speed_position_m']:.3f} m with v = 0; stay-at-start "
                           f"{r['train_len_stay_position_m']:.3f} m (ratio to stay "
-                          f"{r['train_len_hrnn_position_m'] / r['train_len_stay_position_m']:.2f}). Simulated speeds "
-                          "are i.i.d. per step (lineage), so over 20 steps the distance travelled varies little and "
-                          "an integrator of the mean speed is already close: the quick network does not learn to use "
-                          "v, and this claim says so.")
+                          f"{r['train_len_hrnn_position_m'] / r['train_len_stay_position_m']:.2f}). Each trajectory's "
+                          f"speed scale is drawn in {config.speed_scale_range} × the lineage's (with one scale, "
+                          "i.i.d. per-step speeds make an integrator of the mean speed nearly exact over 20 steps, "
+                          "and the quick network did not learn to use v).")
            for r in res]
     claims.append(C.over_seeds(per, seeds))
+    claims.append(_formed_claim(res, seeds))
     per = [C.at_most("beats_untrained_network", "Trained HRNN position error is below half that of the untrained "
                      "network of the same architecture (same trajectories, trained length).",
                      measured=r["train_len_hrnn_position_m"] / r["train_len_untrained_position_m"], bound=0.5,
@@ -350,6 +388,29 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
     return claims
 
 
+def _formed(res: list[dict]) -> bool:
+    """Whether the intact network integrates position on every seed (:data:`FORMED_POSITION_RATIO`)."""
+    return all(_position_ratio(r) <= FORMED_POSITION_RATIO for r in res)
+
+
+def _position_ratio(r: dict) -> float:
+    return r["train_len_hrnn_position_m"] / r["train_len_stay_position_m"]
+
+
+def _formed_claim(res: list[dict], seeds: list[int]) -> C.Claim:
+    """Check claim: the object of the positional claims exists (the trained network integrates position)."""
+    ratios = [round(_position_ratio(r), 3) for r in res]
+    speed = [round(r["train_len_hrnn_position_m"] / max(r["train_len_mean_speed_position_m"], 1e-12), 3) for r in res]
+    return C.check("hrnn_integrates_position", "The trained HRNN exists as a position integrator at this scale: on "
+                   f"every seed its position error at the trained length is at most {FORMED_POSITION_RATIO:g}× the "
+                   "stay-at-start baseline (the precondition of the silencing claims).",
+                   measured={"position_over_stay": ratios, "position_over_mean_speed_input": speed},
+                   holds=_formed(res), tolerance=f"position / stay <= {FORMED_POSITION_RATIO:g} on every seed",
+                   reason="a network that does not integrate position cannot lose that ability when a pathway is cut",
+                   kind="check", object="toy",
+                   source="inferred: whether the quick scale's training produced the object the paper's claims are about")
+
+
 def _cell_claims(config: Config, res: list[dict]) -> list:
     claims = []
     specs = [("av_cells", "angular", "angular_velocity", "angular-velocity cells (|r(rate, ω)| beyond shuffles)"),
@@ -363,7 +424,17 @@ def _cell_claims(config: Config, res: list[dict]) -> list:
         control = [r[f"untrained_{mod}_{key}_fraction"] for r in res]
         statement = (f"Training produces {words} in the {mod} module: their fraction of the active units exceeds "
                      "that of the untrained network (difference of fractions, mean over seeds with a 95% t-interval).")
-        kw = dict(kind="paper", source=ABSTRACT, paper_value="the cell type emerges")
+        if key == "head_direction":
+            # the angular module is trained onto a head-direction readout by cross-entropy, so HD tuning
+            # follows from the supervision: a reconstruction check, not evidence for the paper
+            kw = dict(kind="reconstruction", object="toy", paper_value="the cell type emerges",
+                      source="inferred: the angular module is supervised by a head-direction readout, so its HD "
+                             "tuning is what it is trained for (the paper's statement is about emergence)")
+        else:
+            kw = dict(kind="paper", source=ABSTRACT, paper_value="the cell type emerges", object="toy",
+                      control="the untrained network of the same architecture and initialisation on the same "
+                              "trajectories, classified by the same shuffle criteria (difference of fractions, "
+                              "paired by seed)")
         silent = ([r[f"trained_{mod}_n_silent"] for r in res], [r[f"untrained_{mod}_n_silent"] for r in res])
         note = (f"trained {[round(v, 3) for v in trained]}, untrained {[round(v, 3) for v in control]} (fractions of "
                 f"active units; silent units trained {silent[0]}, untrained {silent[1]} of "
@@ -395,8 +466,10 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
     seeds, claims = config.seeds, []
     per = [C.at_most("ring_attractor_h1", "The angular module's population activity lies on a ring: one dominant "
                      "H1 bar (second-longest bar at most 1/3 of the longest, i.e. longest ≥ 3× the second).",
-                     measured=_second_bar_share(r["ring"]), bound=1 / 3, kind="paper", domain=(0, 1),
-                     source=ABSTRACT, paper_value="attractor dynamics",
+                     measured=_second_bar_share(r["ring"]), bound=1 / 3, kind="reconstruction", domain=(0, 1),
+                     object="toy", paper_value="attractor dynamics",
+                     source="inferred: a ring follows from supervising the angular module onto a ring of "
+                            "head-direction cells, so this checks our reconstruction, not the paper's attractor claim",
                      reason="a factor 3 separates one loop from noise bars (fixed before looking); ring = H1 of 1; "
                             "judged as the share second/longest (0 with a single bar) so every seed has a finite "
                             "value in [0, 1]",
@@ -423,32 +496,14 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                               "preferred heading: CCW-tuned units project ahead (+Δθ) and CW-tuned units behind (−Δθ); "
                               "measured min(offset_CCW, −offset_CW) in degrees.", measured=m, bound=0.0, kind="paper",
                               source=ABSTRACT, paper_value="asymmetric connectivity", domain=(-180, 180),
+                              object="toy",
+                              falsifiable_by="symmetric weights, or offsets of the wrong sign for either population, "
+                                             "give a value <= 0 (nothing in the loss asks for a sign)",
                               reason="opposite-signed offsets are the asymmetry; 0 is the symmetric case",
                               note=(f"offsets CCW {math.degrees(a.offset_ccw):.1f}°, CW {math.degrees(a.offset_cw):.1f}° "
                                     f"({a.n_ccw}/{a.n_cw} units)") if a else "no HD-tuned CW or CCW units"))
     claims.append(C.over_seeds(per, seeds))
-    per = [C.at_least("silence_pathway", "Cutting the angular→positional pathway destroys position decoding: "
-                      "error ≥ 0.9× the stay-at-start baseline.",
-                      measured=r["train_len_pathway_off_position_m"] / r["train_len_stay_position_m"], bound=0.9,
-                      kind="paper", source=ABSTRACT, paper_value="functional information flow across the hierarchy",
-                      domain=(0, math.inf),
-                      reason="without heading the positional module cannot beat not integrating; 0.9 allows "
-                             "decoding noise") for r in res]
-    claims.append(C.over_seeds(per, seeds))
-    per = [C.at_least("silence_speed_input", "Position integration uses the linear-speed input: with the speed input "
-                      "set to 0 (ω and the start cue intact) the decoded position stays near the start, so its error "
-                      "is ≥ 0.9× the stay-at-start baseline.",
-                      measured=r["train_len_zero_speed_position_m"] / r["train_len_stay_position_m"], bound=0.9,
-                      kind="paper", source=ABSTRACT, domain=(0, math.inf),
-                      paper_value="the HRNN processes linear speed to perform positional path integration",
-                      reason="an integrator of v_t·dt that is told v = 0 does not move, so it errs like the "
-                             "stay-at-start estimate; same 0.9 as for cutting the angular→positional pathway",
-                      note=(f"speed input replaced by its batch mean: error {r['train_len_mean_speed_position_m']:.3f} m "
-                            f"vs {r['train_len_hrnn_position_m']:.3f} m with the true speed. Claim added by a reviewer "
-                            "after finding that v = 0 barely changes the error (the network advances at about the "
-                            "training speed whatever v says); it was not tuned, its bound is the pathway claim's."))
-           for r in res]
-    claims.append(C.over_seeds(per, seeds))
+    claims += _silencing_claims(res, seeds)
     per = [C.at_least("silence_av_units", "Silencing the angular-velocity units of the angular module derails "
                       "heading: error ≥ 2× the intact network's.",
                       measured=r["silence_av_heading_deg"] / max(r["intact_heading_deg"], 1e-9), bound=2.0,
@@ -462,18 +517,64 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
     return claims
 
 
+def _lost_fraction(r: dict, key: str) -> float:
+    """Share of the intact network's gain over stay-at-start that a perturbation removes:
+    ``(e_perturbed − e_intact) / (e_stay − e_intact)`` (1: back to not integrating; 0: no effect)."""
+    intact, stay = r["train_len_hrnn_position_m"], r["train_len_stay_position_m"]
+    return (r[key] - intact) / max(stay - intact, 1e-12)
+
+
+def _silencing_claims(res: list[dict], seeds: list[int]) -> list:
+    """Cut the angular→positional pathway / set v = 0: judged against the intact network (paired), and not
+    checkable when the intact network does not integrate position (the cut could not destroy anything)."""
+    out = []
+    specs = [("silence_pathway", "train_len_pathway_off_position_m",
+              "Cutting the angular→positional pathway destroys position decoding: it removes at least 90% of the "
+              "intact network's gain over the stay-at-start baseline, (e_cut − e_intact) / (e_stay − e_intact) ≥ 0.9 "
+              "(same trajectories).", "functional information flow across the hierarchy",
+              "without heading the positional module cannot integrate a 2-D path; 0.9 allows decoding noise",
+              "the intact network on the same trajectories (paired by trajectory batch and seed)"),
+             ("silence_speed_input", "train_len_zero_speed_position_m",
+              "Position integration uses the linear-speed input: with the speed input set to 0 (ω and the start cue "
+              "intact) the network loses at least 90% of its gain over the stay-at-start baseline, "
+              "(e_v=0 − e_intact) / (e_stay − e_intact) ≥ 0.9.",
+              "the HRNN processes linear speed to perform positional path integration",
+              "an integrator of v_t·dt told v = 0 does not move, so it errs like the stay-at-start estimate; same "
+              "0.9 as for cutting the pathway",
+              "the intact network with its true speed input on the same trajectories (paired)")]
+    for cid, key, statement, pv, reason, control in specs:
+        per = [C.at_least(cid, statement, measured=_lost_fraction(r, key), bound=0.9, kind="paper", source=ABSTRACT,
+                          paper_value=pv, object="toy", control=control, reason=reason,
+                          note=(f"errors: perturbed {r[key]:.3f} m, intact {r['train_len_hrnn_position_m']:.3f} m, "
+                                f"stay-at-start {r['train_len_stay_position_m']:.3f} m. Changed after a review: "
+                                "judged before as perturbed / stay ≥ 0.9, which the intact network already met "
+                                "when it did not integrate position"))
+               for r in res]
+        claim = C.over_seeds(per, seeds)
+        if not _formed(res):
+            claim = C.as_not_checkable(
+                claim, reason="the intact network does not integrate position at this scale (position error / "
+                f"stay-at-start {[round(_position_ratio(r), 2) for r in res]}, precondition <= "
+                f"{FORMED_POSITION_RATIO:g} on every seed), so a perturbation has nothing to destroy",
+                full_scale="the Sorscher-scale network (10^5 steps) integrates position; the same paired test runs")
+        out.append(claim)
+    return out
+
+
 def _theta_claims(config: Config, res: list[dict]) -> list:
     seeds, claims = config.seeds, []
     ok = [r for r in res if "theta" in r]
     if len(ok) < len(res):
         return [C.not_checkable("theta_alternation", "Theta sweeps alternate.", paper_value="bidirectional sweeps",
                                 reason="a seed had no CW or CCW units", full_scale="larger angular module",
-                                kind="paper", source=ABSTRACT, tuned_after_look=TUNED_THETA)]
+                                kind="paper", source=ABSTRACT, tuned_after_look=TUNED_THETA, object="toy")]
     note = "gate strength β and group sizes: see tuned_after_look"
     per = [C.at_least("theta_alternation", "Theta-paced mutual inhibition between the CW and CCW AV populations "
                       "produces sweeps that alternate left/right in successive theta cycles (fraction of cycle pairs "
                       "with opposite sweep signs).", measured=r["theta"].alternation, bound=0.7, kind="paper",
-                      domain=(0, 1), tuned_after_look=TUNED_THETA,
+                      domain=(0, 1), tuned_after_look=TUNED_THETA, object="toy",
+                      falsifiable_by="sweeps whose sign does not follow the gate alternate in about half of the cycle "
+                                     "pairs (0.5 < 0.7); the same network without the gate is in the note",
                       source=ABSTRACT, paper_value="bidirectional theta sweeps (≈78–83% alternation in rats)",
                       reason="0.7: below the ≈0.8 alternation reported in rats to allow decoding noise, well above "
                              "the ≈0.5 of independent signs",
@@ -501,7 +602,7 @@ def _real_claims(config: Config, res: list[dict]) -> list:
     per = [C.at_most("real_trajectories", f"On real rat paths ({config.recording}, replayed as ω and v, never trained "
                      "on) the HRNN's position error is at most half the stay-at-start baseline.",
                      measured=r["real_hrnn_position_m"] / r["real_stay_position_m"], bound=0.5, kind="reconstruction",
-                     domain=(0, math.inf),
+                     domain=(0, math.inf), object="real",
                      source="inferred: real paths test transfer from simulated foraging",
                      reason="same 0.5× rule as on simulated paths",
                      note=f"{r['real_segments']} segments; heading ratio "
@@ -632,6 +733,8 @@ def _figures(ctx: RunContext, res: list[dict], config: Config) -> None:
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Train, test, analyse and perturb one HRNN per seed; return metrics, figures and claims."""
     t0 = time.process_time()
+    if ctx.confirmation:                               # cheap confirmation: two networks per confirmation seed
+        config = config.model_copy(update={"seeds": config.seeds[:CONFIRMATION_TRAINING_SEEDS]})
     with torch_threads(config.torch_threads), blas_threads(1):
         res = [_one_seed(config, ctx, ctx.seed + s) for s in ctx.track(config.seeds, "HRNN seeds")]
         if ctx.confirmation:                           # only the claims tuned after a look (CONFIRMATION_SEEDS)
