@@ -206,6 +206,11 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
         return out
 
     problems = _gaussian_problems(config, ctx)
+    if ctx.confirmation:   # only the claim tuned after a look (reverse_sde_irreducible_bias) and what it needs
+        rows = _reverse_sde_rows(config, sch, problems)
+        claims = _reverse_sde_bias(config, sch, problems, rows, metrics, figs)
+        return C.Outcome(metrics=metrics, claims=claims, notes="Confirmation run of reverse_sde_irreducible_bias "
+                         "(its control's condition was revised after a look); the other groups have no tuned claim.")
     caches: dict = {}       # per problem: bridges and level gaps tune() computed, reused by later groups
     rows = timed("tuned_gaussian_runs", _tuned_gaussian_runs, config, ctx, sch, problems, metrics, caches)
     claims = _rule_meets_epsilon(config, rows)
@@ -255,6 +260,24 @@ def _tuned_gaussian_runs(config, ctx, sch, problems, metrics, caches=None) -> li
                                      w2=w_post, w2_bridge=w_bridge))
     metrics["gaussian_runs"] = rows
     return rows
+
+
+def _reverse_sde_rows(config, sch, problems) -> list[dict]:
+    """The tuned-ALD rows :func:`_reverse_sde_bias` compares with (Geffner, d = dims[0], smallest ε, δ = 0,
+    the Lipschitz bias term, n ≥ 10): the subset of :func:`_tuned_gaussian_runs` a confirmation run needs."""
+    base_d, eps = config.dims[0], min(config.epsilons)
+    rows = []
+    for n in [n for n in config.ns if n >= 10] or config.ns:
+        fit = problems[(base_d, n)]
+        hp = tune("geffner", sch, fit, eps, bias_fraction=config.bias_fraction, bias_term="lipschitz")
+        rows.append(dict(d=base_d, n=n, eps=eps, delta=0.0, bias_term="lipschitz", kind="geffner",
+                         w2=_exact_w2("geffner", hp, sch, fit)[0]))
+    return rows
+
+
+#: run seeds never used while choosing; confirmation runs judge reverse_sde_irreducible_bias only (a
+#: run at seed s draws its Gaussian problems from s alone, so these share none with seed 0)
+CONFIRMATION_SEEDS = (101, 102, 103)
 
 
 def _rule_meets_epsilon(config, rows) -> list:
@@ -399,11 +422,13 @@ def _reverse_sde_bias(config, sch, problems, rows, metrics, figs) -> list:
                   "W2 per step count": rsde},
         holds=bool(all(g_final[k] > tuned_g[k] for k in g_final)
                    and all(abs(rsde[k][-1] - rsde[k][-2]) < 0.25 * rsde[k][-1] for k in g_final)
-                   and all(l_final[k] < 0.75 * rsde[k][-2] and l_final[k] < g_final[k.replace("linhart", "geffner")]
-                           for k in l_final)),
+                   and all(l_final[k] <= 0.25 * g_final[k.replace("linhart", "geffner")] for k in l_final)),
         tolerance=f"W2_RSDE(max steps) > W2_ALD(ε={eps_min}) and the RSDE W2 changes < 25% between the last two "
                   "step counts; the control (the same reverse SDE on Linhart's score, which is the exact diffused "
-                  "tall score here) falls by > 25% over the same step and ends below Geffner's",
+                  "tall score here) ends at most a quarter of Geffner's W2 at the largest step count",
+        tuned_after_look="the control's condition was first 'falls by > 25% between the last two step counts and "
+                         "ends below Geffner's'; after seeing the control stop falling at the t_min floor "
+                         "(W2 ≈ 1e-3, 100× below Geffner's) it became 'ends at most a quarter of Geffner's'",
         object="theory",
         control="the same reverse SDE, same problems and step counts, on Linhart's composite score (with exact "
                 "Gaussian precisions it is the exact diffused tall-posterior score, so the composite score's "
