@@ -357,6 +357,7 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
             raise ValueError(f"prior dimension {d} does not match fit dimension {fit.d}")
         if fit.n != x.shape[0]:
             raise ValueError(f"fit has {fit.n} single posteriors but x has n = {x.shape[0]} observations")
+    t_user = t_min                  # None: the defaults below (and, for a box prior, box_t_min) decide
     if callable(single) and not isinstance(single, torch.nn.Module):
         if schedule is None:
             raise ValueError("pass schedule= (a VPSchedule) when single is a plain callable")
@@ -366,7 +367,6 @@ def sample_tall_posterior(single: SingleScore | object, x: torch.Tensor, prior, 
         fn = single_scores_from_estimator(single, x)
         if t_min is None:
             t_min = max(schedule.t_min, SBI_DEFAULT_T_MIN)
-    t_user = t_min
     if t_min is not None:
         schedule = VPSchedule(schedule.beta_min, schedule.beta_max, float(t_min), schedule.t_max)
     n = x.shape[0]
