@@ -110,10 +110,32 @@ def test_claims_have_kinds_sources_seeds_and_no_unread_citations(tiny_run):
     assert "rises as beta falls, peaks" in by_id["proxy_gap_grows_as_beta_falls_digits"].note
     # random claims carry their seeds (>= 3, fixed before looking)
     for cid in ("no_random_policy_beats_limit", "bon_close_to_frontier", "trained_below_frontier",
-                "ppo_grpo_substantially_suboptimal", "ensemble_shrinks_gap_digits"):
+                "ppo_grpo_substantially_suboptimal"):
         assert by_id[cid].seeds is not None and by_id[cid].seeds.n >= 3, cid
     for cid in ("estimator_recovers_gain_and_kl", "proxy_gap_grows_as_beta_falls", "ensemble_shrinks_gap"):
         assert by_id[cid].interval is not None, cid
+
+
+def test_claims_that_cannot_fail_are_checks_and_ensembles_are_judged_on_real_errors(tiny_run):
+    """Catches claims that hold by construction counted as the paper's (the estimator is the plug-in of our
+    own closed form; the Jeffreys/sqrt-KL comparison is our frontier against its own Taylor limit), and the
+    ensemble claim judged on independent synthetic errors, where an ensemble of M is one proxy with error
+    sigma/sqrt(M): it must be judged on the digits reward models' correlated errors against the single-proxy
+    control, and say so."""
+    from neurips26.harness.claims import Kind
+
+    out, _ = tiny_run
+    by_id = {c.id: c for c in out.claims}
+    assert all(c.object in ("real", "theory", "toy") for c in out.claims)
+    for cid in ("estimator_recovers_gain_and_kl", "estimator_recovers_gain_and_kl_digits", "jeffreys_not_sqrt_kl",
+                "ensemble_shrinks_gap_independent_errors"):
+        assert by_id[cid].kind is Kind.CHECK, cid
+    ens = by_id["ensemble_shrinks_gap"]
+    assert ens.kind is Kind.PAPER and ens.object == "real" and "single-proxy" in ens.control
+    assert ens.interval is not None and ens.rule == {"op": "at_least", "bound": 0.0}
+    assert "ensemble_shrinks_gap_digits" not in by_id                     # merged into ensemble_shrinks_gap
+    assert all(c.control or c.falsifiable_by for c in out.claims
+               if c.kind is Kind.PAPER and c.verdict is not Verdict.NOT_CHECKABLE)
 
 
 def test_source_files_cite_no_unread_section_or_unshipped_document():

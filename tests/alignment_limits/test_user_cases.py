@@ -4,11 +4,12 @@ Bugs the claims of this system catch (each planted below in a copy, monkeypatche
 ``experiment`` only):
 
 * the estimator's KL computed as gain/beta (the Jeffreys divergence, not the KL) →
-  ``estimator_recovers_gain_and_kl`` (paper) does not hold;
+  ``estimator_recovers_gain_and_kl`` (check) does not hold;
 * the proxy gap with its sign flipped (proxy minus ideal) → ``proxy_gap_grows_as_beta_falls`` and
   ``proxy_gap_grows_with_error`` (paper) do not hold (a proxy policy evaluated with the proxy
   reward instead of the true one is caught by the direct value test below, not by a claim);
-* an ensemble that sums instead of averaging → ``ensemble_shrinks_gap`` (paper) does not hold.
+* an ensemble that sums instead of averaging → ``ensemble_shrinks_gap_independent_errors`` (check) does
+  not hold on the synthetic errors.
 
 Not caught by any quick claim: trainer bugs that only slow convergence (the toy trainers' claims
 compare with best-of-N at the trainer's own KL, and a slower trainer is still below the limit).
@@ -133,7 +134,7 @@ def test_ensemble_claim_catches_a_summed_ensemble(monkeypatch):
 
     monkeypatch.setattr(ex, "proxy_gap", summed_gap)
     claims = {c.id: c for c in ex._proxy_gap_synthetic(cfg, ctx, pi0, r, {}, {})}
-    assert claims["ensemble_shrinks_gap"].verdict is Verdict.DOES_NOT_HOLD
+    assert claims["ensemble_shrinks_gap_independent_errors"].verdict is Verdict.DOES_NOT_HOLD
 
 
 def test_beta_claim_reads_the_abstract_and_its_grid_reaches_the_small_beta_regime():

@@ -40,6 +40,14 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
     assert ctx.figures[0] == "figures/w2_vs_total_steps.png" and len(ctx.figures) == 4
     assert all(ctx.captions.get(f) for f in ctx.figures)
     assert all(math.isfinite(r["w2"]) for r in out.metrics["gaussian_runs"])
+    # every claim says what it was tested on; the reverse-SDE bias is judged against the Linhart-score reverse
+    # SDE (its mechanism removed), which must keep falling (catches a paper claim with nothing that could fail it)
+    assert all(c.object in ("real", "theory", "toy") for c in out.claims)
+    rsde = by_id["reverse_sde_irreducible_bias"]
+    assert rsde.kind is Kind.PAPER and "Linhart" in rsde.control
+    assert "control (Linhart) at max steps" in rsde.measured
+    assert all(c.control or c.falsifiable_by for c in out.claims
+               if c.kind is Kind.PAPER and c.verdict is not Verdict.NOT_CHECKABLE)
 
 
 def test_source_files_cite_no_unread_section_or_unshipped_document():
@@ -96,3 +104,14 @@ def test_npse_claim_without_any_measured_seed_is_not_checkable(tmp_path, monkeyp
     (claim,) = ex._trained_npse_within_bound(Config.quick(), RunContext(seed=0, out_dir=tmp_path), metrics)
     assert claim.verdict is Verdict.NOT_CHECKABLE and "too poor for the tuned sampler" in claim.reason
     assert "inconsistent" in claim.reason and "20000 simulations" in claim.note
+
+
+def test_confirmation_run_judges_only_the_tuned_claim_on_three_seeds(tmp_path):
+    """Catches a tuned claim confirmed on fewer than 3 seeds, and a confirmation run that recomputes the whole
+    experiment (or returns untuned claims, which the report would count twice)."""
+    from neurips26.annealed_langevin import experiment as E
+
+    assert len(E.CONFIRMATION_SEEDS) >= 3 and 0 not in E.CONFIRMATION_SEEDS
+    out = E.run(Config(**TINY), RunContext(seed=101, out_dir=tmp_path, confirmation=True))
+    assert [c.id for c in out.claims] == ["reverse_sde_irreducible_bias"]
+    assert out.claims[0].tuned_after_look and "gaussian_runs" not in out.metrics

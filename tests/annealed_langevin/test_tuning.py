@@ -154,3 +154,62 @@ def test_tune_cache_gives_the_same_hyperparameters():
             assert np.array_equal(a.times, b.times) and np.array_equal(a.step_sizes, b.step_sizes)
             assert np.array_equal(a.n_steps, b.n_steps) and a.bound == b.bound
     assert cache and all(k[0] in ("geffner", "linhart") for k in cache)
+
+
+def test_isotropic_bridges_with_a_binding_step_cap_tune_and_sample():
+    """Bug caught: ``tune()`` crashed with ``ValueError: math domain error`` at log1p(−m·h) when a level's
+    bridging density had m = M (isotropic prior, likelihood and observations) and the stability cap
+    h = 2/(m + M) = 1/m bound (a loose tolerance, 10.0; ``track="auto"`` reaches it), also through
+    ``sample_tall_posterior`` at N = 16 observations. With m·h = 1 one step contracts fully, so K = 1, and
+    the exact output law is within ε (exact W2, no Monte Carlo: only float round-off)."""
+    import torch
+
+    from neurips26.annealed_langevin import GaussianFit, sample_tall_posterior, w2_gaussian
+    from neurips26.annealed_langevin.gaussian import ald_output, bridge
+    from neurips26.annealed_langevin.tuning import tune, tune_for_levels
+
+    from .conftest import analytic_single_scores
+
+    sch = VPSchedule()
+    fit = GaussianFit.linear_gaussian(np.ones(2), np.eye(2), 2 * np.eye(2),
+                                      np.random.default_rng(0).normal(size=(16, 2)))
+    for kind in ("geffner", "linhart"):
+        hp = tune_for_levels(kind, sch.levels(5), sch, fit, 10.0)
+        assert np.allclose(hp.m * hp.step_sizes, 1.0) and np.all(hp.n_steps == 1) and hp.bound <= 10.0
+        hp = tune(kind, sch, fit, 10.0)
+        bs = [bridge(kind, float(t), sch, fit) for t in hp.times]
+        m, c = ald_output(np.zeros(2), np.eye(2), bs, hp.step_sizes, hp.n_steps)
+        assert w2_gaussian(m, c, *fit.tall_posterior()) <= 10.0
+    res = sample_tall_posterior(analytic_single_scores(fit, sch), torch.zeros(16, 2), (np.ones(2), np.eye(2)), 50,
+                                10.0, schedule=sch, fit=fit, generator=torch.Generator().manual_seed(0))
+    assert torch.isfinite(res.samples).all() and res.hyperparameters.total_steps >= 1
+
+
+def test_max_total_steps_caps_the_rule_and_reports_the_bound_of_what_runs():
+    """Bug caught: one run seed of the sbi claim cost 23× the others because the rule, on a badly
+    conditioned Gaussian fit, asked for 45,576 network steps with nothing to stop it. With
+    ``max_total_steps`` the total is capped (at most max(cap, L)), a StepCapWarning says so,
+    ``requested_total_steps`` keeps what the rule asked for, and the bound is recomputed for the capped
+    values (never below the uncapped one: fewer contraction steps). The experiment's NPSE run passes its cap."""
+    import warnings
+
+    from neurips26.annealed_langevin.experiment import Config
+    from neurips26.annealed_langevin.tuning import StepCapWarning, tune
+
+    from .conftest import make_fit
+
+    sch = VPSchedule()
+    fit = make_fit(2, 10, 0)
+    full = tune("geffner", sch, fit, 0.05, bias_term="lipschitz")
+    assert full.total_steps > 2000 and full.requested_total_steps is None
+    with pytest.warns(StepCapWarning, match="asked for"):
+        capped = tune("geffner", sch, fit, 0.05, bias_term="lipschitz", max_total_steps=500)
+    assert capped.total_steps <= max(500, capped.num_levels) and capped.requested_total_steps == full.total_steps
+    assert capped.bound >= full.bound and np.array_equal(capped.step_sizes, full.step_sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StepCapWarning)                 # under the cap: unchanged, no warning
+        same = tune("geffner", sch, fit, 0.05, bias_term="lipschitz", max_total_steps=10 * full.total_steps)
+    assert np.array_equal(same.n_steps, full.n_steps)
+    with pytest.raises(ValueError, match="max_total_steps"):
+        tune("geffner", sch, fit, 0.05, max_total_steps=0)
+    assert Config().sbi_max_total_steps <= 5000

@@ -94,6 +94,13 @@ def test_experiment_tiny_end_to_end(tmp_path):
         assert forbidden_citation(" ".join([c.statement, c.source, c.tolerance, c.reason, c.note or ""])) is None
     assert {c.id: c.kind.value for c in out.claims}["mlp_k3_beats_diagonal"] == "reconstruction"  # our toy net
     assert {"path_kl_full_order", "lanczos_exponential_decay", "digits_k3_beats_diagonal"} <= set(ids)
+    # every claim says what it was tested on; textbook Krylov convergence cannot fail, so it is a check;
+    # every paper claim with a verdict says how it could fail
+    kinds = {c.id: c for c in out.claims}
+    assert all(c.object in ("real", "theory", "toy") for c in out.claims)
+    assert kinds["lanczos_exponential_decay"].kind.value == "check"
+    assert all(c.control or c.falsifiable_by for c in out.claims
+               if c.kind.value == "paper" and c.verdict is not Verdict.NOT_CHECKABLE)
     assert (tmp_path / "figures" / "path_kl_vs_T.png").exists()
     assert math.isfinite(out.metrics["path_kl_ratio_trace_over_full"])
 
@@ -136,7 +143,7 @@ def test_confirmation_run_returns_only_the_tuned_path_kl_claims(tmp_path):
     from neurips26.harness import RunContext
     from neurips26.lanczos_ddpm import experiment as E
 
-    assert E.CONFIRMATION_SEEDS == (101,)
+    assert len(E.CONFIRMATION_SEEDS) >= 3        # a tuned claim is confirmed on the pooled interval of >= 3 seeds
     cfg = E.Config(path_kl_T=[4, 8, 16], path_kl_samples=1000)
     out = E.run(cfg, RunContext(seed=101, out_dir=tmp_path, confirmation=True))
     assert {c.id for c in out.claims} == {"path_kl_isotropic_order", "path_kl_beta_order", "path_kl_ratio"}

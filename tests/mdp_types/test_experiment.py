@@ -33,6 +33,10 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
         if c.rule is not None and c.interval is not None and c.domain is not None:
             assert c.domain[0] - 1e-9 <= c.interval[0] <= c.interval[1] <= c.domain[1] + 1e-9, c.id
     assert not by_id["ldp_rate_largest_m"].preregistered and by_id["type_upper_bound"].preregistered
+    # every claim says what it was tested on; Csiszár's bound by exact enumeration cannot fail: a check
+    assert all(c.object == "theory" for c in out.claims)
+    assert by_id["type_upper_bound"].kind is Kind.CHECK
+    assert all(c.falsifiable_by or c.control for c in out.claims if c.kind is Kind.PAPER)
     assert (tmp_path / "figures" / "coding_exponent.png").exists()
     fl = out.metrics["frozenlake"]
     assert len(fl["per_pair_vacuous"]) == len(fl["V_low"]) == 2
@@ -66,3 +70,16 @@ def test_value_ldp_probe_level_stays_below_the_reachable_maximum(tmp_path):
         res = _ldp_one(cfg, RunContext(seed=0, out_dir=tmp_path), toy)
         v_max = _extreme_value_on_support(toy.T > 0, toy.r, toy.pi_e, cfg.gamma, 0, None, True)
         assert res["V"] < res["value_level"] < v_max and res["I_V"] > 0
+
+
+def test_confirmation_seeds_are_three_runs_with_disjoint_toy_mdps():
+    """Catches a tuned claim confirmed on one seed (ldp_value_rate_largest_m was inconclusive at 0 and at
+    its one fresh seed), and confirmation runs that redraw the development run's toy MDPs (a run at seed s
+    draws toys s, s+1, …, so seeds 101 and 102 would share two of three)."""
+    from neurips26.mdp_types import experiment as E
+
+    seeds = E.CONFIRMATION_SEEDS
+    assert len(seeds) >= 3
+    n = E.Config().n_seeds
+    toys = [set(range(s, s + n)) for s in (0, *seeds)]
+    assert all(not (a & b) for i, a in enumerate(toys) for b in toys[i + 1:])

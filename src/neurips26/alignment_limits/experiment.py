@@ -280,8 +280,9 @@ def _frontier_curve(pi0, r, n=160):
 
 
 #: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the best-of-N group
-#: (whose threshold came from a prototype run) on them.
-CONFIRMATION_SEEDS = (101,)
+#: (whose threshold came from a prototype run) on them and pools them. A run at seed s draws instances
+#: s, s+1, …, so the seeds are 100 apart and share no instance.
+CONFIRMATION_SEEDS = (101, 201, 301)
 
 
 def _seeds(config: Config, ctx: RunContext) -> list[int]:
@@ -332,7 +333,8 @@ def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
         "The optimal reward improvement has a closed form governed by a Jeffreys divergence: "
         "Delta(beta) = beta J(pi_beta, pi0)",
         measured=float(rel_err.max()), target=0.0, abs_tol=1e-9, paper_value="exact identity",
-        kind="reconstruction", source="inferred: the abstract's closed form 'governed by a Jeffreys divergence "
+        kind="reconstruction", object="toy",
+        source="inferred: the abstract's closed form 'governed by a Jeffreys divergence "
                                       "term'; the exact form beta·J is our derivation, so this checks it",
         reason="an algebraic identity; 1e-9 relative leaves room only for float64 rounding over K terms",
         note=f"max relative |Delta - beta J| over {betas.size} betas in [0.05, 10], K = {pi0.size}; J summed "
@@ -347,7 +349,7 @@ def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
         "closed_form_equals_cvxpy",
         "The closed-form maximal gain under a KL budget equals the constrained optimum max E_pi r s.t. KL <= eps",
         measured=float(max(abs(a - b) for a, b in zip(closed_vals, cvx_vals))), target=0.0, abs_tol=1e-5,
-        paper_value="closed form is the optimum", kind="reconstruction",
+        paper_value="closed form is the optimum", kind="reconstruction", object="toy",
         source="inferred: the abstract's 'closed-form expression for the optimal reward improvement'; the closed "
                "form is our derivation, checked against a convex solver",
         reason="Clarabel's interior-point duality gap is ~1e-8; 1e-5 allows its conditioning on this instance "
@@ -363,7 +365,7 @@ def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
         per_seed.append(C.at_most(
             "no_random_policy_beats_limit", "No policy within the KL budget exceeds the closed-form gain",
             measured=float(rand.max() / limit), bound=1.0 + 1e-9, paper_value="<= 1", kind="check",
-            source="inferred: the closed form is a maximum, so no feasible policy may exceed it",
+            object="toy", source="inferred: the closed form is a maximum, so no feasible policy may exceed it",
             reason="the limit is a maximum; 1e-9 allows only rounding",
             note=f"{rand.size} reward-seeking random mixtures per seed on the KL = {eps_r} boundary, K = {pi0.size}."))
     metrics["random_policy_best_ratio"] = [c.measured for c in per_seed]
@@ -373,7 +375,7 @@ def _closed_form_is_the_limit(config, ctx, pi0, r, metrics) -> list:
 
 # ----------------------------------------------------------------------------- the estimator
 
-def _estimator_claim(cid, label, exact_gain, exact_kl, est_gain, est_kl, betas, n_samples, rel_tol):
+def _estimator_claim(cid, label, exact_gain, exact_kl, est_gain, est_kl, betas, n_samples, rel_tol, object):
     """Relative error of the estimator's mean (gain and KL) per beta, with a Student-t interval over
     independent repeats; holds if every interval lies within ±rel_tol, does not hold if one lies
     entirely outside, inconclusive otherwise."""
@@ -393,7 +395,10 @@ def _estimator_claim(cid, label, exact_gain, exact_kl, est_gain, est_kl, betas, 
                f"plug-in ratio's O(1/N) bias is ~0.1% at N = {n_samples} and moderate beta, so an unbiased-enough "
                f"estimator passes and a wrong formula (a dropped log mean(w) in the KL, a weight shift that does "
                "not cancel) fails; every row's interval lies inside the band when the widest one does",
-        paper_value="predicts achievable gains from base samples alone", kind="paper", source="abstract",
+        paper_value="predicts achievable gains from base samples alone", kind="check", object=object,
+        source="inferred: the abstract says the limit can be predicted from base samples; the estimator is the "
+               "plug-in of our own closed form on the support it samples, so with enough samples it recovers that "
+               "closed form by construction: a check of the implementation, not evidence for the paper",
         note=f"per-beta means and intervals: {rows}. Repeats: {est_gain.shape[0]}.")
 
 
@@ -418,7 +423,7 @@ def _estimator_from_base_samples(config, ctx, pi0, r, metrics, figs) -> list:
                    estimator_small_n_bias=small.mean(0) - ex.gain)
     figs["estimator"] = (est, eb)
     claims = [_estimator_claim("estimator_recovers_gain_and_kl", "synthetic task", ex.gain, ex.kl, est, kl, eb,
-                               config.estimator_samples, config.estimator_rel_tol)]
+                               config.estimator_samples, config.estimator_rel_tol, "toy")]
     claims[0].note += (f" At N = {config.estimator_small_samples} the mean gain bias is "
                        f"{np.round(small.mean(0) - ex.gain, 3).tolist()} (reported, not judged: it is biased low).")
     # the std over R repeats has relative sd ~ 1/sqrt(2 (R - 1)): allow 3 of those on the log scale
@@ -427,7 +432,7 @@ def _estimator_from_base_samples(config, ctx, pi0, r, metrics, figs) -> list:
         "estimator_se_calibrated",
         "The delta-method standard error matches the spread of the estimator across repeats",
         measured=float(np.max(np.abs(np.log(se_ratio)))), low=0.0, high=float(se_band), paper_value=None,
-        kind="check", source="inferred: the standard error is our addition (delta method), not the paper's",
+        kind="check", object="toy", source="inferred: the standard error is our addition (delta method), not the paper's",
         reason=f"max |log(empirical std / reported SE)|; with {config.estimator_repeats} repeats the std is known "
                f"to ~{100 / np.sqrt(2 * (config.estimator_repeats - 1)):.0f}%, so 3 of those (ratio within "
                f"[{np.exp(-se_band):.2f}, {np.exp(se_band):.2f}]) is the band",
@@ -444,12 +449,12 @@ def _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
     claims = [C.at_most(
         "bon_kl_below_bound", "Best-of-N KL <= log N - (N-1)/N",
         measured=float(np.max(bon["kl"] - bon["bound"])), bound=1e-12, paper_value="<= log N - (N-1)/N",
-        kind="check", source="Beirami et al. 2024 (best-of-N KL bound)",
+        kind="check", object="toy", source="Beirami et al. 2024 (best-of-N KL bound)",
         reason="exact KL on a finite support; 1e-12 allows rounding only",
         note=f"max over N in {config.bon_ns} of KL - bound. Catches: ties not grouped in the exact BoN law."),
         C.at_most(
         "bon_below_frontier", "Best-of-N's gain lies at or below the KL–reward frontier at its own KL",
-        measured=float(bon["efficiency"][1:].max()), bound=1.0 + 1e-9, paper_value="<= 1", kind="check",
+        measured=float(bon["efficiency"][1:].max()), bound=1.0 + 1e-9, paper_value="<= 1", kind="check", object="toy",
         source="inferred: the frontier is a maximum over all policies with that KL",
         reason="frontier is a maximum; 1e-9 allows the root-finder's rounding",
         note=f"efficiency = BoN gain / frontier gain at the same KL, N >= 2: {np.round(bon['efficiency'], 4).tolist()}.")]
@@ -465,6 +470,7 @@ def _best_of_n_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
             "paper's LM tasks",
             measured=float(b_s["efficiency"][1:].min()), bound=config.bon_min_efficiency,
             paper_value="close to the limit (LM tasks; no number in the abstract)", kind="reconstruction",
+            object="toy",
             source="inferred: the abstract says best-of-N closely approaches the limit on LM tasks; the categorical "
                    "task and the threshold are ours",
             reason=f"'closely' read as BoN gain >= {config.bon_min_efficiency} x the frontier gain at the same KL "
@@ -533,6 +539,7 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
         "the weakest step)",
         measured=mean_b, bound=0.0, interval=iv_b,
         paper_value="grows with the KL penalty factor (no number in the abstract)", kind="reconstruction",
+        object="toy",
         source="inferred: the abstract's 'grows with the KL penalty factor', with the factor read as 1/beta",
         domain=(-math.inf, math.inf),
         reason=f"paired differences over {draws} (sigma = {config.proxy_sigma}); Student-t interval of the step "
@@ -548,12 +555,15 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
 
     mean_m, iv_m, z_m, k_m = _weakest_step(-np.diff(sg, axis=1))
     claims.append(C.at_least(
-        "ensemble_shrinks_gap",
-        f"Reward ensembling mitigates reward hacking: the gap shrinks as the ensemble size M grows (along M = "
+        "ensemble_shrinks_gap_independent_errors",
+        f"With independent N(0, sigma^2) proxy errors the gap shrinks as the ensemble size M grows (along M = "
         f"{config.ensemble_sizes}, at every beta in {np.round(pb, 3).tolist()}; measured: the mean decrease at the "
         "weakest step)",
-        measured=mean_m, bound=0.0, interval=iv_m,
-        paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract",
+        measured=mean_m, bound=0.0, interval=iv_m, object="toy",
+        paper_value="ensembling mitigates reward hacking", kind="check",
+        source="inferred: with independent errors an ensemble of M proxies is exactly one proxy whose error has sd "
+               "sigma/sqrt(M), so this restates proxy_gap_grows_with_error; a check of the ensemble's averaging. "
+               "The paper claim, ensemble_shrinks_gap, is judged on real, correlated reward-model errors (digits)",
         reason=f"paired differences over {draws} per M; Student-t interval of the step with the smallest z "
                "(every step must shrink the gap significantly)",
         note=f"independent errors: M_eff = M; weakest step z = {z_m:.1f}. Mean gaps per beta: "
@@ -576,7 +586,11 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
         f"(along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in "
         f"{np.round(pb, 3).tolist()}; measured: the mean increase at the weakest step)",
         measured=mean_e, bound=0.0, interval=iv_e,
-        paper_value="grows with the reward error's magnitude", kind="paper", source="abstract",
+        paper_value="grows with the reward error's magnitude", kind="paper", source="abstract", object="toy",
+        falsifiable_by="the gap of the proxy-tilted policy is not monotone in the error's size in general (at small "
+                       "beta both policies sit on a few outcomes and the gap saturates; an error correlated with "
+                       "the reward can lower it): a step along the grid whose paired change is significantly "
+                       "below 0 makes it fail",
         reason=f"mean over {draws}, each rescaled along the grid (paired differences); same weakest-step rule as "
                "proxy_gap_grows_as_beta_falls",
         note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; weakest step "
@@ -615,6 +629,7 @@ def _trainers_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
             "trained_below_frontier",
             "Policies trained by REINFORCE / PPO / GRPO with a KL penalty land on or below the frontier",
             measured=float(max(eff.values())), bound=1.0 + 1e-9, paper_value="below the limit", kind="check",
+            object="toy",
             source="inferred: the frontier is a maximum, so no trained policy may exceed it",
             reason="exact KL and gain of the trained categorical policy; the limit is a maximum",
             note="efficiency = gain / frontier gain at the same KL: " + ", ".join(f"{m} {e:.3f}" for m, e in eff.items())))
@@ -625,7 +640,7 @@ def _trainers_against_limit(config, ctx, pi0, r, metrics, figs) -> list:
             "a toy categorical stand-in for the paper's LM tasks",
             measured=margin, bound=config.substantial_margin,
             paper_value="PPO and GRPO substantially suboptimal (no number in the abstract)", kind="reconstruction",
-            source="inferred: the abstract reports this on LM safety and summarisation tasks; the toy task, "
+            object="toy", source="inferred: the abstract reports this on LM safety and summarisation tasks; the toy task, "
                    "trainers and margin are ours, so a failure here says nothing about the paper's LMs",
             reason=f"'substantially suboptimal' read against best-of-N, which the paper finds close to the limit: "
                    f"BoN's efficiency at the trainer's KL minus the trainer's, smaller of PPO and GRPO, must be "
@@ -652,7 +667,7 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
         "bon_close_to_frontier_digits",
         "Best-of-N closely approaches the limit — digits task (real classifier reward)",
         measured=float(bon_d["efficiency"][1:].min()), bound=config.bon_min_efficiency,
-        paper_value="close to the limit (LM tasks)", kind="reconstruction",
+        paper_value="close to the limit (LM tasks)", kind="reconstruction", object="real",
         source="inferred: the abstract says best-of-N closely approaches the limit on LM tasks; the digits task "
                "and the threshold are ours",
         reason=f"same threshold as the synthetic check ({config.bon_min_efficiency}); exact best-of-N and frontier "
@@ -673,12 +688,13 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
     metrics.update(digits_estimator_betas=db, digits_estimator_exact=dex.gain, digits_estimator_mean=dest.mean(0),
                    digits_estimator_kl_mean=dkl.mean(0), digits_estimator_exact_kl=dex.kl)
     claims.append(_estimator_claim("estimator_recovers_gain_and_kl_digits", "digits task", dex.gain, dex.kl, dest, dkl, db,
-                                   config.estimator_samples, config.estimator_rel_tol))
+                                   config.estimator_samples, config.estimator_rel_tol, "real"))
 
     dpb = np.array(config.proxy_betas) * sd_d
     fine_b = np.logspace(np.log10(0.05), np.log10(2.0), 9) * sd_d
     seeds = _seeds(config, ctx)
-    errors0, per_seed_gaps, meff = None, [], []
+    errors0, per_seed_gaps, meff, single_vs_ens = None, [], [], []
+    m_big = config.digits_ensemble_sizes[-1]
     for s in seeds:
         t_s = task if s == seeds[0] else build_digits_task(
             config.digits_proxies, n_train=config.digits_train_size, target=config.digits_target,
@@ -689,11 +705,17 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
             rows.append(np.mean([proxy_gap(dpi0, dr, ensemble_reward(g), np.concatenate([dpb, fine_b])).gap
                                  for g in groups], axis=0))
         per_seed_gaps.append(np.array(rows))
+        single = [proxy_gap(dpi0, dr, t_s.r_proxies[i], dpb).gap for i in range(m_big * (config.digits_proxies // m_big))]
+        for i in range(config.digits_proxies // m_big):          # disjoint groups: paired units
+            grp = t_s.r_proxies[i * m_big:(i + 1) * m_big]
+            single_vs_ens.append([np.mean(single[i * m_big:(i + 1) * m_big], axis=0),
+                                  proxy_gap(dpi0, dr, ensemble_reward(grp), dpb).gap])
         if s == seeds[0]:
             errors0 = t_s.r_proxies - dr[None, :]
             meff = [float(np.mean([effective_ensemble_size(errors0[i * m:(i + 1) * m])
                                    for i in range(config.digits_proxies // m)])) for m in config.digits_ensemble_sizes]
     G = np.array(per_seed_gaps)                     # (seeds, M, betas)
+    single_vs_ens = np.array(single_vs_ens)         # (seeds × groups, 2, betas)
     dgaps, dfine = G[:, :, :dpb.size], G[:, :, dpb.size:]
     mean_fine = dfine.mean(0)
     peak = float(fine_b[int(np.argmax(mean_fine[0]))])
@@ -712,7 +734,7 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
         "smallest rise of the gap over one step to a smaller beta)",
         measured=float(np.min(-np.diff(g, axis=1))), bound=0.0, domain=(-math.inf, math.inf),
         paper_value="grows with the KL penalty factor (the abstract does not say whether of the gap or a "
-                    "bound on it)", kind="reconstruction",
+                    "bound on it)", kind="reconstruction", object="real",
         source="inferred: the abstract's statement applied to the gap itself on every reward; the paper may state "
                "it of a bound on the gap, or in expectation over reward errors",
         reason="exact gaps given the fitted proxies; seeds redraw the bootstrap proxies; over seeds the Student-t "
@@ -726,22 +748,43 @@ def _digits_real_rewards(config, ctx, metrics, figs) -> list:
              f"itself on every reward, this is a counterexample. Proxy errors sd {errors0.std():.3g} nats; proxies "
              f"fit on {config.digits_train_size} images.") for g in dfine]
     claims.append(C.over_seeds(per_seed_b, seeds))
-    ens_seeds = []
-    for g in dgaps:
-        ens_seeds.append(C.at_least(
-            "ensemble_shrinks_gap_digits",
-            "Ensembling shrinks the gap — digits task (correlated errors: the effective M is reported): the "
-            f"smallest decrease of the gap over one step along M = {config.digits_ensemble_sizes} at every beta in "
-            f"{np.round(dpb, 3).tolist()}",
-            measured=float(np.min(-np.diff(g, axis=0))), bound=0.0, domain=(-math.inf, math.inf),
-            paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract",
-            reason="exact gaps given the fitted proxies, averaged over disjoint groups of them; seeds redraw the "
-                   "bootstrap proxies; over seeds the Student-t interval of the mean smallest decrease must lie "
-                   "above 0",
-            note=f"effective M from the error correlation (first seed): "
-                 f"{np.round(meff, 2).tolist()} for M = {config.digits_ensemble_sizes}."))
-    claims.append(C.over_seeds(ens_seeds, seeds))
+    claims.append(_ensemble_against_single_proxy(config, dpb, single_vs_ens, meff))
     return claims
+
+
+def _ensemble_against_single_proxy(config, dpb, single_vs_ens, meff) -> C.Claim:
+    """The paper's "ensembling mitigates reward hacking" on real, correlated reward-model errors.
+
+    ``single_vs_ens``: rows of (gap of each single proxy of a group, averaged over the group; gap of the
+    group's ensemble), shape ``(units, 2, betas)``, one unit per disjoint group of the largest ensemble
+    size on each seed. The control is the single-proxy policy (M = 1) built from the same proxies on the
+    same seeds; the verdict is on the paired difference (single − ensemble) at the beta least favourable
+    to the ensemble (:func:`_weakest_step`)."""
+    diffs = single_vs_ens[:, 0, :] - single_vs_ens[:, 1, :]            # (units, betas): > 0 = ensemble helps
+    mean, iv, z, k = _weakest_step(diffs)
+    m_big = config.digits_ensemble_sizes[-1]
+    single, ens = single_vs_ens[:, 0, :].mean(0), single_vs_ens[:, 1, :].mean(0)
+    return C.at_least(
+        "ensemble_shrinks_gap",
+        f"Reward ensembling mitigates reward hacking — on a real reward with real, correlated reward-model errors "
+        f"(digits classifiers fit on bootstrap samples): an ensemble of M = {m_big} proxies gives a smaller gap "
+        f"than its single proxies (the M = 1 control on the same proxies and seeds), at every beta in "
+        f"{np.round(dpb, 3).tolist()} (measured: the paired decrease at the least favourable beta)",
+        measured=mean, bound=0.0, interval=iv, domain=(-math.inf, math.inf),
+        paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract", object="real",
+        control=f"the single-proxy policy (M = 1): each proxy of the same group alone, on the same seeds and "
+                f"betas; verdict on the paired difference gap(single) − gap(ensemble of {m_big})",
+        reason=f"{diffs.shape[0]} paired units ({config.claim_seeds} seeds × {config.digits_proxies // m_big} "
+               f"disjoint groups of {m_big} proxies); Student-t interval of the beta with the smallest z: holds only "
+               "if the ensemble lowers the gap significantly at every beta, does not hold if it raises it "
+               "significantly at one. Bootstrap reward models share the images and the model class, so their "
+               "errors are correlated and the ensemble is worth fewer than M independent proxies",
+        note="mean gap single vs ensemble per beta: "
+             + "; ".join(f"beta={b:.3g}: {s_:.4f} vs {e_:.4f}" for b, s_, e_ in zip(dpb, single, ens))
+             + f"; least favourable beta {dpb[k[0]]:.3g}, z = {z:.1f}. Effective ensemble size from the error "
+               f"correlation (first seed): {np.round(meff, 2).tolist()} for M = {config.digits_ensemble_sizes} "
+               "(independent errors would give M). The synthetic check ensemble_shrinks_gap_independent_errors "
+               "is the independent-error case, where an ensemble is one proxy with error sigma/sqrt(M).")
 
 
 # ----------------------------------------------------------------------------- LM and sqrt-KL
@@ -754,7 +797,7 @@ def _lm_pareto_frontiers(config, ctx, metrics) -> list:
         "remain substantially suboptimal",
         paper_value="BoN closely approaches the limit; PPO and GRPO remain substantially suboptimal",
         reason="needs pretrained LMs, reward models and safety/summarisation data, none of which can be downloaded "
-               "here", kind="paper", source="abstract",
+               "here", kind="paper", source="abstract", object="real",
         full_scale=("the paper's LMs remain unavailable; as a substitute the full configuration measures best-of-N "
                     "and KL-penalised RLOO/GRPO (trl's trainers) on a small locally trained GPT-2 (claims "
                     "lm_bon_close_to_frontier and lm_pg_substantially_suboptimal)") if config.lm_experiment else
@@ -777,7 +820,10 @@ def _jeffreys_not_sqrt_kl(pi0, r, digits, metrics) -> list:
         "small-budget limit",
         measured=ratios, holds=bool(small_ok and large_off),
         tolerance="sqrt-law / exact within 2% at eps = 1e-4 nats on both tasks, and off by >= 5% at eps = 1 on digits",
-        paper_value="Jeffreys, not sqrt(KL)", kind="paper", source="abstract",
+        paper_value="Jeffreys, not sqrt(KL)", kind="check", object="real",
+        source="inferred: our closed-form frontier against its own small-budget Taylor limit; at eps = 1e-4 the "
+               "two agree by construction and the departure at eps = 1 only shows that the digits reward is "
+               "skewed, so this checks our frontier and says nothing the abstract's statement could fail on",
         reason="the correction is O(sqrt(eps) x skewness): < 2% at 1e-4; 5% is a material departure",
         note="the synthetic reward is Gaussian-like, where the sqrt law stays accurate longer.")]
 
@@ -819,7 +865,7 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
         "Best-of-N closely approaches the limit — small locally trained LM (substitute for the safety and "
         "summarisation LMs)",
         measured=float(bon_eff.min()), bound=config.bon_min_efficiency,
-        paper_value="close to the limit (LM tasks)", kind="reconstruction",
+        paper_value="close to the limit (LM tasks)", kind="reconstruction", object="toy",
         source="inferred: the abstract reports this on LM safety and summarisation tasks; the tiny LM, its "
                "reward and the threshold are ours",
         reason=f"frontier estimated from {config.lm_base_samples} base samples (covariance form); best-of-N from "
@@ -847,7 +893,7 @@ def _lm_claims_from(config: Config, task, m, metrics: dict) -> list:
                   f"{m.frontier_kl[-1]:.3g} nats), BoN efficiency (interpolated at the trainer's KL) exceeds the "
                   f"trainer's by >= {config.substantial_margin}; fails if no run is in range",
         paper_value="PPO and GRPO substantially suboptimal (no number in the abstract)", kind="reconstruction",
-        source="inferred: the abstract reports this on LM tasks; the tiny LM, the trainers' settings and the "
+        object="toy", source="inferred: the abstract reports this on LM tasks; the tiny LM, the trainers' settings and the "
                "margin are ours",
         reason=f"Monte Carlo KL (k1) and gain of {config.lm_eval_samples} samples per trained policy; "
                f"{config.lm_pg_steps} steps, betas {config.lm_pg_betas} x sd(r); efficiency = gain / estimated "

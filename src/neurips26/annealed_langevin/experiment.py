@@ -84,6 +84,11 @@ class Config(ExperimentConfig):
     sbi_particles: int = Field(400, ge=50, le=100_000, description="ALD particles in the NPSE run")
     sbi_fit_samples: int = Field(150, ge=10, le=100_000,
                                  description="reverse-SDE samples per observation for the Gaussian fit")
+    sbi_max_total_steps: int = Field(2000, ge=1, le=10_000_000,
+                                     description="cap on the rule's total Langevin steps in the NPSE run (each step is "
+                                                 "a network call): ~10x the typical request (~200); a badly fitted "
+                                                 "network once asked for 45,576 (23x the run's CPU time); the "
+                                                 "tolerance is then computed from the capped values")
 
     def resources(self) -> Resources:
         """One CPU; ``hours`` is an estimate, only for the full sweep (``transfer_particles`` > 2000).
@@ -201,6 +206,11 @@ def _run(config: Config, ctx: RunContext) -> C.Outcome:
         return out
 
     problems = _gaussian_problems(config, ctx)
+    if ctx.confirmation:   # only the claim tuned after a look (reverse_sde_irreducible_bias) and what it needs
+        rows = _reverse_sde_rows(config, sch, problems)
+        claims = _reverse_sde_bias(config, sch, problems, rows, metrics, figs)
+        return C.Outcome(metrics=metrics, claims=claims, notes="Confirmation run of reverse_sde_irreducible_bias "
+                         "(its control's condition was revised after a look); the other groups have no tuned claim.")
     caches: dict = {}       # per problem: bridges and level gaps tune() computed, reused by later groups
     rows = timed("tuned_gaussian_runs", _tuned_gaussian_runs, config, ctx, sch, problems, metrics, caches)
     claims = _rule_meets_epsilon(config, rows)
@@ -252,6 +262,24 @@ def _tuned_gaussian_runs(config, ctx, sch, problems, metrics, caches=None) -> li
     return rows
 
 
+def _reverse_sde_rows(config, sch, problems) -> list[dict]:
+    """The tuned-ALD rows :func:`_reverse_sde_bias` compares with (Geffner, d = dims[0], smallest ε, δ = 0,
+    the Lipschitz bias term, n ≥ 10): the subset of :func:`_tuned_gaussian_runs` a confirmation run needs."""
+    base_d, eps = config.dims[0], min(config.epsilons)
+    rows = []
+    for n in [n for n in config.ns if n >= 10] or config.ns:
+        fit = problems[(base_d, n)]
+        hp = tune("geffner", sch, fit, eps, bias_fraction=config.bias_fraction, bias_term="lipschitz")
+        rows.append(dict(d=base_d, n=n, eps=eps, delta=0.0, bias_term="lipschitz", kind="geffner",
+                         w2=_exact_w2("geffner", hp, sch, fit)[0]))
+    return rows
+
+
+#: run seeds never used while choosing; confirmation runs judge reverse_sde_irreducible_bias only (a
+#: run at seed s draws its Gaussian problems from s alone, so these share none with seed 0)
+CONFIRMATION_SEEDS = (101, 102, 103)
+
+
 def _rule_meets_epsilon(config, rows) -> list:
     """The rule's guarantee (W2 ≤ ε) and the chained bound, on the exact output laws."""
     ratios = [r["w2"] / r["eps"] for r in rows]
@@ -265,7 +293,7 @@ def _rule_meets_epsilon(config, rows) -> list:
         holds=bool(max(ratios) <= 1.0), tolerance="exact W2(output law, true tall posterior) <= ε in every run",
         reason="exact W2 of the sampler's Gaussian output law (closed-form recursion), so no Monte Carlo slack "
                "is needed; ε is the guarantee the rule promises",
-        paper_value="W2 <= ε (guarantee)", kind="reconstruction", source=RULE_SOURCE,
+        paper_value="W2 <= ε (guarantee)", kind="reconstruction", object="theory", source=RULE_SOURCE,
         note="A median W2/ε far below 1 shows how conservative the bound is. Catches: a contraction count K_ℓ "
              "computed too small, or Langevin noise of the wrong scale in the exact recursion (a tempered "
              "output law misses the posterior's spread by more than ε).")
@@ -277,7 +305,7 @@ def _rule_meets_epsilon(config, rows) -> list:
         holds=bool(all(r["w2_bridge"] <= r["bound"] * (1 + 1e-9) for r in rows)),
         tolerance="exact W2(output, π_{t_min}) <= bound in every run",
         reason="exact W2, so any violation is a real counter-example; 1e-9 relative is float round-off",
-        paper_value="bound holds", kind="reconstruction",
+        paper_value="bound holds", kind="reconstruction", object="theory",
         source="inferred: the abstract derives Wasserstein bounds for ALD with approximate scores; the chained "
                "form here applies Dalalyan & Karagulyan's per-level bound level by level with the triangle inequality")
     return [meets, bound]
@@ -302,7 +330,11 @@ def _linhart_vs_geffner_step_sizes(config, sch, problems, metrics, figs) -> list
         measured=ratio_min, bound=1 - 1e-9, paper_value="h^L_max(t) >= h^G_max(t) for all t",
         reason="closed-form m_t, M_t on a 50-level grid for every (d, n): min over levels and problems of "
                "h^L_max/h^G_max; 1e-9 is float round-off (both coincide at t_min, so the minimum is ~1)",
-        kind="paper", source="abstract", domain=(0.0, math.inf),
+        kind="paper", source="abstract", domain=(0.0, math.inf), object="theory",
+        falsifiable_by="m_t and M_t are the extreme eigenvalues of each bridging density's exact precision, computed "
+                       "in closed form for both families on the same levels and problems; a Linhart bridge less "
+                       "well conditioned than Geffner's at any level (as with a dropped (n−1) prior term) puts the "
+                       "ratio below 1",
         note=f"largest gain h^L/h^G per (d, n): {gains}. Catches: a wrong bridging precision for either score "
              "(e.g. a dropped (n−1) prior term) — the ratio then falls below 1 at intermediate t.")
     tl = sch.levels(25)
@@ -324,7 +356,7 @@ def _linhart_vs_geffner_step_sizes(config, sch, problems, metrics, figs) -> list
         measured={"min h^L_ℓ/h^G_ℓ": round(worst, 4), "fraction of levels with h^L >= h^G": frac},
         holds=bool(worst >= 1 - 1e-9), tolerance="h^L_ℓ >= h^G_ℓ (1 − 1e-9) at every level, problem and bias term",
         reason="deterministic step sizes of the rule; 1e-9 is float round-off",
-        paper_value="larger step sizes for Linhart", kind="reconstruction", source=RULE_SOURCE,
+        paper_value="larger step sizes for Linhart", kind="reconstruction", object="theory", source=RULE_SOURCE,
         note=f"ε = {eps}. Our rule also caps h_ℓ by the discretisation bias, which grows with M_ℓ/m_ℓ; where "
              "Linhart's bridge is more ill-conditioned than Geffner's the rule picks a smaller step even though "
              "its admissible step is larger. This is a statement about our rule, not the paper's.")
@@ -353,7 +385,7 @@ def _linhart_vs_geffner_total_steps(config, sch, problems, rows, metrics) -> lis
                   "median ratio G/L": round(float(np.median([v['geffner'] / v['linhart'] for v in pairs.values()])), 3)},
         holds=bool(all(fewer.values())), tolerance="total_steps(Linhart) <= total_steps(Geffner) in every setting",
         reason="integer step counts from the rule; no noise",
-        paper_value="fewer steps for Linhart (consistently)", kind="reconstruction", source=RULE_SOURCE,
+        paper_value="fewer steps for Linhart (consistently)", kind="reconstruction", object="theory", source=RULE_SOURCE,
         note="The abstract proves this under the paper's rule, which could not be read; the exceptions here are "
              "at small n, where both bridges are close and our rule's L or initial distance differ slightly. Same "
              f"25 levels for both (ε={config.epsilons[0]}, Geffner vs Linhart): {same_lv}.")]
@@ -377,6 +409,7 @@ def _reverse_sde_bias(config, sch, problems, rows, metrics, figs) -> list:
     figs["rsde"] = (base_d, base_ns, rsde)
     eps_min = min(config.epsilons)
     g_final = {k: v[-1] for k, v in rsde.items() if k.startswith("geffner")}
+    l_final = {k: v[-1] for k, v in rsde.items() if k.startswith("linhart")}     # the control
     tuned_g = {f"geffner,n={r['n']}": r["w2"] for r in rows
                if r["d"] == base_d and r["kind"] == "geffner" and r["eps"] == eps_min and r["delta"] == 0
                and r["bias_term"] == "lipschitz" and r["n"] in base_ns}
@@ -384,12 +417,23 @@ def _reverse_sde_bias(config, sch, problems, rows, metrics, figs) -> list:
         "reverse_sde_irreducible_bias",
         "Sampling from the (Geffner) composite score via a reverse SDE leads to an irreducible bias, while "
         "annealed Langevin on the same score goes below it.",
-        measured={"reverse SDE W2 at max steps": g_final, "tuned ALD W2": {k: round(v, 4) for k, v in tuned_g.items()},
+        measured={"reverse SDE W2 at max steps": g_final, "control (Linhart) at max steps": l_final,
+                  "tuned ALD W2": {k: round(v, 4) for k, v in tuned_g.items()},
                   "W2 per step count": rsde},
         holds=bool(all(g_final[k] > tuned_g[k] for k in g_final)
-                   and all(abs(rsde[k][-1] - rsde[k][-2]) < 0.25 * rsde[k][-1] for k in g_final)),
+                   and all(abs(rsde[k][-1] - rsde[k][-2]) < 0.25 * rsde[k][-1] for k in g_final)
+                   and all(l_final[k] <= 0.25 * g_final[k.replace("linhart", "geffner")] for k in l_final)),
         tolerance=f"W2_RSDE(max steps) > W2_ALD(ε={eps_min}) and the RSDE W2 changes < 25% between the last two "
-                  "step counts",
+                  "step counts; the control (the same reverse SDE on Linhart's score, which is the exact diffused "
+                  "tall score here) ends at most a quarter of Geffner's W2 at the largest step count",
+        tuned_after_look="the control's condition was first 'falls by > 25% between the last two step counts and "
+                         "ends below Geffner's'; after seeing the control stop falling at the t_min floor "
+                         "(W2 ≈ 1e-3, 100× below Geffner's) it became 'ends at most a quarter of Geffner's'",
+        object="theory",
+        control="the same reverse SDE, same problems and step counts, on Linhart's composite score (with exact "
+                "Gaussian precisions it is the exact diffused tall-posterior score, so the composite score's "
+                "mismatch — the mechanism of the bias — is removed): its W2 must keep falling where Geffner's "
+                "plateaus",
         reason="exact W2 of both output laws; the 25% plateau test separates a bias from discretisation error, "
                "which falls ~3× per 3× more steps",
         paper_value="irreducible bias (qualitative)", kind="paper", source="abstract",
@@ -429,7 +473,7 @@ def _sampler_matches_exact_law(config, ctx, sch, problems, metrics, caches=None)
             "sampler_matches_exact_law",
             "The particle sampler (annealed Langevin with the composite-score functions) has the output law of "
             "the exact Gaussian recursion it implements.",
-            measured=worst, bound=3.0, kind="check", domain=(0.0, math.inf),
+            measured=worst, bound=3.0, kind="check", object="theory", domain=(0.0, math.inf),
             source="inferred: both compute the same unadjusted Langevin recursion; the closed form propagates "
                    "mean and covariance exactly, the particles sample it",
             reason=f"W2 between the particles' moments and the exact law, in units of its Monte Carlo rms "
@@ -508,7 +552,7 @@ def _gaussian_tuning_transfers(config, ctx, sch, metrics, figs) -> list:
             "accuracy ε.",
             measured=excess[worst], bound=eps ** 2, paper_value="tuning generalises (qualitative)",
             domain=(-math.inf, math.inf),
-            kind="reconstruction",
+            kind="reconstruction", object="toy",
             source="inferred: the abstract says the Gaussian tuning generalises to more complex problems; the "
                    "tuning rule and the test problem here are ours",
             reason=f"debiased squared W2 = W2²(ALD, ref) − W2²(ref', ref) with exact OT (POT) on {P} particles "
@@ -548,7 +592,7 @@ def _trained_npse_within_bound(config, ctx, metrics) -> list:
     if config.sbi_simulations == 0:
         return [C.not_checkable(
             "sbi_npse_tuned_accuracy", statement, paper_value="W2 <= bound with approximate scores",
-            reason="skipped by configuration (sbi_simulations = 0)", kind="reconstruction", source=source,
+            reason="skipped by configuration (sbi_simulations = 0)", kind="reconstruction", object="toy", source=source,
             full_scale="trains sbi NPSE on a linear-Gaussian task and runs the tuned sampler through "
                        "sample_tall_posterior against the analytic tall posterior")]
     seeds = _seeds(config, ctx)
@@ -560,14 +604,14 @@ def _trained_npse_within_bound(config, ctx, metrics) -> list:
             runs[f"seed={s}"] = {"error": str(err)}
             per_seed.append(C.at_most(
                 "sbi_npse_tuned_accuracy", statement, measured=float("nan"), bound=1.0, domain=(0.0, math.inf),
-                paper_value="W2 <= bound with approximate scores", kind="reconstruction", source=source,
+                paper_value="W2 <= bound with approximate scores", kind="reconstruction", object="toy", source=source,
                 reason="the sampler could not run on this seed's network", note=f"seed {s}: {err}"))
             continue
         runs[f"seed={s}"] = sb
         per_seed.append(C.at_most(
             "sbi_npse_tuned_accuracy", statement,
             measured=sb["w2_over_tolerance"], bound=1.0, paper_value="W2 <= bound with approximate scores",
-            kind="reconstruction", source=source, domain=(0.0, math.inf),
+            kind="reconstruction", object="toy", source=source, domain=(0.0, math.inf),
             reason="W2 to the exact tall posterior divided by a heuristic tolerance: the chained bound of the "
                    "hyperparameters used, evaluated on the exact (Gaussian) bridges with the network's measured "
                    "score error δ_ℓ (95th percentile per level) + W2(π_{t_min}, π_0) (the sampler stops at t_min) + "
@@ -589,7 +633,7 @@ def _trained_npse_within_bound(config, ctx, metrics) -> list:
             "sbi_npse_tuned_accuracy", statement, paper_value="W2 <= bound with approximate scores",
             reason=f"the network trained at these sizes ({config.sbi_simulations} simulations, ≤ {config.sbi_epochs} "
                    f"epochs) was too poor for the tuned sampler to run on any of the {len(seeds)} seeds (first: "
-                   f"{next(iter(runs.values()))['error']})", kind="reconstruction", source=source,
+                   f"{next(iter(runs.values()))['error']})", kind="reconstruction", object="toy", source=source,
             full_scale="trains sbi NPSE on 20000 simulations for up to 1000 epochs and runs the tuned sampler "
                        "through sample_tall_posterior against the analytic tall posterior")]
     claim = C.over_seeds(per_seed, seeds)
@@ -734,7 +778,7 @@ def _sbi_run(config: Config, ctx: RunContext, seed: int | None = None) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NotLogConcaveWarning)
         res = sample_tall_posterior(est, xt, prior, config.sbi_particles, eps, kind="linhart",
-                                    fit_samples=config.sbi_fit_samples,
+                                    fit_samples=config.sbi_fit_samples, max_total_steps=config.sbi_max_total_steps,
                                     generator=torch.Generator().manual_seed(1000 * seed + 5))
     not_log_concave = any(issubclass(w.category, NotLogConcaveWarning) for w in caught)
     hp = res.hyperparameters
@@ -776,5 +820,6 @@ def _sbi_run(config: Config, ctx: RunContext, seed: int | None = None) -> dict:
                 step_sizes_stable_on_exact_bridges=stable,
                 delta_per_level_p95=[round(v, 3) for v in deltas], t_levels=[round(float(t), 4) for t in hp.times],
                 w2_single_fit_error=round(fit_err, 4), total_steps=hp.total_steps,
+                requested_total_steps=hp.requested_total_steps,
                 score_evaluations=res.score_evaluations, train_seconds=round(train_s, 1),
                 seconds=round(time.time() - t0, 1))

@@ -56,6 +56,11 @@ class NotLogConcaveWarning(UserWarning):
     the rule's values are only a heuristic."""
 
 
+class StepCapWarning(UserWarning):
+    """The rule asked for more Langevin steps than ``max_total_steps``: the steps per level were
+    scaled down to the cap, and the chained bound of the capped values (reported) may exceed ε."""
+
+
 class InfeasibleAccuracyError(ValueError):
     """The prescribed ε cannot be guaranteed (score error δ/m_t already uses the bias budget)."""
 
@@ -102,7 +107,17 @@ def level_bound(w_in: float, h: float, K: int, m: float, M: float, d: int, delta
     hmax = max_step_size(m, M)
     if h > hmax * (1 + 1e-12):
         raise ValueError(f"step size h={h:.4g} exceeds the stability bound 2/(m+M)={hmax:.4g}")
-    return (1 - m * h) ** K * w_in + level_bias(h, m, M, d, delta, bias_term, hessian_lipschitz)
+    return contraction_factor(m, h) ** K * w_in + level_bias(h, m, M, d, delta, bias_term, hessian_lipschitz)
+
+
+def contraction_factor(m: float, h: float) -> float:
+    """Per-step W2 contraction 1 − m h of Langevin with h ≤ 2/(m + M), floored at 0.
+
+    m·h ≥ 1 happens only when m = M and h = 2/(m + M) = 1/m (up to round-off): the step then maps
+    every point to the target's mean plus noise, a one-step contraction (factor 0), and
+    log(1 − m h) is undefined — callers must not take it.
+    """
+    return max(0.0, 1.0 - m * h)
 
 
 def _h_for_bias(budget: float, m: float, M: float, d: int, bias_term: str, H: float) -> float:
@@ -126,6 +141,9 @@ class ALDHyperparameters:
         m, M: constants per level, shape ``(L,)``.
         kind: the bridging family the rule was computed for.
         epsilon: the prescribed accuracy (``nan`` for hand-set values).
+        notes: how the values were chosen (tracking multiplier, a step cap).
+        requested_total_steps: Σ K_ℓ the rule asked for when ``max_total_steps`` capped it (then
+            ``bound`` is the chained bound of the capped values, possibly above ε), else ``None``.
     """
 
     times: np.ndarray
@@ -138,6 +156,7 @@ class ALDHyperparameters:
     kind: str = ""
     epsilon: float = float("nan")
     notes: list[str] = field(default_factory=list)
+    requested_total_steps: int | None = None
 
     @property
     def num_levels(self) -> int:
@@ -234,8 +253,11 @@ def tune_for_levels(kind: str, times: Sequence[float], schedule: VPSchedule, fit
                 "epsilon cannot be guaranteed; raise epsilon or improve the score")
         h = min(max_step_size(b.m, b.M), _h_for_bias(budget, b.m, b.M, d, bias_term, hessian_lipschitz))
         target = (1 - bias_fraction) * eps_l
-        log_rate = math.log1p(-b.m * h)          # log(1 − m h), exact also when m h is below float resolution
-        k = 1 if w_in <= target else max(1, math.ceil(math.log(target / w_in) / log_rate))
+        if w_in <= target or contraction_factor(b.m, h) == 0.0:
+            k = 1                                # already within target, or m = M and h = 1/m: one step contracts
+        else:
+            log_rate = math.log1p(-b.m * h)      # log(1 − m h), exact also when m h is below float resolution
+            k = max(1, math.ceil(math.log(target / w_in) / log_rate))
         if k > MAX_STEPS_PER_LEVEL:
             raise InfeasibleAccuracyError(
                 f"epsilon={epsilon:.4g} needs K={k:.3g} Langevin steps at level t={b.t:.4g} (step size {h:.3g}), "
@@ -265,7 +287,52 @@ def tune(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delt
          bias_fraction: float = 0.5, bias_term: str = DEFAULT_BIAS_TERM, hessian_lipschitz: float = 0.0,
          level_rule: str = "max_gap", max_gap: float | None = None,
          level_candidates: Sequence[int] = DEFAULT_LEVEL_CANDIDATES,
-         track: float | str = "auto", cache: dict | None = None) -> ALDHyperparameters:
+         track: float | str = "auto", cache: dict | None = None,
+         max_total_steps: int | None = None) -> ALDHyperparameters:
+    """Full decision rule (:func:`_tune_uncapped`, documented there), with an optional cap on Σ K_ℓ.
+
+    ``max_total_steps`` (an integer ≥ 1, or ``None`` for no cap): if the rule asks for more total
+    Langevin steps, every K_ℓ is scaled by cap/Σ K_ℓ (rounded down, at least 1, so the total is at
+    most max(cap, L)), the chained bound of the capped values is recomputed on the same bridging
+    densities (it may exceed ε: no guarantee then), ``requested_total_steps`` records what the rule
+    asked for, and a :class:`StepCapWarning` says so. Why: a badly conditioned bridge (a Gaussian fit
+    from a poorly trained network) makes the rule's steps tiny and their number huge (45,576 network
+    steps for one seed against ~200 for others), a cost far out of proportion with any accuracy the
+    network's own score error allows.
+
+    Raises:
+        ValueError: ``max_total_steps`` not an integer ≥ 1; and everything :func:`_tune_uncapped` raises.
+    """
+    if max_total_steps is not None and (isinstance(max_total_steps, bool)
+                                        or not isinstance(max_total_steps, (int, np.integer)) or max_total_steps < 1):
+        raise ValueError(f"max_total_steps must be an integer >= 1 or None, got {max_total_steps!r}")
+    hp = _tune_uncapped(kind, schedule, fit, epsilon, delta, bias_fraction, bias_term, hessian_lipschitz,
+                        level_rule, max_gap, level_candidates, track, cache)
+    if max_total_steps is None or hp.total_steps <= max_total_steps:
+        return hp
+    asked = hp.total_steps
+    ks = np.maximum(1, np.floor(hp.n_steps * (max_total_steps / asked))).astype(int)
+    bs = _bridges_for(kind, hp.times, schedule, fit)
+    d = fit.d
+    w_in = w2_gaussian(np.zeros(d), np.eye(d), bs[0].mean, bs[0].cov)
+    es = []
+    for i, (b, h, k) in enumerate(zip(bs, hp.step_sizes, ks)):
+        if i > 0:
+            w_in = es[-1] + w2_gaussian(bs[i - 1].mean, bs[i - 1].cov, b.mean, b.cov)
+        es.append(level_bound(w_in, float(h), int(k), b.m, b.M, d, delta, bias_term, hessian_lipschitz))
+    note = (f"steps capped: the rule asked for {asked} total Langevin steps, more than max_total_steps="
+            f"{max_total_steps}; K_ℓ scaled down to {int(ks.sum())}, chained bound {es[-1]:.4g} (ε = {epsilon:.4g})")
+    warnings.warn(note + ("; the accuracy ε is no longer guaranteed" if es[-1] > epsilon else ""),
+                  StepCapWarning, stacklevel=2)
+    return ALDHyperparameters(hp.times, hp.step_sizes, ks, float(es[-1]), np.array(es), hp.m, hp.M, kind,
+                              hp.epsilon, [*hp.notes, note], asked)
+
+
+def _tune_uncapped(kind: str, schedule: VPSchedule, fit: GaussianFit, epsilon: float, delta: float = 0.0,
+                   bias_fraction: float = 0.5, bias_term: str = DEFAULT_BIAS_TERM, hessian_lipschitz: float = 0.0,
+                   level_rule: str = "max_gap", max_gap: float | None = None,
+                   level_candidates: Sequence[int] = DEFAULT_LEVEL_CANDIDATES,
+                   track: float | str = "auto", cache: dict | None = None) -> ALDHyperparameters:
     """Full decision rule: L, then h_ℓ and K_ℓ by :func:`tune_for_levels` on ``schedule.levels(L)``.
 
     L (inferred rule, two variants):

@@ -58,6 +58,44 @@ def diffusers_model(unet, scheduler, prediction_type: str | None = None):
     return model, ac, sched_pt
 
 
+def scheduler_x0_transform(scheduler):
+    """The scheduler's own treatment of the predicted x_0 in ``DDPMScheduler.step``, or ``None``.
+
+    diffusers applies, in this order of precedence: ``thresholding=True`` — dynamic thresholding
+    (per sample, s = the ``dynamic_thresholding_ratio`` quantile of |x̂_0|, clamped to
+    [1, ``sample_max_value``]; x̂_0 ← clamp(x̂_0, −s, s)/s); else ``clip_sample=True`` (diffusers'
+    default) — x̂_0 ← clamp(x̂_0, −r, r) with r = ``clip_sample_range``. Same arithmetic as
+    diffusers' ``_threshold_sample`` and ``step``.
+
+    Returns:
+        ``f(x0 (B, ...)) -> (B, ...)`` or ``None`` when the scheduler does neither.
+
+    Raises:
+        ValueError: a non-finite or non-positive clip range or threshold settings out of range.
+    """
+    cfg = scheduler.config
+    if getattr(cfg, "thresholding", False):
+        ratio, vmax = float(cfg.dynamic_thresholding_ratio), float(cfg.sample_max_value)
+        if not (0 < ratio <= 1 and np.isfinite(vmax) and vmax >= 1):
+            raise ValueError(f"thresholding needs 0 < dynamic_thresholding_ratio <= 1 and sample_max_value >= 1, "
+                             f"got {ratio!r} and {vmax!r}")
+
+        def threshold(x0: torch.Tensor) -> torch.Tensor:
+            flat = x0.reshape(x0.shape[0], -1)
+            s = torch.quantile(flat.abs().float() if flat.dtype not in (torch.float32, torch.float64)
+                               else flat.abs(), ratio, dim=1)
+            s = torch.clamp(s, min=1, max=vmax).to(flat.dtype).unsqueeze(1)
+            return (torch.clamp(flat, -s, s) / s).reshape(x0.shape)
+
+        return threshold
+    if getattr(cfg, "clip_sample", False):
+        r = float(cfg.clip_sample_range)
+        if not (np.isfinite(r) and r > 0):
+            raise ValueError(f"clip_sample_range must be a finite number > 0, got {r!r}")
+        return lambda x0: x0.clamp(-r, r)
+    return None
+
+
 def sample_with_diffusers(unet, scheduler, *, batch_size: int, num_inference_steps: int,
                           covariance: str = "lanczos", k: int = 3, symmetrize: bool = False,
                           denoise_last: bool = True, generator: torch.Generator | None = None,
@@ -65,7 +103,13 @@ def sample_with_diffusers(unet, scheduler, *, batch_size: int, num_inference_ste
     """DDPM sampling of a diffusers UNet with any reverse covariance.
 
     The timestep subset comes from ``scheduler.set_timesteps(num_inference_steps)``; β of every
-    step is recomputed from ᾱ of the actual previous step (correct under skipping).
+    step is recomputed from ᾱ of the actual previous step (correct under skipping). The scheduler's
+    ``clip_sample`` (True by default in diffusers) and ``thresholding`` are honoured as its own
+    ``step`` does: the predicted x_0 is clipped or thresholded before the mean is formed
+    (:func:`scheduler_x0_transform`); the covariance (e.g. LGS) uses the network's unclipped
+    Jacobian. Step arithmetic: the step coefficients are computed in float64 from ᾱ (diffusers'
+    ``step`` uses the scheduler's float32 tensors), so results agree with diffusers' loop to float32
+    round-off, not bit for bit; the images themselves are in the UNet's dtype.
 
     Args:
         unet, scheduler: see :func:`diffusers_model`.
@@ -95,4 +139,4 @@ def sample_with_diffusers(unet, scheduler, *, batch_size: int, num_inference_ste
     shape = (batch_size, cfg.in_channels, *size)
     return ddpm_sample(model, shape, ac, ts, prediction_type=pt, covariance=covariance, k=k,
                        symmetrize=symmetrize, denoise_last=denoise_last, generator=generator,
-                       dtype=param.dtype, device=param.device)
+                       dtype=param.dtype, device=param.device, x0_transform=scheduler_x0_transform(scheduler))

@@ -37,8 +37,15 @@ from .path_kl import path_kl_gaussian_mixture
 from .sampler import ddpm_sample
 from .schedule import spaced_timesteps, vp_alphas_cumprod
 
-#: seeds never used while choosing: the path-KL claims' bands were set with a prototype run in view
-CONFIRMATION_SEEDS = (101,)
+#: seeds never used while choosing: the path-KL claims' bands were set with a prototype run in view; the
+#: confirmation runs compute only the path-KL group and are pooled
+CONFIRMATION_SEEDS = (101, 102, 103)
+#: how the path-KL order claims could fail (no control removes "covariance choice": the other chains are
+#: the comparison, on the same Monte Carlo draws)
+_PATH_KL_FALSIFIABLE = ("the slope is fitted to Monte Carlo estimates of the exact path KL of each chain on the same "
+                        "paired draws; a chain whose KL decays as 1/T gives slope ≈ −1 and one decaying as 1/T² "
+                        "gives ≈ −2, so an order other than the abstract's puts the slope's interval outside the "
+                        "band (a full-covariance chain that decayed like the isotropic ones would fail)")
 PROTOTYPE_SLOPE = ("band −1.3…−0.8 of the slope chosen with a prototype run in view (slope −1.05 at T ≤ 128, "
                    "pre-asymptotic curvature)")
 
@@ -263,22 +270,24 @@ def _path_kl_order(config: Config, ctx: RunContext, plt):
                  "log-log slope of the trace-matched isotropic choice (the best isotropic one per x_t)",
                  measured=slopes["trace"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
                  reason=iso_reason, interval=ivs["trace"], kind="paper", source="abstract",
-                 tuned_after_look=PROTOTYPE_SLOPE),
+                 tuned_after_look=PROTOTYPE_SLOPE, object="theory", falsifiable_by=_PATH_KL_FALSIFIABLE),
         C.within("path_kl_beta_order", "The DDPM default isotropic β_t I (fixed_large) also decays only as 1/T",
                  measured=slopes["beta"], low=-1.3, high=-0.8, paper_value="slope -1 (Ω(1/T))",
                  reason=iso_reason, interval=ivs["beta"], kind="reconstruction", tuned_after_look=PROTOTYPE_SLOPE,
+                 object="theory",
                  source="inferred: a second isotropic choice, to show the order is not an artefact of trace matching",
                  note="β̃_t I is excluded: β̃_1 = 0 makes its last-step KL infinite."),
         C.at_most("path_kl_full_order", "Matching the full posterior covariance reduces path KL to O(1/T²): log-log "
                   "slope of the full-covariance chain",
                   measured=slopes["full"], bound=-1.5, paper_value="slope -2 (O(1/T²))", interval=ivs["full"],
-                  kind="paper", source="abstract",
+                  kind="paper", source="abstract", object="theory", falsifiable_by=_PATH_KL_FALSIFIABLE,
                   reason=slope_reason + "; −1.5 is the midpoint between the two orders, so the claim separates "
                          "O(1/T²) from O(1/T) in the pre-asymptotic range T ≤ 128",
                   note=f"Diagonal slope for reference: {slopes['diagonal']:.2f} "
                        f"(95% interval [{ivs['diagonal'][0]:.2f}, {ivs['diagonal'][1]:.2f}])."),
         C.at_least("path_kl_ratio", f"Order-wise gap: isotropic/full path KL at T = {config.path_kl_T[-1]} is large",
                    measured=ratio, bound=4.0, paper_value="grows ∝ T", interval=ratio_iv, kind="reconstruction",
+                   object="theory",
                    domain=(0.0, math.inf), tuned_after_look="bound 4 set with a prototype run's ratio (≈ 8) in view",
                    source="inferred: the gap between an O(1/T) and an O(1/T²) chain must grow with T",
                    reason="4 = the ratio at which the two orders are clearly apart at T = 128; interval from the "
@@ -348,14 +357,17 @@ def _lanczos_accuracy(config: Config, ctx: RunContext, plt):
                 measured={"fitted_rate": rates, "rho_kappa": bounds}, holds=monotone and within_rate,
                 tolerance="error strictly decreasing in k for every κ, and fitted geometric rate "
                           "exp(slope of log error vs k) ≤ ρ(κ) = (√κ−1)/(√κ+1)",
-                paper_value="exponential decay in k", kind="paper", source="abstract",
+                paper_value="exponential decay in k", kind="check", object="toy",
+                source="inferred: the abstract's exponential decay in k is textbook Krylov convergence (Chow & Saad "
+                       "2014) on synthetic SPD operators, which holds by construction; a check of our Lanczos code, "
+                       "not evidence for the paper",
                 reason="ρ(κ) is the Chebyshev rate for the square root (Chow & Saad 2014); errors are averaged over "
                        "16 draws of z in float64, whose spread (a few % of each error) cannot move a rate across ρ"),
         C.check("lanczos_exact_at_k_eq_d",
                 f"Lanczos with k = d reproduces Σ^{{1/2}}z exactly on a d = {config.exact_dim}, κ = 10³ operator, "
                 "with an orthonormal basis",
                 measured={"max_rel_error": exact_err, "max_orthonormality_error": orth_err},
-                holds=bool(exact_err <= 1e-8 and orth_err <= 1e-12), paper_value="exact", kind="check",
+                holds=bool(exact_err <= 1e-8 and orth_err <= 1e-12), paper_value="exact", kind="check", object="toy",
                 source="inferred: a Krylov method is exact once the Krylov space is the whole space",
                 tolerance="max relative error ≤ 1e-8 and max |VVᵀ − I| ≤ 1e-12 over 8 draws of z",
                 reason="float64 round-off with full re-orthogonalisation measured ~1e-15 in both; without it the "
@@ -473,6 +485,7 @@ def _digits_exact_denoiser(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
                       "64-D digits Gaussian mixture with the exact denoiser, the paired per-sample NLL difference "
                       "(LGS-3 − diagonal) under the data law is below 0 — judged at the T least favourable to LGS-3",
                       measured=diffs[wd][0], interval=diffs[wd][1], bound=0.0, kind="reconstruction",
+                      object="toy",
                       source="inferred: the abstract's comparison (k = 3 against diagonal baselines such as OCM-DDPM, "
                              "on image benchmarks) moved to data whose exact denoiser and covariance are known",
                       paper_value="k = 3 beats OCM-DDPM on image benchmarks",
@@ -489,7 +502,7 @@ def _digits_exact_denoiser(config: Config, ctx: RunContext, plt, Xtr, Xte, gm):
                        "NLL improvement that LGS-3 recovers, worst T",
                        measured=fracs[w], bound=0.75, paper_value="k = 3 suffices", interval=frac_ivs[w],
                        domain=(-math.inf, math.inf),
-                       kind="reconstruction",
+                       kind="reconstruction", object="toy",
                        source="inferred: the abstract's 'k = 3 suffices' read as recovering most of the full-covariance "
                               "gain",
                        reason="0.75 = 'most of the benefit' (our choice, fixed before the run); interval: paired "
@@ -614,6 +627,7 @@ def _digits_trained_network(config: Config, ctx: RunContext, plt, Xtr, Xte, law)
                         "under the digits GMM below 0 at the least favourable T — a statement about this toy "
                         "network, not the paper's networks",
                         measured=diffs[wd][0], interval=diffs[wd][1], bound=0.0, kind="reconstruction",
+                        object="real",
                         source=f"inferred: our 2-layer MLP trained {config.train_steps} Adam steps on digits stands in "
                                "for the paper's trained networks, which are unknown",
                       paper_value="k = 3 beats diagonal baselines",
@@ -666,7 +680,7 @@ def _image_benchmark(config: Config, ctx: RunContext, plt):
                   "kid_beta_tilde": r["kid"]["beta_tilde"], "kid_real_train_vs_test": r["kid_train_vs_test"]},
         holds=bool(np.all(l3 <= dg)),
         tolerance="KID of LGS-3 samples to held-out digits at most the diagonal's at every T",
-        paper_value="k = 3 beats OCM-DDPM (FID)", kind="reconstruction",
+        paper_value="k = 3 beats OCM-DDPM (FID)", kind="reconstruction", object="real",
         source="inferred: the abstract's image comparison with a small UNet and KID, as its networks, data and "
                "Inception weights are not available",
         reason=f"{config.image_samples} samples per method with paired noise; KID (Bińkowski et al. 2018, cubic "
@@ -690,7 +704,7 @@ def _image_fid_claim(config: Config):
         "image_benchmarks_fid", "Three Lanczos steps improve sample quality over OCM-DDPM and other diagonal "
         "baselines across standard image benchmarks",
         paper_value="better than OCM-DDPM (datasets and values not in the abstract)", kind="paper",
-        source="abstract",
+        source="abstract", object="real",
         reason="no CIFAR-10/CelebA/ImageNet data and no Inception weights offline; no pretrained OCM-DDPM",
         full_scale=substitute)
 

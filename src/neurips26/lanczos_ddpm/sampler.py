@@ -39,7 +39,8 @@ def reverse_step(model: Model, x_t: torch.Tensor, t: int, coeffs: StepCoefficien
                  prediction_type: str = "epsilon", covariance: str = "lanczos", k: int = 3,
                  symmetrize: bool = False, mean_only: bool = False,
                  stats: SamplerStats | None = None,
-                 posterior_covariance: Callable | None = None) -> torch.Tensor:
+                 posterior_covariance: Callable | None = None,
+                 x0_transform: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
     """One reverse step x_t → x_s = μ_t + ξ with ξ ~ N(0, Σ_t).
 
     Args:
@@ -53,6 +54,10 @@ def reverse_step(model: Model, x_t: torch.Tensor, t: int, coeffs: StepCoefficien
         stats: counters to update (a fresh one if None).
         posterior_covariance: optional closed-form ``(x_t, t) -> Cov[x_0|x_t]`` of shape
             (B, d, d); the oracles "trace"/"diagonal"/"dense" then skip their d JVPs.
+        x0_transform: optional map applied to the predicted x_0 = E[x_0|x_t] before the mean
+            μ_t is formed (diffusers' ``clip_sample`` / ``thresholding``, see
+            :func:`.diffusers_adapter.scheduler_x0_transform`). It changes the mean only: the
+            covariance is that of the network's own (untransformed) posterior mean.
 
     Returns:
         x_s, same shape as x_t.
@@ -73,6 +78,8 @@ def reverse_step(model: Model, x_t: torch.Tensor, t: int, coeffs: StepCoefficien
 
     needs_jac = (not mean_only) and covariance not in ("beta", "beta_tilde")
     m, jvp, vjp = linearize(mean_fn, x_t, stats, need_vjp=needs_jac and symmetrize)
+    if x0_transform is not None:
+        m = x0_transform(m)
     mu = coeffs.c0 * m + coeffs.c1 * x_t                          # μ_t = c0 E[x0|x_t] + c1 x_t
     if mean_only:
         return mu
@@ -92,7 +99,9 @@ def ddpm_sample(model: Model, shape: tuple[int, ...], alphas_cumprod, timesteps,
                 symmetrize: bool = False, denoise_last: bool = True,
                 generator: torch.Generator | None = None, x_T: torch.Tensor | None = None,
                 dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
-                progress: Callable | None = None, posterior_covariance: Callable | None = None) -> tuple[torch.Tensor, SamplerStats]:
+                progress: Callable | None = None, posterior_covariance: Callable | None = None,
+                x0_transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                ) -> tuple[torch.Tensor, SamplerStats]:
     """Ancestral DDPM sampling over a (possibly skipped) descending timestep subset.
 
     β of each step is recomputed from ᾱ of the actual previous step of the subset, so any
@@ -114,6 +123,8 @@ def ddpm_sample(model: Model, shape: tuple[int, ...], alphas_cumprod, timesteps,
         progress: optional ``iterable -> iterable`` wrapper (e.g. ``ctx.track``).
         posterior_covariance: optional closed-form ``(x_t, t) -> Cov[x_0|x_t]`` (B, d, d) for
             the oracle covariances (see :func:`reverse_step`).
+        x0_transform: optional clipping/thresholding of the predicted x_0 at every step (mean
+            only; see :func:`reverse_step`).
 
     Returns:
         (x_0 samples of ``shape``, :class:`.covariance.SamplerStats`).
@@ -146,7 +157,7 @@ def ddpm_sample(model: Model, shape: tuple[int, ...], alphas_cumprod, timesteps,
         last = i == len(steps) - 1
         x = reverse_step(model, x, t, coeffs, z, prediction_type=prediction_type, covariance=covariance,
                          k=k, symmetrize=symmetrize, mean_only=last and denoise_last, stats=stats,
-                         posterior_covariance=posterior_covariance)
+                         posterior_covariance=posterior_covariance, x0_transform=x0_transform)
     return x, stats
 
 

@@ -150,8 +150,9 @@ def _toy(rng, S, A):
 
 
 #: Run seeds never used while choosing a threshold or setting: ``reproduce`` re-runs the groups with
-#: claims tuned after a look (:data:`_TUNED_GROUPS`) on them (each run seed draws n_seeds toy MDPs).
-CONFIRMATION_SEEDS = (101,)
+#: claims tuned after a look (:data:`_TUNED_GROUPS`) on them and pools them (each run seed s draws the
+#: n_seeds toy MDPs s, s+1, …, so the seeds are 100 apart: no toy MDP is shared between runs).
+CONFIRMATION_SEEDS = (101, 201, 301)
 _TUNED_GROUPS = ("ldp",)
 
 
@@ -251,20 +252,22 @@ def _type_bounds_hold_on_every_type(cfg: Config, ctx: RunContext, toys: list[_To
         C.over_seeds([C.at_most(
             "type_upper_bound", "Finite-sample type bound: P(Q_n = Q) ≤ exp(−m D(Q‖Q_1⊗P)) for every pair type of "
             "the state–action chain, D the conditional KL relative to the true pair kernel",
-            measured=u, bound=1e-9, paper_value="log P + mD ≤ 0", kind="paper",
-            source="abstract (finite-sample type bounds; the bound's form is Csiszár 1998's for Markov types)",
+            measured=u, bound=1e-9, paper_value="log P + mD ≤ 0", kind="check", object="theory",
+            source="inferred: Csiszár 1998's classical bound for Markov types, evaluated by exact enumeration; it "
+                   "holds by construction (on deterministic types it is attained, so the maximum is 0), so it is a "
+                   "check of our enumeration and divergence, not evidence for the abstract's finite-sample bounds",
             reason=f"{exact}; 1e-9 allows float round-off in the log-sum-exp only",
             note=f"max over all types of log P(Q) + mD, n={n} (m={m}), |Z|={Zn}") for u in up], seeds),
         C.over_seeds([C.at_least(
             "type_lower_bound", "Matching lower bound up to the polynomial term: log P(Q_n = Q) ≥ −mD − |Z|² log(m+1) "
-            "− log(1/min μ)", measured=lo, bound=0.0, paper_value=None, kind="reconstruction",
+            "− log(1/min μ)", measured=lo, bound=0.0, paper_value=None, kind="reconstruction", object="theory",
             source="inferred: the polynomial constant is ours (type counting); the abstract names bounds, not constants",
             reason=f"{exact}; a bound, so any negative margin is a failure",
             note="min over all types of log P − lower bound") for lo in low], seeds),
         C.over_seeds([C.at_most(
             "type_bound_exact_on_deterministic_types", "The bound's exponent is exact on types with one successor per "
             "pair (zero conditional entropy): log P(Q_n = Q) + mD(Q‖Q_1⊗P) = log Σ μ(z_1) over the possible "
-            "starting pairs z_1", measured=t, bound=1e-9, kind="check",
+            "starting pairs z_1", measured=t, bound=1e-9, kind="check", object="theory",
             source="inferred: such a type's paths are fixed by their start, so its class has one path per start "
                    "(Csiszár 1998's type-class count)",
             reason=f"{exact}; 1e-9 for float round-off",
@@ -338,6 +341,14 @@ def _ldp_one(cfg: Config, ctx: RunContext, toy: _Toy) -> dict:
             "value_is_rel_se": se_v, "value_rel_error": (np.abs(est_v - I_v) / I_v).tolist()}
 
 
+#: how the LDP claims could fail: the importance-sampling estimate is unbiased for any proposal, so it does
+#: not inherit the variational formula's value
+_LDP_FALSIFIABLE = ("the exponent −(1/m) log P is estimated by importance sampling of the actual plug-in "
+                    "estimator, which is unbiased whatever the tilt; a wrong rate formula (a KL in the wrong "
+                    "direction, a missing balance constraint, a value rate solved at a non-global minimum) moves "
+                    "J or I_V by far more than 20% and the estimates do not approach it as m grows")
+
+
 def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy], metrics: dict) -> list:
     """−(1/m) log P of rare plug-in kernel and value events against the variational rates J and I_V."""
     import matplotlib.pyplot as plt
@@ -357,6 +368,7 @@ def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy]
             "ldp_rate_largest_m", "LDP for learned dynamics: −(1/m) log P(T̂(s'|s,a) ≥ x) approaches the variational "
             "rate J = inf{D(Q‖Q_1⊗P): Q balanced, Q(s'|s,a) ≥ x}; relative error at the largest m",
             measured=r["rel_error"][-1], bound=0.2, paper_value="rate function = variational formula", kind="paper",
+            object="theory", falsifiable_by=_LDP_FALSIFIABLE,
             source="abstract (large deviation principles for learned MDP dynamics)", reason=tol_reason,
             domain=(0, math.inf), tuned_after_look=tuned,
             note=f"m={mL}; importance-sampling relative s.e. ≤ {max(max(q['is_rel_se']) for q in res):.3f}")
@@ -365,6 +377,7 @@ def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy]
             "ldp_error_shrinks", "The relative error of the finite-m exponent shrinks as m grows (LDP convergence): "
             "the largest change of the relative error between neighbouring m of the grid is negative",
             measured=float(np.max(np.diff(r["rel_error"]))), bound=0.0, kind="paper",
+            object="theory", falsifiable_by=_LDP_FALSIFIABLE,
             source="abstract (large deviation principles for learned MDP dynamics)", domain=(-math.inf, math.inf),
             reason="a shrinking error decreases at every step of the grid; importance-sampling standard errors (a few "
                    "%) are far below the differences between grid points",
@@ -374,6 +387,7 @@ def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy]
             "ldp_value_rate_largest_m", "Variational rate function of the plug-in value estimator: −(1/m) log "
             "P(V̂(s0) ≥ v) approaches I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v}; relative error at the largest m",
             measured=r["value_rel_error"][-1], bound=0.2, paper_value="rate = variational formula", kind="paper",
+            object="theory", falsifiable_by=_LDP_FALSIFIABLE,
             source="abstract (variational rate functions for plug-in value- and Q-function estimators)",
             reason=tol_reason + "; the level v is chosen so that I_V ≈ J", domain=(0, math.inf), tuned_after_look=tuned,
             note="I_V found by a local solve (SLSQP), so a non-global minimum would show up as an estimate below "
@@ -382,13 +396,14 @@ def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy]
             "ldp_value_error_shrinks", "The value estimator's finite-m exponent approaches I_V as m grows: the largest "
             "change of its relative error between neighbouring m of the grid is negative",
             measured=float(np.max(np.diff(r["value_rel_error"]))), bound=0.0, kind="paper",
+            object="theory", falsifiable_by=_LDP_FALSIFIABLE,
             source="abstract (variational rate functions for plug-in value- and Q-function estimators)",
             reason="a shrinking error decreases at every step of the grid; importance-sampling standard errors are a "
                    "few % of the estimate",
             note=f"per-seed relative errors {[[round(e, 4) for e in q['value_rel_error']] for q in res]}")
             for r in res], seeds),
         C.close("rate_two_solvers_agree", "The kernel rate J(T') from the per-state soft-Bellman solver equals the "
-                "joint convex program's", measured=j_b, target=j_c, abs_tol=1e-5 + 1e-4 * abs(j_c), kind="check",
+                "joint convex program's", measured=j_b, target=j_c, abs_tol=1e-5 + 1e-4 * abs(j_c), kind="check", object="theory",
                 source="inferred: two independent solvers of the same convex program",
                 reason="interior-point solver tolerance ≈ 1e-6 relative; 1e-4 relative leaves room for its "
                        "stopping rule, while a wrong rate formula moves J by O(1) relative",
@@ -452,7 +467,7 @@ def _kl_set_covers_the_truth(cfg: Config, ctx: RunContext, toys: list[_Toy], met
             "radius for the KL set U_n(δ) = {T': Σ Q̂_1 KL(T̂‖T') ≤ r_n}: the (1 − δ)-quantile of the statistic at the "
             "true kernel, divided by r_n, is at most 1 (largest over the m grid). This measures how much of r_n the "
             "coverage uses; a value far below 1 means r_n is conservative", measured=q_ratio, bound=1.0,
-            domain=(0, math.inf), paper_value=f"coverage ≥ {1 - cfg.delta}", kind="reconstruction",
+            domain=(0, math.inf), paper_value=f"coverage ≥ {1 - cfg.delta}", kind="reconstruction", object="theory",
             source="abstract: 'finite-sample uncertainty-quantification guarantees based on KL uncertainty sets'; "
                    "the radius r_n (type counting) is ours, the abstract gives none",
             reason=f"the quantile of {k[1]} replicates (per m) below r_n is the guarantee P(covered) ≥ 1 − δ; the "
@@ -462,7 +477,7 @@ def _kl_set_covers_the_truth(cfg: Config, ctx: RunContext, toys: list[_Toy], met
         wil.append(C.close(
             "kl_coverage_at_calibrated_radius", "At the asymptotically calibrated radius χ²_{S·A·(S−1), 1−δ}/(2m) the "
             "same statistic covers the truth with probability 1 − δ", measured=kw / k[1], target=1 - cfg.delta,
-            abs_tol=0.03, interval=C.proportion_interval(kw, k[1])[1], kind="check", domain=(0, 1),
+            abs_tol=0.03, interval=C.proportion_interval(kw, k[1])[1], kind="check", object="theory", domain=(0, 1),
             source="inferred: Wilks (1938), 2m·Σ Q̂_1 KL(T̂‖T) is asymptotically χ² with S·A·(S−1) degrees of freedom",
             reason="±0.03: finite-m departure of a likelihood-ratio statistic from its χ² limit at ≥ 50 visits per "
                    "pair, plus the Clopper–Pearson interval (±0.014 at 1000 replicates)"))
@@ -521,7 +536,7 @@ def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy]
         "(where the set itself covers with probability ≈ 1 − δ, so a V_low that is too high shows)",
         measured=sum(p["below_calibrated"]) / n_rep, bound=1 - cfg.delta, domain=(0, 1),
         interval=C.proportion_interval(sum(p["below_calibrated"]), n_rep)[1], paper_value=f"≥ {1 - cfg.delta}",
-        kind="reconstruction",
+        kind="reconstruction", object="theory",
         source="abstract: 'applications to pessimistic value and Q-function estimation'; the calibrated radius "
                "(Wilks 1938) and the rectangular relaxation are ours",
         reason=f"fraction of {n_rep} replicates (all m) per drawn MDP; over the drawn MDPs the Student-t interval "
@@ -534,7 +549,7 @@ def _pessimistic_values_are_valid(cfg: Config, ctx: RunContext, toys: list[_Toy]
              "(rectangular) set is larger than the joint one, so a measured fraction near 1 is expected") for p in per_seed]
     slopes = [C.within(
         "pessimism_gap_sqrt_radius", "The pessimism gap V_true − V_low shrinks like √r_n (log-log slope 1)",
-        measured=p["slope"], low=0.8, high=1.2, paper_value=None, kind="reconstruction",
+        measured=p["slope"], low=0.8, high=1.2, paper_value=None, kind="reconstruction", object="theory",
         source="inferred: first-order expansion of the KL worst case, q·v − √(2ε Var_q v), gives slope 1; the "
                "abstract states no rate",
         reason="±0.2 for the curvature of the worst case at the largest radius; each seed's slope is a fit to "
@@ -590,14 +605,14 @@ def _coding_exponent_shape(cfg: Config, ctx: RunContext, toys: list[_Toy], metri
         per_seed.append({"H": H, "R": np.r_[below_R, above_R].tolist(), "E": np.r_[E_below, E_above].tolist()})
         zero.append(C.at_most(
             "coding_zero_below_entropy", "Coding error exponent E(R) = 0 for every rate R ≤ H(P), the entropy rate",
-            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="check", domain=(0, math.inf),
+            measured=float(np.max(np.abs(E_below))), bound=1e-6, paper_value=0.0, kind="check", object="theory", domain=(0, math.inf),
             source="inferred: E(R) = 0 below H follows from the formula we implement (the form of E(R) is Davisson, "
                    "Longo & Sgarro 1981's); the abstract names explicit coding error exponents",
             reason="±1e-6 is the interior-point solver's tolerance", note=f"H(P) = {H:.4f} nats"))
         shape.append(C.check(
             "coding_positive_increasing_convex", "Above the entropy rate E(R) is positive, increasing and convex",
             measured={"min_E": float(E_above.min()), "min_dE": float(d1.min()), "min_d2E": float(d2.min())},
-            holds=bool(E_above.min() > 1e-6 and d1.min() > 0 and d2.min() >= -1e-6), kind="check",
+            holds=bool(E_above.min() > 1e-6 and d1.min() > 0 and d2.min() >= -1e-6), kind="check", object="theory",
             source="inferred: E(R) is a convex program's value, convex and increasing in R (Csiszár 1998)",
             tolerance="min E > 1e-6, all first differences > 0, all second differences ≥ −1e-6 (uniform R grid)",
             reason="solver tolerance 1e-6 on second differences; a uniform grid makes second differences a "
@@ -648,7 +663,7 @@ def _offline_rl_on_frozenlake(cfg: Config, ctx: RunContext, toys: list[_Toy], me
         "evaluated policy at the start state lies below its true value with probability ≥ 1 − δ",
         measured=k / n, bound=1 - cfg.delta, interval=C.proportion_interval(k, n)[1], paper_value="V_low ≤ V_true",
         domain=(0, 1),
-        kind="reconstruction", source="inferred: the per-pair radius used here (the joint radius is vacuous at "
+        kind="reconstruction", object="theory", source="inferred: the per-pair radius used here (the joint radius is vacuous at "
         "|Z| = 256) is ours",
         reason=f"Clopper–Pearson 95% interval over {n} independent logs must lie above 1 − δ; a handful of logs "
                "cannot establish a 95% guarantee, so all-held reads inconclusive at quick scale",
@@ -662,7 +677,7 @@ def _offline_rl_on_frozenlake(cfg: Config, ctx: RunContext, toys: list[_Toy], me
     mean, iv = C.mean_interval(diff)
     claims.append(C.at_least(
         "frozenlake_pessimistic_policy", "The pessimistic policy's true value is not worse than the plug-in "
-        "greedy policy's", measured=mean, bound=0.0, interval=iv, paper_value=None, kind="reconstruction",
+        "greedy policy's", measured=mean, bound=0.0, interval=iv, paper_value=None, kind="reconstruction", object="theory",
         source="inferred: the usual motivation for pessimism in offline RL; the abstract gives no policy comparison",
         reason=f"Student-t 95% interval over {n} independent logs of true V(pessimistic) − true V(plug-in greedy)",
         note=f"true V* = {fl['V_star']:.4f}; per-log differences {[round(float(d), 4) for d in diff]}; both policies "
