@@ -317,3 +317,13 @@ def test_a_non_finite_value_is_named_never_raised(bad):
                       domain=(0, math.inf), interval=iv) for v, iv in ((1.0, (0.5, 1.5)), (bad, None))]
     many = C.over_seeds(per, [7, 23])
     assert many.verdict is Verdict.DOES_NOT_HOLD and "seed(s) [23]" in many.note
+
+
+def test_a_non_finite_first_seed_still_fails_the_numeric_claim():
+    """Catches a numeric claim judged as a composite vote when the *first* seed's value is not a
+    finite number (its rule is dropped): it must read 'does not hold', naming the seed, never an
+    inconclusive fraction of seeds."""
+    per = [C.at_least("w", "s", measured=v, bound=0.0, reason="r", kind="check", source=SRC)
+           for v in (math.nan, 1.0, 2.0)]
+    many = C.over_seeds(per, [7, 8, 9])
+    assert many.verdict is Verdict.DOES_NOT_HOLD and "seed(s) [7]" in many.note

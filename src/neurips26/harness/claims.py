@@ -662,6 +662,9 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float 
         raise ValueError(f"over_seeds(): claims have different ids {sorted({c.id for c in claims})}")
     n = len(claims)
     first = claims[0]
+    rule = next((c.rule for c in claims if c.rule is not None), None)
+    if rule is not None and first.rule is None:  # the first seed had no finite value: its rule was dropped
+        first = next(c for c in claims if c.rule is not None)
     held = sum(c.verdict is Verdict.HOLDS for c in claims)
     values = [c.measured for c in claims]
     rule_text = ("verdict from the pooled interval of the seed mean (each run's own interval kept)"
