@@ -289,7 +289,7 @@ def _mode_collapse(config: Config, ctx: RunContext, metrics: dict, figs: dict) -
     seeds = _seeds(config, ctx)
     rows = {"vi": [], "fm": [], "maf": []}
     pr = {"vi": [], "fm": []}
-    monitors, samples, overhead, plateau = {}, {}, [], []
+    monitors, samples, overhead, plateau, maf_plateau = {}, {}, [], [], []
     hidden = 1  # W_2, the (width × width) layer: the first layer of a 2-D field has rank ≤ 3 by shape
     for i, s in enumerate(ctx.track(seeds, "mode collapse (seeds)")):
         torch.manual_seed(s)
@@ -314,7 +314,8 @@ def _mode_collapse(config: Config, ctx: RunContext, metrics: dict, figs: dict) -
             xs = {"vi": sample_flow(vi, z, config.sample_steps), "fm": sample_flow(fm, z, config.sample_steps)}
         if config.zuko_steps:
             maf = zuko_flow("maf", 2)
-            train_zuko_reverse_kl(maf, target, config.zuko_steps, config.vi_batch, config.lr)
+            maf_plateau.append(_plateau_share(train_zuko_reverse_kl(maf, target, config.zuko_steps, config.vi_batch,
+                                                                    config.lr)))
             xs["maf"] = zuko_sample(maf, config.n_eval)
         for key, x in xs.items():
             c = mode_coverage(x, target.means, target.std)
@@ -326,6 +327,7 @@ def _mode_collapse(config: Config, ctx: RunContext, metrics: dict, figs: dict) -
     ref = gaussian_reference_participation_ratio((config.width, config.width))
     metrics["mode_collapse"] = {"coverage": rows, "pr_update_hidden": pr, "gaussian_reference_pr": ref,
                                 "monitor_overhead_ratio": overhead, "vi_loss_plateau_share": plateau,
+                                "maf_loss_plateau_share": maf_plateau,
                                 "vi_steps": config.vi_steps, "fm_steps": config.fm_steps}
     figs.update(collapse=(target, samples, rows), monitors=monitors)
 
@@ -396,7 +398,15 @@ def _mode_collapse(config: Config, ctx: RunContext, metrics: dict, figs: dict) -
                             paper_value="rank bounds explain collapse",
                             note="the two runs differ in objective and step count; this is a correlation, not the "
                             "paper's (unknown) argument"))
-    return _unless_control_covers(claims, rows, config, plateau)
+    claims = _unless_control_covers(claims, rows, config, plateau)
+    if maf_plateau and max(maf_plateau) > VI_PLATEAU_SHARE:   # the MAF baseline's own training must have plateaued
+        why = (f"the zuko MAF's reverse-KL loss has not plateaued after {config.zuko_steps} steps (its last fifth "
+               f"moved by {max(maf_plateau):.2f} of its decrease, above {VI_PLATEAU_SHARE:g}), so its dropped modes "
+               "may be under-training")
+        claims = [C.as_not_checkable(c, reason=why, full_scale="trains the MAF 5000 steps")
+                  if c.id == "zuko_maf_reverse_kl_drops_modes" and c.verdict is not C.Verdict.NOT_CHECKABLE else c
+                  for c in claims]
+    return claims
 
 
 def _plateau_share(losses: list[float]) -> float:
