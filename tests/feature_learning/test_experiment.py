@@ -34,6 +34,16 @@ def test_tiny_run_produces_well_formed_claims(tmp_path):
                  "newton_schulz_matches_svd"):
         assert by_id[must].verdict is Verdict.HOLDS, must
     assert by_id["whitening_matches_sgd"].interval is not None  # random claims carry an interval over seeds
+    # a claim that cannot fail is a check; every paper claim names its object and how it could fail
+    assert by_id["fl_identity"].kind is Kind.CHECK
+    for c in out.claims:
+        if c.kind is Kind.PAPER:
+            assert c.object in ("real", "theory", "toy") and (c.control or c.falsifiable_by
+                                                             or c.verdict is Verdict.NOT_CHECKABLE), c.id
+    # the Swiss-roll claim is judged on trained − frozen, both measured in this run on the same seeds
+    sw, m = by_id["swiss_roll_linearises"], out.metrics["swiss_roll"]
+    assert sw.control and len(m["gain_frozen"]) == len(m["gain_trained"]) == 2
+    assert sw.measured == pytest.approx(np.mean(np.array(m["gain_trained"]) - np.array(m["gain_frozen"])))
     assert by_id["whitening_image_grids"].verdict is Verdict.NOT_CHECKABLE
     figures = {p.name for p in (tmp_path / "figures").iterdir()}
     assert {"tl_by_layer.png", "whitening_vs_sgd.png", "swiss_roll_virtual_features.png", "grokking.png",
@@ -154,10 +164,35 @@ def test_confirmation_run_returns_only_tuned_claims_on_fresh_internal_seeds(tmp_
     internal seeds come from config.seeds, not ctx.seed) or returns untuned claims."""
     from neurips26.feature_learning import experiment as E
 
-    assert E.CONFIRMATION_SEEDS and all(s not in Config.quick().seeds for s in E.CONFIRMATION_SEEDS)
+    assert len(E.CONFIRMATION_SEEDS) >= 3 and 0 not in E.CONFIRMATION_SEEDS
     ctx = RunContext(seed=101, out_dir=tmp_path, confirmation=True)
     out = run(Config(**TINY), ctx)
     assert out.claims and all(c.tuned_after_look and not c.preregistered for c in out.claims)
     assert {c.id for c in out.claims} == {"tl_rises", "tl_closes_gap", "whitening_matches_sgd", "grokking_tl_rises",
                                           "grokking_tl_tracks_test_accuracy"}
     assert out.metrics["whitening_digits"]["sgd_final"] and "101000" in out.notes
+
+
+def test_every_random_part_follows_the_run_seed(tmp_path, monkeypatch):
+    """Catches: development runs reading Config.seeds = [0, 1, 2] (and the digits split at seed 0)
+    whatever the run seed, so that a "seed 7" result was seed 0 relabelled and two seeds gave
+    identical runs with zero-width intervals."""
+    import neurips26.feature_learning.experiment as E
+
+    seen = {}
+
+    def record(name):
+        def part(config, ctx, metrics, figs=None):
+            seen.setdefault(ctx.seed, {})[name] = (tuple(config.seeds), config.split_seed)
+            return []
+        return part
+
+    for name in ("_identities", "_whitening_vs_sgd", "_linearity_dynamics", "_swiss_roll", "_grokking", "_vae",
+                 "_paper_scale"):
+        monkeypatch.setattr(E, name, record(name))
+    monkeypatch.setattr(E, "_figures", lambda *a, **k: None)
+    for seed in (0, 7, 23):
+        run(Config(**TINY), RunContext(seed=seed, out_dir=tmp_path / str(seed)))
+    assert seen[0]["_swiss_roll"] == ((0, 1), 0)                    # seed 0: the numbers of earlier runs
+    assert seen[7]["_swiss_roll"] == ((7000, 7001), 7) and seen[23]["_vae"] == ((23000, 23001), 23)
+    assert all(len(set(parts.values())) == 1 for parts in seen.values())   # every part alike

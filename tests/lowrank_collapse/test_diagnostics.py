@@ -60,7 +60,8 @@ def test_randomized_svd_matches_exact_top_values_of_a_low_rank_matrix():
     rand = singular_values(M, "randomized", k=5)
     assert torch.allclose(rand, exact, rtol=1e-8)  # exact rank 5 < k + oversample: the sketch spans it
     s = rank_summary(M, "randomized", k=5)
-    assert s.rank is None and s.method == "randomized"
+    # the sketch's residual certifies the rank (it was None before RankMonitor's auto method was fixed)
+    assert s.rank == 5 == numerical_rank(M) and s.method == "randomized"
     with pytest.raises(ValueError, match="k=None; allowed: 1..200"):
         singular_values(M, "randomized")
     with pytest.raises(ValueError, match="method='qr'"):

@@ -46,7 +46,10 @@ def test_randomized_monitor_keeps_top_k():
     field(0.5, torch.randn(16, 2)).pow(2).sum().backward()
     monitor(0)
     g = monitor.records[0]["layers"]["net.2"]["gradient"]
-    assert g["rank"] is None and len(g["top"]) == 5
+    assert len(g["top"]) == 5 and g["method"] == "randomized"
+    # the sketch (5 + 10 values) certifies this gradient's rank: it equals the exact SVD's
+    from neurips26.lowrank_collapse import numerical_rank
+    assert g["rank"] == numerical_rank(field.linear_layers[1].weight.grad) <= 15
 
 
 def test_bad_inputs_name_what_is_allowed():
@@ -80,3 +83,25 @@ def test_auto_method_is_exact_on_narrow_layers_and_randomized_on_wide_ones():
     assert choose_svd_method((2048, 8, 3, 3)) == "exact"      # conv (out, in·k·k) = (2048, 72)
     with pytest.raises(ValueError, match="allowed: 'auto', 'exact', 'randomized'"):
         RankMonitor(field, method="svd")
+
+
+def test_auto_method_keeps_the_rank_of_a_wide_low_rank_layer():
+    """Catches: the automatic switch to the randomised SVD on a 256-wide layer reporting
+    ``rank: None`` for a rank-2 matrix (σ₃/σ₁ ≈ 1e-8 already in its top values) while
+    ``method="exact"`` gives 2; the automatic method must never lose the rank."""
+    g = torch.Generator().manual_seed(0)
+    layer = torch.nn.Linear(256, 256, bias=False)
+    model = torch.nn.Sequential(layer)
+    for rank in (2, 40):          # within the sketch (k + oversample = 42 values) and near its edge
+        layer.weight.grad = torch.randn(256, rank, generator=g) @ torch.randn(rank, 256, generator=g)
+        got = {}
+        for method in ("auto", "exact"):
+            monitor = RankMonitor(model, every=1, method=method)
+            monitor(0)
+            got[method] = monitor.records[0]["layers"]["0"]["gradient"]
+        assert got["exact"]["rank"] == rank and got["auto"]["rank"] == rank
+    # a wide full-rank matrix: the sketch cannot certify the rank, so auto falls back to the exact SVD
+    layer.weight.grad = torch.randn(256, 256, generator=g)
+    monitor = RankMonitor(model, every=1)
+    monitor(0)
+    assert monitor.records[0]["layers"]["0"]["gradient"]["rank"] == 256

@@ -40,11 +40,32 @@ def test_tiny_run_end_to_end(tmp_path: Path):
         assert forbidden_citation(" ".join([c.statement, c.source, c.tolerance, c.reason, c.note or ""])) is None
     kinds = {c.id: c.kind.value for c in out.claims}
     assert kinds["easy_best_constant_xi"] == "reconstruction" and kinds["monte_carlo_agreement"] == "check"
+    # every paper claim says what it was tested on and how it could fail (control or falsifiable_by);
+    # the moment-dynamics claims are in the paper's own setting, the network ones are about real models
+    for c in out.claims:
+        if c.kind.value == "paper":
+            assert c.object in ("theory", "real"), c.id
+            assert c.verdict is Verdict.NOT_CHECKABLE or c.control or c.falsifiable_by, c.id
+    assert {c.id for c in out.claims if c.kind.value == "paper" and c.object == "real"} == {
+        "resnet_cifar5m_hard_phase", "gpt2_easy_phase"}
     assert ctx.figures == []
     mom = next(c for c in out.claims if c.id == "momentum_hard_exponent")
     assert mom.interval is not None and "m=1" in mom.note and "m=8" in mom.note
     assert set(out.metrics["momentum"]["extra_batches"]) == {"8"}
     json.dumps(out.metrics)  # JSON-able metrics (numpy converted by the harness is not relied on here)
+
+
+def test_declared_deterministic_and_paper_claims_do_not_depend_on_the_seed(tmp_path: Path):
+    """Catches: DETERMINISTIC = True declared on a system whose paper claims change with the run seed
+    (then a multi-seed run would wrongly be shown as one measurement)."""
+    from neurips26.lr_schedules import experiment
+
+    assert experiment.DETERMINISTIC is True
+    cfg = Config(**TINY, make_figures=False)
+    a, b = (run(cfg, RunContext(seed=s, out_dir=tmp_path / str(s))) for s in (0, 7))
+    pa = {c.id: (c.measured, c.interval) for c in a.claims if c.kind.value == "paper"}
+    pb = {c.id: (c.measured, c.interval) for c in b.claims if c.kind.value == "paper"}
+    assert pa == pb
 
 
 def test_config_validation_messages():

@@ -153,7 +153,8 @@ class RankSummary:
 
     Attributes:
         shape: (m, n).
-        rank: exact rank at ``rtol`` (``None`` when the SVD was randomised and truncated).
+        rank: exact rank at ``rtol`` (``None`` when the SVD was randomised and its sketch could
+            not certify the rank, see :func:`rank_summary`).
         participation_ratio, entropy_rank: effective ranks (from the values computed).
         top: the largest singular values (up to 8).
         rtol: tolerance used for ``rank``.
@@ -169,13 +170,53 @@ class RankSummary:
     method: str
 
 
+def _certified_rank(s: torch.Tensor, residual: float, full: int, tol: float) -> int | None:
+    """The exact rank #{σ_i > tol·σ_1} of a matrix whose randomised sketch has singular values
+    ``s`` (of Q Qᵀ M, largest first) and residual ‖M − Q Qᵀ M‖_F = ``residual``, or ``None`` when
+    the sketch cannot decide it. By Weyl's inequality each true σ_i lies in [s_i, s_i + residual]
+    (σ_i ≤ residual beyond the sketch), so the rank is certain when its lower and upper bounds
+    meet; ``full`` is min(m, n)."""
+    if s.numel() == 0 or float(s[0]) == 0.0:
+        return 0 if residual == 0.0 else None
+    s1 = float(s[0])
+    lower = int((s > tol * (s1 + residual)).sum())
+    upper = int((s + residual > tol * s1).sum()) + (full - s.numel() if residual > tol * s1 else 0)
+    return lower if lower == upper else None
+
+
 def rank_summary(M, method: str = "exact", k: int | None = None, rtol: float | None = None,
-                 source_dtype: torch.dtype | None = None) -> RankSummary:
-    """:class:`RankSummary` of ``M`` (exact SVD, or randomised top-``k`` for wide layers; the
-    effective ranks of a randomised summary use only the top k values — a lower bound)."""
+                 source_dtype: torch.dtype | None = None, oversample: int = 10, n_iter: int = 2,
+                 fallback: bool = False) -> RankSummary:
+    """:class:`RankSummary` of ``M`` (exact SVD, or randomised top-``k`` for wide layers).
+
+    The randomised summary's effective ranks use only the top k values (a lower bound). Its exact
+    ``rank`` is reported whenever the sketch certifies it (the residual ‖M − QQᵀM‖_F is small
+    enough that every σ_i is on a known side of rtol·σ_1: a matrix of rank below
+    k + oversample), else ``None``; with ``fallback=True`` (``RankMonitor``'s ``auto`` method)
+    an uncertified rank is computed by the exact SVD instead, so it is never lost (``method``
+    then reads ``exact``).
+
+    Raises:
+        ValueError: as :func:`singular_values`.
+    """
     M = _as_matrix(M)
     src = source_dtype or (M.dtype if M.is_floating_point() else torch.float64)
     tol = rank_tolerance(tuple(M.shape), src) if rtol is None else rtol
+    if method == "randomized":
+        A = M.detach().to(torch.float64)
+        if not torch.isfinite(A).all():
+            raise ValueError("singular_values: matrix has NaN or inf entries")
+        r = min(A.shape)
+        if k is None or not 1 <= k <= r:
+            raise ValueError(f"singular_values(method='randomized'): k={k!r}; allowed: 1..{r}")
+        U, sq, _ = torch.svd_lowrank(A, q=min(r, k + oversample), niter=n_iter)
+        residual = float((A - U @ (U.T @ A)).norm())
+        rank = _certified_rank(sq, residual, r, tol)
+        if rank is not None or not fallback:
+            s = sq[:k]
+            return RankSummary(tuple(M.shape), rank, participation_ratio(s), entropy_effective_rank(s),
+                               [float(v) for v in s[:8]], tol, method)
+        method = "exact"
     s = singular_values(M, method, k)
     rank = None
     if method == "exact":

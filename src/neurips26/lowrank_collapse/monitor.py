@@ -44,8 +44,10 @@ class RankMonitor:
             of the supported types.
         method: ``auto`` (default: the exact SVD for layers whose smaller side is at most
             6·(k + 10) — 252 for k = 32 — the randomised top-``k`` SVD above; below that size the
-            exact SVD is the faster, see :func:`~neurips26.lowrank_collapse.diagnostics.choose_svd_method`),
-            ``exact``, or ``randomized`` (top ``k`` values).
+            exact SVD is the faster, see :func:`~neurips26.lowrank_collapse.diagnostics.choose_svd_method`;
+            where the sketch cannot certify the exact rank — a layer of rank ≥ k + 10 — the exact SVD
+            is computed as well, so ``rank`` is never ``None``), ``exact``, or ``randomized`` (top
+            ``k`` values; ``rank`` only where the sketch certifies it, else ``None``).
         k: values kept by the randomised SVD (default min(32, min(shape))).
         rtol: exact-rank tolerance (default max(m, n)·eps(float32) — gradients are float32).
 
@@ -81,7 +83,9 @@ class RankMonitor:
         shape = tuple(M.reshape(M.shape[0], -1).shape)
         k = self.k if self.k is not None else min(32, *shape)
         method = choose_svd_method(shape, k) if self.method == "auto" else self.method
-        return rank_summary(M, method, k if method == "randomized" else None, self.rtol, source_dtype=M.dtype)
+        # auto never loses the rank: a randomised sketch that cannot certify it falls back to the exact SVD
+        return rank_summary(M, method, k if method == "randomized" else None, self.rtol, source_dtype=M.dtype,
+                            fallback=self.method == "auto")
 
     def __call__(self, step: int, loss: float | torch.Tensor | None = None) -> None:
         """Check the loss and, every ``every`` steps, record each layer's diagnostics.
