@@ -184,7 +184,7 @@ def test_a_deterministic_system_is_run_once_over_seeds_and_never_confirmed(tmp_p
     results, _ = reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[7, 23], out=tmp_path, device="cpu",
                            console=Console(file=buf, width=200))
     assert seen == [(7, False)] and [r.seed for r in results] == [7]
-    assert "deterministic: seeds do not change it" in buf.getvalue()
+    assert "deterministic: seeds do not change its paper claims" in buf.getvalue()
     single = {c.id: c.verdict for c in results[0].claims}
     s = next(s for s in collect(tmp_path).sections if s.paper.system == "tuned_sys")
     assert {r.claim.id: r.verdict for r in s.rows} == single

@@ -122,9 +122,11 @@ def confirmation_seeds(module: ModuleType) -> list[int]:
 
 
 def is_deterministic(module: ModuleType) -> bool:
-    """True when the experiment declares ``DETERMINISTIC = True``: its results do not depend on
-    the seed, so a multi-seed run computes one seed (replicas would be identical, not evidence)
-    and it has no confirmation seeds (a seed cannot confirm what it does not change).
+    """True when the experiment declares ``DETERMINISTIC = True``: its paper claims do not depend
+    on the seed (a seed-dependent check or reconstruction in it is judged on its own within-run
+    interval), so a multi-seed run computes one seed (replicas would repeat the paper claims'
+    numbers, not add evidence) and it has no confirmation seeds (a seed cannot confirm what it
+    does not change). The experiment module says why in a comment beside the flag.
 
     Raises:
         ConfigError: if ``DETERMINISTIC`` is not a bool.
@@ -650,8 +652,8 @@ def reproduce(specs: Sequence[SystemSpec], *, scale: str = "quick", seed: int = 
     det = {s.name for s in specs if is_deterministic(s.module)}
     if console is not None and len(seeds) > 1:
         for name in sorted(det):
-            console.print(f"{name.replace('_', '-')} is deterministic: seeds do not change it; "
-                          f"running seed {seeds[0]} only")
+            console.print(f"{name.replace('_', '-')} is deterministic: seeds do not change its paper claims "
+                          f"(its experiment says why); running seed {seeds[0]} only")
     tasks = [make_task(s, c, scale=scale, seed=sd, commit=commit) for s, c in zip(specs, configs)
              for sd in (seeds[:1] if s.name in det else seeds)]
     if confirm:
