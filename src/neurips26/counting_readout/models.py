@@ -101,9 +101,19 @@ def counting_accuracy(model, batch: EncodedPrompts, digits: DigitTokens, *, chun
     Returns ``{"digit_restricted": float, "full_vocab": float, "correct_digit": bool ndarray [n],
     "correct_full": bool ndarray [n]}``: argmax over the nine digit tokens, and argmax over the
     whole vocabulary (= the first greedy-generated token).
+
+    Raises:
+        ValueError: ``batch`` was encoded with other ``lead_ids`` than ``digits.lead_ids`` (e.g.
+            :func:`~.tasks.encode_prompts` with its default ``()`` for a tokenizer that writes the
+            space before a digit as its own token: the logits would be read at ``':'``, where the
+            model writes the space, not the digit). Encode with ``lead_ids=digits.lead_ids``.
     """
     import torch
 
+    if tuple(batch.lead_ids) != tuple(digits.lead_ids):
+        raise ValueError(f"the prompts were encoded with lead_ids={tuple(batch.lead_ids)} but this tokenizer writes "
+                         f"{tuple(digits.lead_ids)} before every digit; allowed: encode_prompts(..., "
+                         "lead_ids=digits.lead_ids), so the digit is read where the model writes it")
     ids = torch.tensor(digits.ids)
     cd, cf = [], []
     with torch.no_grad():
