@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .geometry import orthonormal_basis
-from .unembedding import TiedEmbeddingError, check_digit_ids, find_unembedding
+from .unembedding import TiedEmbeddingError, check_digit_ids, find_unembedding, untie_unembedding
 
 INITS = ("probe", "random")
 
@@ -228,10 +228,17 @@ def probe_informed_lora(model, Q_count, digit_ids, H_train, y_train, *, H_val, y
 
     ``H_text``/``y_text`` (text states and next tokens) give the KL anchor. Returns
     ``(peft_model, HeadTrainResult)``; the peft model answers with the trained head.
+
+    A head tied to the input embedding (SmolLM2, Gemma 3) is untied in the copy (its own copy of
+    the weight; the input embedding and the caller's model unchanged). With ``copy_model=False``
+    a tied head raises :class:`~.unembedding.TiedEmbeddingError` (the caller's model is never
+    untied silently).
     """
     import torch
 
     m = copy.deepcopy(model) if copy_model else model
+    if copy_model and find_unembedding(m).tied:
+        untie_unembedding(m)        # the copy's head gets its own weight; the caller's model stays tied
     r = np.asarray(Q_count).shape[1]
     w = find_unembedding(m).weight                      # features go to the head's device and dtype
     H_train, H_val = H_train.to(w.device, w.dtype), H_val.to(w.device, w.dtype)
