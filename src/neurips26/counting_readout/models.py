@@ -198,7 +198,7 @@ def length_bucketed_batches(lengths, batch_size: int, generator, *, group: int =
 
 def train_counting_model(model, data: CountingData, *, steps: int = 2000, batch_size: int = 64, lr: float = 5e-3,
                          text_weight: float = 0.05, seed: int = 0, log_every: int = 0,
-                         bucketed: bool = True) -> list[float]:
+                         bucketed: bool = False, bucket_group: int = 16) -> list[float]:
     """Train ``model`` in place: CE on the answer digit + ``text_weight`` × next-token CE on filler.
 
     AdamW: 5 % linear warm-up, constant ``lr``, linear decay to 10 % over the last 10 %. Returns the
@@ -220,7 +220,8 @@ def train_counting_model(model, data: CountingData, *, steps: int = 2000, batch_
     ids = torch.tensor(data.digits.ids)
     model.train()
     losses = []
-    batches = length_bucketed_batches(data.train.attention_mask.sum(1), batch_size, g) if bucketed else None
+    batches = (length_bucketed_batches(data.train.attention_mask.sum(1), batch_size, g, group=bucket_group)
+               if bucketed else None)
     for step in range(steps):
         bi = next(batches) if bucketed else torch.randint(len(data.train), (batch_size,), generator=g)
         b = data.train.subset(bi)
