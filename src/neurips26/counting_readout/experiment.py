@@ -595,7 +595,7 @@ def _local_model(config: Config, ctx: RunContext, metrics: dict) -> list:
     diag = diagnose_model(model, tok, n_prompts=config.local_prompts, rank=config.rank, seed=ctx.seed,
                           first_token=config.first_token, chunk=16, entity_probes=False, layers=config.local_layers)
     d = find_unembedding(model).weight.shape[1]
-    chance_cos = random_principal_cosine(d, config.rank, 9, n=100)
+    chance_cos = random_principal_cosine(d, config.rank, 9, n=100, seed=ctx.seed)
     final = diag.probes[-1]
     name = folder.name
     stage = {"path": str(folder), "model": name, "load_cpu_s": load_s, "diagnosis_cpu_s": time.process_time() - t0,
