@@ -692,7 +692,8 @@ def _size_claims(config: Config, per_seed: list, metrics: dict) -> list:
         C.within("dense_bitmap_only_about_70x", "A dense 1-bit bitmap over the gate projections would be only "
                  "~70× smaller (so the abstract's ratio needs sparse indices).", measured=rep["ratio_bitmap"],
                  low=50.0, high=100.0, reason="arithmetic: 2 bytes per parameter over 1 bit per gate entry; the "
-                 "band 50–100 brackets the ~70× estimate (about −30 % / +40 %)", paper_value=None, kind="reconstruction", object="toy", source=src),
+                 "band 50–100 brackets the ~70× estimate (about −30 % / +40 %)", paper_value=None, kind="reconstruction",
+                 object="theory", source=src),
         C.at_least("tiny_mask_smaller_than_state_dict", f"On the tiny model the mask file (k = {mech['k']}) is "
                    "smaller than the fp32 state dict by ≥ 10×.", measured=tiny_ratio, bound=10.0,
                    reason="k = 1 % of parameters at ~2 B per index against 4 B per parameter gives ~200×; 10× "
