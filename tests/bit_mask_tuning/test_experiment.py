@@ -37,6 +37,14 @@ def test_reduced_run_returns_well_formed_claims(tmp_path, capfd):
         assert by[cid].verdict is Verdict.HOLDS, (cid, by[cid].measured)
     assert by["parity_with_fpt_at_scale"].verdict is Verdict.NOT_CHECKABLE
     assert (tmp_path / "figures" / "forgetting_curves.png").exists()
+    # claims that cannot fail are not paper claims: raw int32 indices already give 1000x, and FPT
+    # overwriting the toy's unmarked default is how the toy was built (catches them counted as paper)
+    assert by["mask_several_1000x_smaller"].kind is Kind.CHECK
+    assert by["codec_beats_raw_indices"].verdict is Verdict.HOLDS
+    assert by["fpt_drifts"].kind is Kind.RECONSTRUCTION
+    for c in out.claims:
+        if c.kind is Kind.PAPER:
+            assert c.object in ("real", "theory", "toy"), c.id
 
 
 def test_8b_shapes_match_the_public_config():
@@ -102,6 +110,8 @@ def test_confirmation_run_judges_only_the_claims_tuned_after_a_look(tmp_path):
     out = run(cfg, RunContext(seed=101, out_dir=tmp_path, confirmation=True))
     assert out.claims and all(not c.preregistered for c in out.claims)
     ids = {c.id for c in out.claims}
+    # one base on the run's own seed (consecutive confirmation seeds must not share bases)
+    assert all(c.seeds is not None and c.seeds.seeds == [101] for c in out.claims)
     assert ids == {"bmt_learns_grpo", "bmt_learns_sdft", "forgets_less_than_fpt_grpo", "forgets_less_than_fpt_sdft",
                    "geometry_closer_to_fpt_effective_rank", "geometry_closer_to_fpt_spectrum_drift",
                    "geometry_closer_to_fpt_principal_overlap"}

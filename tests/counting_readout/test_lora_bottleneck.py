@@ -152,3 +152,20 @@ def test_subspace_ablation_replaces_the_projection_by_the_mean(tiny, small_data)
     H = mu + 0.01 * torch.randn(200, d, generator=g, dtype=torch.float64)
     acc = subspace_ablation_accuracy(tiny, H, np.full(200, c), ids, Q.numpy(), mean=mu.numpy())
     assert acc == 1.0
+
+
+def test_lora_wraps_only_the_output_head_not_every_lm_head_suffix(small_data):
+    """Catches attach_lora matching every module whose name ends in 'lm_head' (peft's suffix rule):
+    a second 'aux.lm_head' got a LoRA with a random, trainable B."""
+    import torch
+
+    from neurips26.counting_readout.lora import attach_lora
+    from neurips26.counting_readout.models import build_tiny_model
+
+    model = build_tiny_model(small_data.tokenizer, hidden_size=16, layers=1, heads=2, intermediate_size=16, seed=0)
+    model.aux = torch.nn.Module()
+    model.aux.lm_head = torch.nn.Linear(16, 16)        # a second module with the same suffix
+    pm, lm = attach_lora(model, 2, init="random", digit_ids=list(small_data.digits.ids))
+    wrapped = [n for n, m in pm.named_modules() if hasattr(m, "lora_A")]
+    assert wrapped == ["base_model.model.lm_head"]
+    assert isinstance(dict(pm.named_modules())["base_model.model.aux.lm_head"], torch.nn.Linear)

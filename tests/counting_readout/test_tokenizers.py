@@ -87,3 +87,22 @@ def test_inconsistent_digit_splits_are_refused_not_guessed():
     """Catches a silent guess when digits split inconsistently (some ' d' one token, others two)."""
     with pytest.raises(MultiTokenDigitError, match="5->"):
         digit_tokens(_MixedTok())
+
+
+def test_counting_accuracy_refuses_prompts_encoded_without_the_lead(split_space_tok):
+    """Catches encode_prompts with its default lead_ids=() followed by counting_accuracy silently
+    reading the digit logits at ':' (where this tokenizer writes the space token)."""
+    import torch
+
+    from neurips26.counting_readout.models import build_tiny_model, counting_accuracy
+
+    t = split_space_tok
+    d = digit_tokens(t)
+    model = build_tiny_model(t, hidden_size=16, layers=1, heads=2, intermediate_size=16, seed=0).eval()
+    p = generate_counting_prompts(9, np.random.default_rng(3))
+    with torch.no_grad(), pytest.raises(ValueError, match="lead_ids=digits.lead_ids"):
+        counting_accuracy(model, encode_prompts(t, p), d)
+    with pytest.raises(ValueError, match="lead_ids"):        # a subset keeps what it was encoded with
+        counting_accuracy(model, encode_prompts(t, p).subset(slice(0, 3)), d)
+    acc = counting_accuracy(model, encode_prompts(t, p, lead_ids=d.lead_ids), d)   # the agreeing pair runs
+    assert 0.0 <= acc["digit_restricted"] <= 1.0

@@ -33,11 +33,12 @@ def test_llm_arm_through_an_openai_compatible_endpoint(tmp_path):
 
     with StubOpenAIServer(reply=reply) as server:
         cfg = Config(**{**TINY, "seeds": [0, 1]}, backend="openai", model="stub", base_url=server.url,
-                     llm_weights=2)
+                     llm_weights=4, llm_min_usable=1)
         out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
         assert len(server.requests) > 0
     claim = {c.id: c for c in out.claims}["llm_sparse_vs_dense"]
-    assert claim.verdict is not Verdict.NOT_CHECKABLE
+    assert claim.verdict is not Verdict.NOT_CHECKABLE, claim.reason
+    assert "usable explanations" in claim.note
     assert "llm_arm" in out.metrics
 
 

@@ -12,6 +12,7 @@ order and defaults.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -108,7 +109,8 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
                    n_prompts: int = 900, formats: tuple[str, ...] = FORMATS, max_distractors: int = 5,
                    rank: int | None = None, subspace_method: str = "class_means", first_token: bool = False,
                    method: str = "hidden_states", high: float = 0.9, seed: int = 0, digits: DigitTokens | None = None,
-                   chunk: int = 64, entity_probes: bool = True, controls: bool = True) -> ModelDiagnosis:
+                   chunk: int = 64, entity_probes: bool = True, controls: bool = True,
+                   layers: "list[int] | int | None" = None) -> ModelDiagnosis:
     """Diagnose counting readout in ``model`` (any transformers causal LM).
 
     Args:
@@ -123,6 +125,11 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
             ``entity_probes`` of the result is empty; nothing else changes).
         controls: fit the shuffled-label control probes (False: their accuracy and the
             selectivity are NaN; see :func:`~.probes.probe_layers`).
+        layers: the layers ℓ (0 = embedding .. L = last) probed and logit-lensed: ``None`` for all,
+            an int ``k`` for k evenly spaced layers always including 0 and L, or a list (the last
+            layer is always added). The per-layer scikit-learn probes dominate the cost on a real
+            model (about 30 layers × d = 576 for a 135M model), so a real model's run probes a few.
+            ``LayerProbe.layer`` keeps the true layer index.
 
     Raises:
         MultiTokenDigitError: digits are several tokens and ``first_token`` is off.
@@ -150,13 +157,18 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
     rf = capture_residuals(model, fit, method=method, chunk=chunk)
     rt = capture_residuals(model, test, method=method, chunk=chunk)
     yf, yt = fit.counts.numpy(), test.counts.numpy()
-    probes = probe_layers(rf.answer.numpy(), yf, rt.answer.numpy(), yt, rank=rank, seed=seed, controls=controls)
-    ent = (probe_layers(rf.entity_mean.numpy(), yf, rt.entity_mean.numpy(), yt, rank=rank, seed=seed,
-                        controls=controls) if entity_probes else [])
+    ix = select_layers(rf.answer.shape[0] - 1, layers)
+
+    def probe(Hf_, Ht_):
+        out = probe_layers(Hf_[ix].numpy(), yf, Ht_[ix].numpy(), yt, rank=rank, seed=seed, controls=controls)
+        return [dataclasses.replace(p, layer=ix[i]) for i, p in enumerate(out)]
+
+    probes = probe(rf.answer, rt.answer)
+    ent = probe(rf.entity_mean, rt.entity_mean) if entity_probes else []
     acc = counting_accuracy(model, test, digits, chunk=chunk)
     ids = list(digits.ids)
     lens = [float((logit_lens(model, rt.answer[layer])[:, ids].argmax(-1).numpy() + 1 == yt).mean())
-            for layer in range(rt.answer.shape[0])]
+            for layer in ix]
     Hf = rf.final_normed.double().numpy()
     Q = count_subspace(Hf, yf, rank, method=subspace_method)
     align = readout_alignment(Q, digit_rows(model, ids))
@@ -170,6 +182,30 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
              "fit_pre_norm": rf.answer[-1]}
     return ModelDiagnosis(digits, probes, ent, {k: acc[k] for k in ("digit_restricted", "full_vocab")}, lens, Q, mu,
                           align, diag, abl, feats)
+
+
+def select_layers(last: int, layers: "list[int] | int | None") -> list[int]:
+    """The layer indices to probe, sorted, always with ``last`` (the final layer L).
+
+    Args:
+        last: L, the index of the final layer (states are ℓ = 0..L).
+        layers: ``None`` (all), an int ``k >= 2`` (k evenly spaced layers including 0 and L), or a
+            list of indices in 0..L.
+
+    Raises:
+        ValueError: ``k < 2`` or an index outside 0..L.
+    """
+    if layers is None:
+        return list(range(last + 1))
+    if isinstance(layers, (int, np.integer)) and not isinstance(layers, bool):
+        if layers < 2:
+            raise ValueError(f"layers={layers}; allowed: an int >= 2 (evenly spaced layers with 0 and L), a list, "
+                             "or None for all")
+        return sorted({int(round(x)) for x in np.linspace(0, last, min(int(layers), last + 1))} | {last})
+    bad = [v for v in layers if isinstance(v, bool) or int(v) != v or not 0 <= v <= last]
+    if bad:
+        raise ValueError(f"layers {bad}; allowed: indices 0..{last}")
+    return sorted({int(v) for v in layers} | {last})
 
 
 def repair_model(model, diag: ModelDiagnosis, *, train: EncodedPrompts | None = None, text: TextBatch | None = None,

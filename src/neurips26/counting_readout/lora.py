@@ -24,12 +24,13 @@ inferred: everything about its form, the loss and the baselines.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .geometry import orthonormal_basis
-from .unembedding import TiedEmbeddingError, check_digit_ids, find_unembedding
+from .unembedding import TiedEmbeddingError, check_digit_ids, find_unembedding, untie_unembedding
 
 INITS = ("probe", "random")
 
@@ -44,7 +45,8 @@ def _head_name(model) -> str:
 
 def attach_lora(model, rank: int, *, init: str = "probe", Q_count=None, digit_ids=None, digit_rows_only: bool = True,
                 train_A: bool = True, seed: int = 0):
-    """Wrap ``model`` (a deep copy is *not* made) with a peft LoRA on its unembedding.
+    """Wrap ``model`` (a deep copy is *not* made) with a peft LoRA on its unembedding: exactly the
+    module that produces the output logits (matched by its full name, never by suffix).
 
     Args:
         rank: r.
@@ -88,8 +90,11 @@ def attach_lora(model, rank: int, *, init: str = "probe", Q_count=None, digit_id
         g = np.random.default_rng([seed, 7919])  # own stream: a plain default_rng(seed) draw of the same shape
         Q, _ = np.linalg.qr(g.standard_normal((d, rank)))  # elsewhere (e.g. synthetic data) would give A = Q_C
     name = _head_name(model)
-    cfg = LoraConfig(r=rank, lora_alpha=rank, lora_dropout=0.0, target_modules=[name], init_lora_weights=False,
-                     bias="none")
+    # exactly the module tied to the output: a list entry would match every module whose name ENDS in
+    # it (peft's suffix rule), so a second "...lm_head" would get a LoRA with a random trainable B; a
+    # string is matched by peft with re.fullmatch against the full module name
+    cfg = LoraConfig(r=rank, lora_alpha=rank, lora_dropout=0.0, target_modules=re.escape(name),
+                     init_lora_weights=False, bias="none")
     pm = get_peft_model(model, cfg)
     lm = dict(pm.named_modules())[f"base_model.model.{name}"]
     with torch.no_grad():
@@ -223,10 +228,17 @@ def probe_informed_lora(model, Q_count, digit_ids, H_train, y_train, *, H_val, y
 
     ``H_text``/``y_text`` (text states and next tokens) give the KL anchor. Returns
     ``(peft_model, HeadTrainResult)``; the peft model answers with the trained head.
+
+    A head tied to the input embedding (SmolLM2, Gemma 3) is untied in the copy (its own copy of
+    the weight; the input embedding and the caller's model unchanged). With ``copy_model=False``
+    a tied head raises :class:`~.unembedding.TiedEmbeddingError` (the caller's model is never
+    untied silently).
     """
     import torch
 
     m = copy.deepcopy(model) if copy_model else model
+    if copy_model and find_unembedding(m).tied:
+        untie_unembedding(m)        # the copy's head gets its own weight; the caller's model stays tied
     r = np.asarray(Q_count).shape[1]
     w = find_unembedding(m).weight                      # features go to the head's device and dtype
     H_train, H_val = H_train.to(w.device, w.dtype), H_val.to(w.device, w.dtype)

@@ -254,6 +254,8 @@ class EncodedPrompts:
         answer_pos: int64 tensor [n], index of the last prompt token (its next token is the count).
         entity_mask: bool tensor [n, T], True at tokens of the target's occurrences.
         counts: int64 tensor [n], the true counts 1..9.
+        lead_ids: the whitespace token(s) appended to every prompt (``encode_prompts``'s
+            ``lead_ids``); :func:`~.models.counting_accuracy` refuses digits read after another lead.
     """
 
     input_ids: "object"
@@ -261,6 +263,7 @@ class EncodedPrompts:
     answer_pos: "object"
     entity_mask: "object"
     counts: "object"
+    lead_ids: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
@@ -268,7 +271,7 @@ class EncodedPrompts:
     def subset(self, idx) -> "EncodedPrompts":
         """Rows ``idx`` (a slice, index list or tensor)."""
         return EncodedPrompts(self.input_ids[idx], self.attention_mask[idx], self.answer_pos[idx],
-                              self.entity_mask[idx], self.counts[idx])
+                              self.entity_mask[idx], self.counts[idx], self.lead_ids)
 
 
 def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int | None = None,
@@ -317,4 +320,4 @@ def encode_prompts(tokenizer, prompts: list[CountingPrompt], *, max_length: int 
     n = torch.tensor(lengths)
     mask = (torch.arange(T)[None, :] < n[:, None]).long()
     counts = torch.tensor([p.count for p in prompts], dtype=torch.long)
-    return EncodedPrompts(torch.from_numpy(ids), mask, n - 1, torch.from_numpy(ent), counts)
+    return EncodedPrompts(torch.from_numpy(ids), mask, n - 1, torch.from_numpy(ent), counts, tuple(lead))
