@@ -561,8 +561,9 @@ def show(
     _claims_table(shown, console)
     colour = _VERDICT_COLOUR
     for row in section.rows:
-        if row.verdict.value != "holds":
-            console.print(f"[{colour[row.verdict.value]}]{escape(row.claim.id)}[/]: {escape(row.reason_line())}",
+        shown_verdict = row.counted if row.counted is not None else row.verdict
+        if shown_verdict.value != "holds":
+            console.print(f"[{colour[shown_verdict.value]}]{escape(row.claim.id)}[/]: {escape(row.reason_line())}",
                           highlight=False)
     for fr in section.failed_runs:
         last = fr.result.error.strip().splitlines()[-1] if fr.result.error.strip() else "error"
@@ -586,7 +587,7 @@ def _shown_claim(row) -> dict:
         ours += f" {format_interval(c.interval)}"
     verdict = row.counted if row.counted is not None else row.verdict
     label = verdict.label if verdict.value != "not_checkable" else "not checkable"
-    if row.tuned and row.confirmation is not None:
+    if row.tuned and row.confirmed_enough:
         label += " (confirmation seeds)"
     elif row.tuned:
         label += " (exploratory: tuned, not confirmed)"

@@ -327,3 +327,31 @@ def test_a_non_finite_first_seed_still_fails_the_numeric_claim():
            for v in (math.nan, 1.0, 2.0)]
     many = C.over_seeds(per, [7, 8, 9])
     assert many.verdict is Verdict.DOES_NOT_HOLD and "seed(s) [7]" in many.note
+
+
+def test_nested_composite_claims_combine_in_any_order():
+    """Catches an order-dependent verdict when a composite claim already combined over seeds (a
+    vote fraction with a rule) meets one whose seeds all agreed (a boolean): it read 'does not hold
+    … not a finite number' in one order and inconclusive in the other. Composite runs that agree
+    are never called deterministic."""
+    def chk(ok):
+        return C.check("c", "s", measured=ok, holds=ok, tolerance="t", reason="r", kind="reconstruction",
+                       source="inferred: x")
+    a = C.over_seeds([chk(True), chk(True), chk(False)], [0, 1, 2])
+    b = C.over_seeds([chk(True)] * 3, [0, 1, 2])
+    assert a.verdict is Verdict.INCONCLUSIVE and b.verdict is Verdict.HOLDS
+    ab, ba = C.over_seeds([a, b], [7, 23]), C.over_seeds([b, a], [23, 7])
+    assert ab.verdict is ba.verdict is Verdict.INCONCLUSIVE
+    same = C.over_seeds([chk(True), chk(True)], [7, 23])
+    assert same.verdict is Verdict.HOLDS and "deterministic" not in same.note
+
+
+def test_results_written_before_objects_existed_still_combine(tmp_path):
+    """Catches ``neurips26 report`` crashing on older results: a stored paper claim without
+    ``object`` reads, and combining it over seeds or confirming it does not raise."""
+    d = C.at_least("g", "s", measured=1.0, bound=0.5, reason="r", kind="paper", source="abstract",
+                   object="toy", falsifiable_by="t", tuned_after_look="x").to_dict()
+    del d["object"], d["control"], d["falsifiable_by"]
+    old = [Claim.from_dict(d) for _ in range(3)]
+    assert C.over_seeds(old, [0, 1, 2]).verdict is Verdict.HOLDS
+    assert C.confirmed(old[0], old, [101, 102, 103]).role == "confirmation"

@@ -56,7 +56,8 @@ def test_show_summary_counts_the_rows_of_its_own_table(tmp_path):
     """Catches the summary line counting the tuned claim's confirmed verdict (does not hold)
     while the table showed its development verdict (holds): 4 hold above 3 holds rows."""
     _write(tmp_path, "lr_schedules", 0, "development")
-    _write(tmp_path, "lr_schedules", 101, "confirmation")
+    for seed in (101, 102, 103):  # three confirmation seeds: the fewest that confirm
+        _write(tmp_path, "lr_schedules", seed, "confirmation")
     res = runner.invoke(app, ["show", "lr-schedules", "--out", str(tmp_path)], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
     summary = re.search(r"paper claims: (.*)", res.output).group(1)

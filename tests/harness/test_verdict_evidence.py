@@ -191,3 +191,14 @@ def test_a_deterministic_system_is_run_once_over_seeds_and_never_confirmed(tmp_p
     mod.DETERMINISTIC = "yes"
     with pytest.raises(ConfigError, match="DETERMINISTIC='yes'"):
         reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[7, 23], out=tmp_path / "b", device="cpu")
+
+
+def test_the_attention_line_of_a_confirmed_claim_quotes_the_confirmation_numbers(tmp_path):
+    """Catches a development number printed beside a confirmation verdict in the attention list
+    (``ours 1.0 …; needs >= 0.5`` labelled does not hold): the line quotes the confirmation seeds'
+    value and names them."""
+    mod = _tuned_module([])
+    reproduce([SystemSpec("tuned_sys", mod, {})], seeds=[0], out=tmp_path, device="cpu")
+    row = next(r for r in collect(tmp_path).attention if r.claim.id == "flips")
+    line = row.reason_line()
+    assert "confirmation seeds 101, 102, 103" in line and "0.1" in line and "ours 1 " not in line

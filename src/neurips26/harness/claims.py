@@ -660,15 +660,32 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float 
         raise ValueError(f"over_seeds(): {len(claims)} claims for {len(seeds)} seeds")
     if len({c.id for c in claims}) != 1:
         raise ValueError(f"over_seeds(): claims have different ids {sorted({c.id for c in claims})}")
+    if any(c.kind is Kind.PAPER and c.object is None for c in claims):  # older records: read as written
+        token = _LEGACY.set(True)
+        try:
+            return _over_seeds(claims, seeds, level)
+        finally:
+            _LEGACY.reset(token)
+    return _over_seeds(claims, seeds, level)
+
+
+def _composite(c: Claim) -> bool:
+    """A composite condition (built by :func:`check`): no rule, and a measured value that is not a
+    number (a bool, a list, a text). A numeric claim whose value was not finite has no measured."""
+    return c.rule is None and c.measured is not None and not (_finite(c.measured) and not isinstance(c.measured, bool))
+
+
+def _over_seeds(claims: list[Claim], seeds: Sequence[int], level: float) -> Claim:
     n = len(claims)
     first = claims[0]
-    rule = next((c.rule for c in claims if c.rule is not None), None)
+    composite = any(_composite(c) for c in claims)
+    rule = None if composite else next((c.rule for c in claims if c.rule is not None), None)
     if rule is not None and first.rule is None:  # the first seed had no finite value: its rule was dropped
         first = next(c for c in claims if c.rule is not None)
     held = sum(c.verdict is Verdict.HOLDS for c in claims)
     values = [c.measured for c in claims]
     rule_text = ("verdict from the pooled interval of the seed mean (each run's own interval kept)"
-                 if first.rule is not None
+                 if rule is not None
                  else "invariant: must hold on every seed" if first.kind is Kind.CHECK
                  else "the common verdict when every seed agrees, else the fraction of seeds where it held")
     record = SeedRecord([int(s) for s in seeds], held, values, [c.verdict.value for c in claims], rule_text)
@@ -690,13 +707,13 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float 
         c = claims[0]
         return Claim(c.id, c.statement, c.paper_value, c.measured, c.tolerance, c.reason, c.verdict,
                      c.note, c.kind, c.source, c.interval, record, rule=c.rule, **common)
-    identical = all(c.measured == first.measured and c.interval == first.interval
-                    and c.verdict is first.verdict for c in claims[1:])
+    identical = rule is not None and all(c.measured == first.measured and c.interval == first.interval
+                                         and c.verdict is first.verdict for c in claims[1:])
     if identical:
         return same(first.verdict, first.measured, first.interval,
                     f"identical on all {n} seeds: the seeds do not change this measurement (deterministic), "
                     "so it is judged once. " + first.note)
-    if first.rule is not None:
+    if rule is not None:
         def finite_claim(c: Claim) -> bool:
             return (_finite(c.measured) and not isinstance(c.measured, bool)
                     and (c.interval is None or all(_finite(v) for v in c.interval)))
@@ -726,12 +743,13 @@ def over_seeds(per_seed: Sequence[Claim], seeds: Sequence[int], *, level: float 
             verdict = Verdict.DOES_NOT_HOLD
         else:
             verdict = Verdict.INCONCLUSIVE
-        return same(verdict, values, None, stability + first.note)
+        return same(verdict, values, None, stability + first.note, rule=None)
     if len({c.verdict for c in claims}) == 1:
-        return same(first.verdict, values, None, f"every seed gave {first.verdict.label}. " + stability + first.note)
+        return same(first.verdict, values, None, f"every seed gave {first.verdict.label}. " + stability + first.note,
+                    rule=None)
     frac, interval = proportion_interval(held, n, level)
-    rule = {"op": "at_least", "bound": 0.5}
-    return same(rule_verdict(rule, frac, interval), frac, interval, stability + first.note, rule=rule,
+    vote = {"op": "at_least", "bound": 0.5}
+    return same(rule_verdict(vote, frac, interval), frac, interval, stability + first.note, rule=vote,
                 tolerance=f"fraction of seeds where [{first.tolerance}] held >= 0.5", domain=(0.0, 1.0))
 
 

@@ -380,20 +380,35 @@ class ClaimRow:
             return self.claim.seeds.held, self.claim.seeds.n
         return None
 
+    @property
+    def counted_claim(self) -> Claim:
+        """The claim whose numbers explain the verdict that counts: the confirmation claim of a
+        confirmed tuned claim, else :attr:`shown_claim`."""
+        return self.confirmation if self.tuned and self.confirmed_enough else self.shown_claim
+
     def reason_line(self) -> str:
-        """Why this claim needs attention, in one line (never a raw dump of a structure)."""
-        c = self.shown_claim
+        """Why this claim needs attention, in one line (never a raw dump of a structure), from
+        the numbers behind the verdict that counts (the confirmation seeds' for a confirmed tuned
+        claim) — never a development number beside a confirmation verdict."""
+        c = self.counted_claim
+        verdict = self.counted if self.counted is not None else self.verdict
         rule = format_rule(c.tolerance)
-        if self.verdict is Verdict.NOT_CHECKABLE:
+        if self.counted_claim is self.confirmation:
+            seeds = self.confirmation.seeds.seeds if self.confirmation.seeds else []
+            over = f" (confirmation seeds {', '.join(map(str, seeds))})"
+        elif len(self.per_seed) > 1:
+            over = f" (mean of {len(self.per_seed)} seeds)"
+        else:
+            over = ""
+        if verdict is Verdict.NOT_CHECKABLE:
             return _one_line(c.reason or c.note)
         if not _is_number(c.measured):  # a structure: its rule and reason say more than a dump
-            word = {"inconclusive": "undecided", "does_not_hold": "fails"}.get(self.verdict.value, "")
+            word = {"inconclusive": "undecided", "does_not_hold": "fails"}.get(verdict.value, "")
             return _one_line(f"{word}: {rule} — {c.reason}" if word else f"{rule} — {c.reason}", 240)
         ours = format_value(c.measured)
-        over = f" (mean of {len(self.per_seed)} seeds)" if len(self.per_seed) > 1 else ""
-        held = self.held
+        held = (c.seeds.held, c.seeds.n) if c is self.confirmation and c.seeds else self.held
         stab = f"; held on {held[0]} of {held[1]} seeds" if held else ""
-        if self.verdict is Verdict.INCONCLUSIVE:
+        if verdict is Verdict.INCONCLUSIVE:
             if c.interval is not None:
                 return f"ours {ours}{over}, interval {format_interval(c.interval)} straddles {rule}{stab}"
             return f"undecided: {rule}; ours {ours}{stab}"
@@ -614,12 +629,13 @@ class ReportData:
 
     @property
     def paper_by_object(self) -> dict[str, dict[str, int]]:
-        """``{object: {verdict: count}}`` of the counted paper claims, objects ``real``,
-        ``theory``, ``toy`` (and ``unknown`` for older results) — the headline's split."""
+        """``{object: {verdict: count}}`` of the counted, judged paper claims (not-checkable ones
+        tested nothing and are left out), objects ``real``, ``theory``, ``toy`` (and ``unknown``
+        for older results) — the headline's split."""
         out: dict[str, dict[str, int]] = {o: {v.value: 0 for v in Verdict} for o in OBJECTS}
         for s in self.sections:
             for r in s.rows:
-                if r.kind == Kind.PAPER.value and r.counted is not None:
+                if r.kind == Kind.PAPER.value and r.counted not in (None, Verdict.NOT_CHECKABLE):
                     out.setdefault(r.object, {v.value: 0 for v in Verdict})[r.counted.value] += 1
         return out
 
