@@ -105,3 +105,12 @@ def test_logits_processor_masks_tokens_outside_the_language():
     assert torch.isfinite(out[0]).nonzero().flatten().tolist() == [3]
     out = proc(torch.tensor([[3, 6, 3]]), scores)  # "yes" matches: only the end token
     assert torch.isfinite(out[0]).nonzero().flatten().tolist() == [0]
+
+
+def test_chat_many_falls_back_to_one_call_each():
+    """Catches chat_many dropping or reordering replies for a backend without chat_batch."""
+    from neurips26.backends import Message, ScriptedBackend, chat_many
+
+    be = ScriptedBackend(lambda msgs: msgs[-1].content.upper())
+    out = chat_many(be, [[Message("user", "a")], [Message("user", "b")]])
+    assert [r.text for r in out] == ["A", "B"] and be.calls == 2

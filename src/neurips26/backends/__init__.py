@@ -46,6 +46,19 @@ from .stub import StubOpenAIServer
 BACKEND_KINDS = ("openai", "transformers")
 
 
+def chat_many(backend: ChatBackend, conversations, params: ChatParams = ChatParams()) -> list[ChatReply]:
+    """Replies to independent conversations, in order: one batch where the backend can generate
+    several at once (:meth:`TransformersBackend.chat_batch`), else one call each.
+
+    Raises:
+        BackendError: as the backend's ``chat``/``chat_batch``.
+    """
+    batch = getattr(backend, "chat_batch", None)
+    if callable(batch):
+        return batch(conversations, params)
+    return [backend.chat(c, params) for c in conversations]
+
+
 def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str = "", model_path: str = "",
                  cache_dir: str | Path | None = None, device: str = "cpu", timeout_s: float = 60.0,
                  max_retries: int = 4, reasoning: bool = False, retry_budget_s: float | None = 600.0,
@@ -79,5 +92,5 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
 
 __all__ = ["BackendError", "ChatBackend", "ChatParams", "ChatReply", "Message", "UsageMeter", "as_messages",
            "ReplyCache", "OpenAIBackend", "TransformersBackend", "ScriptedBackend", "replies", "make_backend",
-           "StubOpenAIServer", "preflight", "describe", "LlamaServer", "MODELS", "resolve_model", "list_models",
+           "StubOpenAIServer", "preflight", "describe", "LlamaServer", "chat_many", "MODELS", "resolve_model", "list_models",
            "BACKEND_KINDS"]
