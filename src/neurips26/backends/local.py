@@ -85,6 +85,14 @@ def free_threads() -> int:
     return max(1, min(n, int(n - load)))
 
 
+def _cache_name() -> str:
+    """The generate() keyword and output field of the attention cache: ``cache`` since transformers
+    renamed it (``past_key_values`` then only warns), ``past_key_values`` before."""
+    from transformers.generation.utils import GenerateDecoderOnlyOutput
+
+    return "cache" if "cache" in getattr(GenerateDecoderOnlyOutput, "__dataclass_fields__", {}) else "past_key_values"
+
+
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -243,7 +251,7 @@ class TransformersBackend:
         kw = self._gen_kwargs(params, n_prompt)
         past, reused = self._take_prefix(ids) if self.prefix_slots else (None, 0)
         if past is not None:
-            kw["past_key_values"] = past
+            kw[_cache_name()] = past
         input_ids = torch.tensor([ids], device=self.device)
         try:
             with torch.no_grad(), torch_threads(self.threads or free_threads()):
@@ -252,7 +260,7 @@ class TransformersBackend:
         except (RuntimeError, ValueError, IndexError) as exc:
             raise BackendError(f"{self.name}: generation failed: {' '.join(str(exc).split())[:300]}") from exc
         seq = out.sequences[0]
-        cache_obj = getattr(out, "past_key_values", None)
+        cache_obj = getattr(out, _cache_name(), None)
         if cache_obj is not None and hasattr(cache_obj, "get_seq_length"):
             self._store_prefix(seq[:cache_obj.get_seq_length()].tolist(), cache_obj)
         new = seq[n_prompt:]
