@@ -36,11 +36,10 @@ from pathlib import Path
 from .base import BackendError, ChatBackend, ChatParams, ChatReply, Message, UsageMeter, as_messages
 from .cache import ReplyCache
 from .local import TransformersBackend
-from .models import MODELS, list_models, resolve_model
+from .models import MODELS
 from .openai_compat import OpenAIBackend
 from .preflight import describe, preflight
 from .scripted import ScriptedBackend, replies
-from .server import LlamaServer
 from .stub import StubOpenAIServer
 
 BACKEND_KINDS = ("openai", "transformers")
@@ -92,5 +91,5 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
 
 __all__ = ["BackendError", "ChatBackend", "ChatParams", "ChatReply", "Message", "UsageMeter", "as_messages",
            "ReplyCache", "OpenAIBackend", "TransformersBackend", "ScriptedBackend", "replies", "make_backend",
-           "StubOpenAIServer", "preflight", "describe", "LlamaServer", "chat_many", "MODELS", "resolve_model", "list_models",
+           "StubOpenAIServer", "preflight", "describe",
            "BACKEND_KINDS"]
