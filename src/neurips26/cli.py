@@ -646,6 +646,55 @@ def _claims_table(shown: list[dict], out: Console) -> None:
             out.print(escape(text), highlight=False, soft_wrap=True)
 
 
+# --- neurips26 models: registry-shipped language models (self-contained block) ---
+models_app = typer.Typer(no_args_is_help=True, help="Real pretrained language models shipped in registry "
+                         "packages (the [models] extra), converted once into a transformers folder; nothing is "
+                         "downloaded from a hub.")
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def _models_list() -> None:
+    """The known model ids, their package, licence and where each is installed."""
+    from .backends.models import list_models, models_dir
+
+    table = Table(title=f"models (cache: {models_dir()})", title_justify="left")
+    for col in ("id", "model", "package", "licence", "chat", "installed"):
+        table.add_column(col, overflow="fold")
+    for m in list_models():
+        table.add_row(m["id"], m["name"], m["package"], m["licence"], "yes" if m["chat"] else "no (base)",
+                      escape(m["installed"] or "no"))
+    console.print(table)
+
+
+@models_app.command("install")
+def _models_install(
+    model_id: Annotated[str, typer.Argument(help="A model id from `neurips26 models list`.")],
+    force: Annotated[bool, typer.Option(help="Reinstall even when installed.")] = False,
+) -> None:
+    """Convert the model once into the models cache and check it (weights hash, one-token generation)."""
+    from .backends.models import install
+
+    try:
+        path = install(model_id, force=force, log=lambda s: err.print(escape(s), highlight=False))
+    except (ValueError, RuntimeError) as exc:
+        _fail(" ".join(str(exc).split()))
+    console.print(str(path), highlight=False)
+
+
+@models_app.command("path")
+def _models_path(model_id: Annotated[str, typer.Argument(help="A model id from `neurips26 models list`.")]) -> None:
+    """Print the installed folder of a model (exit 2 if it is not installed)."""
+    from .backends.models import resolve_model
+
+    try:
+        path = resolve_model(model_id, install_missing=False)
+    except ValueError as exc:
+        _fail(str(exc))
+    console.print(str(path), highlight=False)
+# --- end of the models block ---
+
+
 def main() -> None:
     """Entry point of the ``neurips26`` script."""
     app()

@@ -10,7 +10,15 @@ A backend maps chat messages to a reply with token usage and latency::
   timeouts, connection errors, 408/409/429 and 5xx (waiting the server's ``Retry-After`` when
   sent, else exponential backoff), attempts counted; optional on-disk :class:`ReplyCache`
   keyed by (backend, messages, params) so reruns are free and exact.
-* :class:`TransformersBackend` — a local causal LM loaded from a user's folder (never downloads).
+* :class:`TransformersBackend` — a local causal LM loaded from a user's folder or a known model id
+  (:mod:`neurips26.backends.models`: real models shipped in registry packages, converted once;
+  never downloads), reusing the attention cache across turns; :meth:`~TransformersBackend.chat_batch`
+  generates independent prompts together.
+* :class:`LlamaServer` (:mod:`neurips26.backends.server`) — llama.cpp's real OpenAI-compatible
+  server on 127.0.0.1 for the same weights, started and stopped around a run or a test.
+* Constrained decoding (:mod:`neurips26.backends.constrain`): ``ChatParams(choices=…, regex=…,
+  json_schema=…)`` as a logits processor on the transformers path, a grammar / JSON schema on a
+  llama.cpp server.
 * :class:`ScriptedBackend` — a Python policy (tests, offline baselines); :func:`replies` scripts
   a fixed sequence of replies and failures. :class:`StubOpenAIServer` serves a scripted
   OpenAI-compatible endpoint on loopback for tests.
@@ -28,6 +36,7 @@ from pathlib import Path
 from .base import BackendError, ChatBackend, ChatParams, ChatReply, Message, UsageMeter, as_messages
 from .cache import ReplyCache
 from .local import TransformersBackend
+from .models import MODELS
 from .openai_compat import OpenAIBackend
 from .preflight import describe, preflight
 from .scripted import ScriptedBackend, replies
@@ -36,16 +45,32 @@ from .stub import StubOpenAIServer
 BACKEND_KINDS = ("openai", "transformers")
 
 
+def chat_many(backend: ChatBackend, conversations, params: ChatParams = ChatParams()) -> list[ChatReply]:
+    """Replies to independent conversations, in order: one batch where the backend can generate
+    several at once (:meth:`TransformersBackend.chat_batch`), else one call each.
+
+    Raises:
+        BackendError: as the backend's ``chat``/``chat_batch``.
+    """
+    batch = getattr(backend, "chat_batch", None)
+    if callable(batch):
+        return batch(conversations, params)
+    return [backend.chat(c, params) for c in conversations]
+
+
 def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str = "", model_path: str = "",
                  cache_dir: str | Path | None = None, device: str = "cpu", timeout_s: float = 60.0,
-                 max_retries: int = 4, reasoning: bool = False, retry_budget_s: float | None = 600.0) -> ChatBackend:
+                 max_retries: int = 4, reasoning: bool = False, retry_budget_s: float | None = 600.0,
+                 constraints: str = "openai", threads: int | None = None) -> ChatBackend:
     """Build a backend from plain config values.
 
     Args:
         kind: ``openai`` (uses ``model``, ``base_url``, ``api_key``, ``reasoning``,
             ``retry_budget_s``: total seconds of failing calls before it stops retrying) or
-            ``transformers`` (uses ``model_path``, ``device``).
+            ``transformers`` (uses ``model_path``, else ``model``: a folder or a known model id such
+            as ``smollm2-135m``, installed on first use; ``device``; ``threads``).
         cache_dir: folder for a :class:`ReplyCache` (``None``: no cache).
+        constraints: for ``openai``: ``openai`` or ``llama.cpp`` (how constraints are sent).
 
     Raises:
         ValueError: unknown ``kind`` or a missing required value (the message names it).
@@ -54,11 +79,13 @@ def make_backend(kind: str, *, model: str = "", base_url: str = "", api_key: str
     if kind == "openai":
         return OpenAIBackend(model, base_url=base_url or None, api_key=api_key or None, cache=cache,
                              timeout_s=timeout_s, max_retries=max_retries, reasoning=reasoning,
-                             retry_budget_s=retry_budget_s)
+                             retry_budget_s=retry_budget_s, constraints=constraints)
     if kind == "transformers":
-        if not model_path:
-            raise ValueError("backend 'transformers' needs model_path (a folder written by save_pretrained)")
-        return TransformersBackend(model_path, device=device, cache=cache)
+        target = model_path or model
+        if not target:
+            raise ValueError("backend 'transformers' needs model_path (a folder written by save_pretrained or a "
+                             f"model id: {', '.join(sorted(MODELS))})")
+        return TransformersBackend(target, device=device, cache=cache, threads=threads)
     raise ValueError(f"unknown backend kind {kind!r}; allowed: {', '.join(BACKEND_KINDS)}")
 
 

@@ -8,6 +8,7 @@ an ``error`` outcome instead of a wrong answer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol, runtime_checkable
@@ -49,20 +50,61 @@ class ChatParams:
         temperature: >= 0; 0 means greedy/deterministic where the server supports it.
         max_tokens: >= 1, the most tokens to generate.
         seed: optional sampling seed passed to servers that accept one.
+        stop: strings that end the reply (the reply is cut before the first one, as OpenAI does).
+        repetition_penalty: > 0; 1.0 is none. transformers' multiplicative penalty on tokens
+            already in the context; sent as ``repeat_penalty`` to a llama.cpp server.
+        choices: constrain the reply to exactly one of these strings.
+        regex: constrain the reply to match this regular expression (transformers path only).
+        json_schema: constrain the reply to JSON valid under this schema; a dict is stored as its
+            canonical JSON text (subset: :data:`neurips26.backends.constrain.SCHEMA_SUBSET`).
+            At most one of ``choices``, ``regex``, ``json_schema``.
+
+    The cache key holds ``temperature``, ``max_tokens``, ``seed`` and every other field that is
+    not at its default, so replies cached before these fields existed are still found.
 
     Raises:
-        ValueError: on a negative temperature or ``max_tokens < 1``.
+        ValueError: on a negative temperature, ``max_tokens < 1``, a penalty <= 0, more than one
+            constraint, or a schema that is not a JSON object.
     """
 
     temperature: float = 0.0
     max_tokens: int = 512
     seed: int | None = None
+    stop: tuple[str, ...] = ()
+    repetition_penalty: float = 1.0
+    choices: tuple[str, ...] = ()
+    regex: str = ""
+    json_schema: str = ""
 
     def __post_init__(self) -> None:
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0 (1.0: none), got {self.repetition_penalty}")
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        object.__setattr__(self, "stop", tuple(self.stop))
+        object.__setattr__(self, "choices", tuple(self.choices))
+        if any(not isinstance(s, str) or not s for s in self.stop + self.choices):
+            raise ValueError(f"stop and choices must be non-empty strings, got {self.stop!r} / {self.choices!r}")
+        if isinstance(self.json_schema, dict):
+            object.__setattr__(self, "json_schema", json.dumps(self.json_schema, sort_keys=True))
+        if self.json_schema and not isinstance(json.loads(self.json_schema), dict):
+            raise ValueError(f"json_schema must be a JSON object, got {self.json_schema[:60]!r}")
+        if sum(map(bool, (self.choices, self.regex, self.json_schema))) > 1:
+            raise ValueError("give at most one of choices, regex, json_schema")
+
+    def key_dict(self) -> dict:
+        """The fields that go into the reply-cache key (see the class docstring)."""
+        d = asdict(self)
+        base = {"temperature", "max_tokens", "seed"}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()
+                if k in base or v != _PARAM_DEFAULTS[k]}
+
+
+_PARAM_DEFAULTS = {"stop": (), "repetition_penalty": 1.0, "choices": (), "regex": "", "json_schema": ""}
 
 
 @dataclass
@@ -77,6 +119,9 @@ class ChatReply:
         cached: True when served from the reply cache (no model call).
         attempts: calls made, retries included (0 for a cache hit).
         model: the model name the backend reports.
+        cached_prompt_tokens: prompt tokens the backend did not read again because it kept their
+            attention cache from an earlier call (0 if none or unknown); the prompt tokens actually
+            processed are ``prompt_tokens - cached_prompt_tokens``.
     """
 
     text: str
@@ -86,6 +131,7 @@ class ChatReply:
     cached: bool = False
     attempts: int = 1
     model: str = ""
+    cached_prompt_tokens: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -116,6 +162,7 @@ class UsageMeter:
         calls: replies received (cache hits included).
         cache_hits: replies served from the cache.
         prompt_tokens, completion_tokens: summed token counts.
+        cached_prompt_tokens: summed prompt tokens served from a kept attention cache.
         latency_s: summed wall seconds of model calls.
         errors: calls that raised :class:`BackendError`.
     """
@@ -124,6 +171,7 @@ class UsageMeter:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     latency_s: float = 0.0
     errors: int = 0
     by_model: dict[str, int] = field(default_factory=dict)
@@ -134,6 +182,7 @@ class UsageMeter:
         self.cache_hits += reply.cached
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
+        self.cached_prompt_tokens += reply.cached_prompt_tokens
         self.latency_s += reply.latency_s
         self.by_model[reply.model] = self.by_model.get(reply.model, 0) + 1
 

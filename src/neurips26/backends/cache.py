@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from neurips26.harness.results import atomic_write_text
@@ -38,7 +37,7 @@ class ReplyCache:
     def key(identity: dict, messages: Sequence[Message], params: ChatParams) -> str:
         """SHA-256 hex of the canonical JSON of (identity, messages, params)."""
         blob = json.dumps({"backend": identity, "messages": [m.to_dict() for m in messages],
-                           "params": asdict(params)}, sort_keys=True, separators=(",", ":"))
+                           "params": params.key_dict()}, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

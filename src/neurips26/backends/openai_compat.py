@@ -20,6 +20,12 @@ by the token limit (``finish_reason: length``, typical of reasoning models with 
 OpenAI's reasoning models (o-series, GPT-5) reject ``max_tokens`` and any non-default
 temperature: with ``reasoning=True`` the limit is sent as ``max_completion_tokens`` (it then
 includes hidden reasoning tokens) and no temperature is sent.
+
+``ChatParams.stop`` is sent as ``stop``. A constraint and a repetition penalty depend on the
+server (``constraints``): ``"openai"`` sends a JSON schema as ``response_format`` of type
+``json_schema`` and refuses choices, regex and a repetition penalty (OpenAI has none of them);
+``"llama.cpp"`` sends a JSON schema as llama.cpp's ``json_object`` + ``schema``, choices as a GBNF
+``grammar`` and the penalty as ``repeat_penalty`` (see :mod:`neurips26.backends.constrain`).
 """
 
 from __future__ import annotations
@@ -69,6 +75,8 @@ class OpenAIBackend:
             its waits (``Retry-After`` when the server sends it, else exponential backoff).
         cache: a :class:`ReplyCache`, or ``None`` for no caching.
         reasoning: send ``max_completion_tokens`` and no temperature (reasoning models).
+        constraints: ``"openai"`` or ``"llama.cpp"``: how constraints and the repetition penalty
+            of :class:`ChatParams` are sent (see the module docstring).
         retry_budget_s: total wall seconds this backend may spend on calls that end in failure
             (retries and waits included) over its lifetime; once spent, every further call fails
             at once with :class:`BackendError` instead of retrying again (``None``: no budget).
@@ -81,9 +89,12 @@ class OpenAIBackend:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout_s: float = 60.0, max_retries: int = 4, cache: ReplyCache | None = None,
-                 reasoning: bool = False, retry_budget_s: float | None = 600.0) -> None:
+                 reasoning: bool = False, retry_budget_s: float | None = 600.0, constraints: str = "openai") -> None:
         import openai
 
+        if constraints not in ("openai", "llama.cpp"):
+            raise ValueError(f"constraints={constraints!r}; allowed: openai, llama.cpp")
+        self.constraints = constraints
         if not model:
             raise ValueError("model is empty; give the server's model name (e.g. --set model=gpt-4o-mini)")
         if not timeout_s > 0:
@@ -140,6 +151,17 @@ class OpenAIBackend:
             kwargs.update(temperature=params.temperature, max_tokens=params.max_tokens)
         if params.seed is not None:
             kwargs["seed"] = params.seed
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        if params.repetition_penalty != 1.0:
+            if self.constraints != "llama.cpp":
+                raise ValueError("repetition_penalty is sent only to a llama.cpp server (constraints='llama.cpp'); "
+                                 "OpenAI's API has no such parameter")
+            kwargs.setdefault("extra_body", {})["repeat_penalty"] = params.repetition_penalty
+        from .constrain import openai_constraint_kwargs
+
+        for k, v in openai_constraint_kwargs(params, self.constraints).items():
+            kwargs[k] = {**kwargs.get(k, {}), **v} if isinstance(v, dict) and k == "extra_body" else v
         if self.retry_budget_s is not None and self.failed_seconds >= self.retry_budget_s:
             raise BackendError(f"{self.name}: retry budget spent ({self.failed_seconds:.0f} s of failing calls "
                                f"to {self.base_url}, budget {self.retry_budget_s:g} s); not calling again")
@@ -181,8 +203,10 @@ class OpenAIBackend:
             raise BackendError(f"{self.name}: reply content is {type(text).__name__}, not text")
         usage = getattr(resp, "usage", None)
         model = getattr(resp, "model", None)
+        details = getattr(usage, "prompt_tokens_details", None)
         reply = ChatReply(text=text, prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
                           completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+                          cached_prompt_tokens=_count(getattr(details, "cached_tokens", 0)),
                           latency_s=time.perf_counter() - t0, attempts=attempt,
                           model=model if isinstance(model, str) and model else self.model)
         if self.cache:
