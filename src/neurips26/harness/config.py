@@ -190,17 +190,25 @@ class ChatBackendConfig(ExperimentConfig):
 
     backend: Literal["none", "openai", "transformers"] = Field(
         "none", description="chat model: none (offline), openai (any compatible endpoint), transformers (local folder)")
-    model: str = Field("", description="model name for backend=openai")
+    model: str = Field("", description="model name for backend=openai; for backend=transformers a model id "
+                       "from `neurips26 models list` (e.g. smollm2-135m) or a folder")
     base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
-    model_path: str = Field("", description="local model folder for backend=transformers")
+    model_path: str = Field("", description="local model folder (or a model id) for backend=transformers")
 
     @model_validator(mode="after")
     def _backend_needs(self) -> "ChatBackendConfig":
         if self.backend == "openai" and not self.model:
             raise ValueError("backend=openai needs model (e.g. --set model=gpt-4.1)")
-        if self.backend == "transformers" and not self.model_path:
-            raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
+        if self.backend == "transformers" and not self.model_path and not self.model:
+            raise ValueError("backend=transformers needs model (a model id such as smollm2-135m, see "
+                             "`neurips26 models list`) or model_path (a folder written by save_pretrained)")
         return self
+
+    @property
+    def local_model(self) -> str:
+        """For ``backend=transformers``: the folder or model id to load (``model_path``, else
+        ``model``); ``""`` for other backends."""
+        return (self.model_path or self.model) if self.backend == "transformers" else ""
 
     def resources(self) -> Resources:
         """One CPU; ``OPENAI_API_KEY`` when the endpoint is OpenAI's own (no ``base_url``)."""
