@@ -4,8 +4,8 @@ The docstrings are Google style, but some write reST: ``Example::`` followed by 
 block, ``:math:`...```, ``:mod:`...``` / ``:func:`...``` / ``:class:`...``` / ``:meth:`...```
 roles. mkdocstrings shows those literally (a page would show ``Example::``). This extension
 rewrites each docstring as the site loads it (the source is unchanged): a literal block becomes a
-fenced ``python`` block under a bold title, ``:math:`x``` becomes ``$x$`` (rendered by KaTeX,
-:mod:`pymdownx.arithmatex`), a cross-reference role becomes inline code.
+fenced ``python`` block under a bold title and ``:math:`x``` becomes ``$x$`` (rendered by KaTeX,
+:mod:`pymdownx.arithmatex`). Cross-reference roles stay as written.
 
 Loaded by ``mkdocs.yml`` (``extensions: [scripts/griffe_rest.py]``).
 ``tests/docs/test_api_examples.py`` runs the code blocks found by :func:`literal_blocks`.
@@ -18,7 +18,6 @@ import re
 import griffe
 
 _LITERAL = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<title>[A-Z][^\n]*?)::[ \t]*\n(?P<body>(?:[ \t]*\n|(?P=indent)[ \t]+\S.*\n?)+)")
-_ROLE = re.compile(r":(?:mod|func|class|meth|attr|data|obj|exc|py:\w+):`~?\.?([^`]+)`")
 _MATH = re.compile(r":math:`([^`]+)`")
 
 
@@ -34,7 +33,7 @@ def literal_blocks(doc: str) -> list[tuple[str, str]]:
 
 
 def rest_to_markdown(doc: str) -> str:
-    """``doc`` with literal blocks as fenced code, ``:math:`` as ``$…$`` and roles as code."""
+    """``doc`` with literal blocks as fenced code and ``:math:`` as ``$…$``."""
     def block(m: re.Match) -> str:
         ((title, code),) = literal_blocks(m.group(0))
         ind = m.group("indent")
@@ -42,8 +41,9 @@ def rest_to_markdown(doc: str) -> str:
         return f"{ind}**{title}**\n\n{ind}```python\n{fenced}\n{ind}```\n\n"
 
     doc = _LITERAL.sub(block, doc if doc.endswith("\n") else doc + "\n")
-    doc = _MATH.sub(lambda m: f"${m.group(1)}$", doc)
-    return _ROLE.sub(lambda m: f"`{m.group(1)}`", doc).rstrip("\n")
+    # cross-reference roles (:func:`x`) stay as written: a Raises section parses "Name: text"
+    # and reads a role's colon as that separator, so rewriting them would change the parse
+    return _MATH.sub(lambda m: f"${m.group(1)}$", doc).rstrip("\n")
 
 
 class RestToMarkdown(griffe.Extension):
