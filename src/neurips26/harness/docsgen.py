@@ -217,16 +217,19 @@ def render_results(snapshot: dict[str, Any], system: str) -> str:
     return "\n".join(lines)
 
 
-def render_benchmark(bench: dict[str, Any] | None, system: str) -> str:
+def render_benchmark(bench: dict[str, Any] | None, system: str, records: bool = True) -> str:
     """``docs/results/<system>-benchmark.md``: the table of ``benchmarks/results/<system>.json``,
-    or a line saying it was not yet measured here."""
+    or a line saying it was not yet measured here (``records``: whether the script calls
+    ``record()``, so that running it would fill the table)."""
     script = f"benchmarks/{system}.py"
     lines = [GENERATED_NOTE, ""]
     if not bench or not bench.get("rows"):
+        how = (f"Run `.venv/bin/python {script}`, then `.venv/bin/python scripts/docs_snapshot.py` to put its "
+               "numbers here." if records else
+               f"`{script}` prints its comparisons but does not record them yet (`record()` from "
+               "`benchmarks/_timing.py`); run it to see them.")
         lines += ["| comparison | ours | baseline | ratio |", "|---|---|---|---|",
-                  f"| `{script}` | {NOT_MEASURED} | — | — |", "",
-                  f"Run `.venv/bin/python {script}`, then `.venv/bin/python scripts/docs_snapshot.py` "
-                  "to put its numbers here.", ""]
+                  f"| `{script}` | {NOT_MEASURED} | — | — |", "", how, ""]
         return "\n".join(lines)
     lines += ["| comparison | ours | baseline | ratio (baseline / ours) | clock | note |",
               "|---|---:|---:|---:|---|---|"]
@@ -317,7 +320,9 @@ def generated_files(root: Path) -> dict[Path, str]:
     for p in PAPERS:
         out[root / "docs" / "results" / f"{p.system}.md"] = render_results(snap, p.system)
         bench = load_json(root / "benchmarks" / "results" / f"{p.system}.json")
-        out[root / "docs" / "results" / f"{p.system}-benchmark.md"] = render_benchmark(bench, p.system)
+        script = root / "benchmarks" / f"{p.system}.py"
+        records = script.is_file() and "record(" in script.read_text()
+        out[root / "docs" / "results" / f"{p.system}-benchmark.md"] = render_benchmark(bench, p.system, records)
     readme = root / "README.md"
     text = replace_block(readme.read_text(), render_readme_counts(snap))
     plan = root / "docs" / "results" / "dryrun-full.txt"
