@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 import torch
+from _timing import record
 
 SIZES = dict(hidden=256, layers=4, ffn=1024)
 BATCH, SEQ = 16, 64
@@ -106,6 +107,12 @@ def step_and_memory() -> None:
         share = f"{100 * ref / ms:9.1f}%" if ref == ref else f"{'—':>10}"
         print(f"{m:>8} {n:>11,} {1000 * ms:8.1f} {ms / fpt_ms:6.2f} {mem / 1024:8.1f} {mem / max(fpt_mem, 1):6.2f} "
               f"{share}")
+        if m != "fpt":
+            record(f"training step: {m} vs full fine-tuning (FPT)", ms, fpt_ms, note=f"{n:,} trainable; peak "
+                   f"memory {mem / max(fpt_mem, 1):.2f}× FPT's")
+        if ref == ref and m.startswith("bmt"):
+            record(f"{m}: one training step vs its top-k mask refresh", ms, ref,
+                   note="ratio = refresh share of a step")
 
 
 def sizes() -> None:
@@ -164,6 +171,8 @@ def apply_time() -> None:
           f"load_state_dict: {1000 * l_:.1f} ms; speed apply vs load = {l_ / a:.2f}×")
     print(f"   apply_mask verify='sha256' (cryptographic check): {1000 * s_:.1f} ms; speed vs load = {l_ / s_:.2f}× "
           "(SHA-256 of every gate tensor dominates it; inference after apply has zero overhead)")
+    record("apply_mask (default XXH3-64 check) vs load_state_dict", a, l_, note="d = 256 model, median of 7")
+    record("apply_mask verify='sha256' (opt-in) vs load_state_dict", s_, l_, note="SHA-256 of every gate tensor")
 
 
 if __name__ == "__main__":

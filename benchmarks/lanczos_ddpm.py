@@ -20,7 +20,7 @@ Run: ``.venv/bin/python benchmarks/lanczos_ddpm.py`` (a few minutes on one core)
 from __future__ import annotations
 
 import torch
-from _timing import best_cpu, median_wall
+from _timing import best_cpu, median_wall, record
 
 from neurips26.lanczos_ddpm import (
     ddpm_sample,
@@ -149,6 +149,10 @@ def main() -> None:
     print(f"2. reverse step (GMM denoiser, B={B}): LGS k=3 / isotropic = {step['lanczos'][0] / step['beta'][0]:.2f}x "
           f"wall, {step['lanczos'][1] / step['beta'][1]:.2f}x CPU; dense (64 JVPs + eigh) / isotropic = "
           f"{step['dense'][0] / step['beta'][0]:.2f}x wall, {step['dense'][1] / step['beta'][1]:.2f}x CPU")
+    for cov in ("lanczos", "dense"):
+        record(f"reverse step (GMM denoiser, B = {B}): isotropic β I vs {cov}", step["beta"][1], step[cov][1],
+               note=f"ratio = {cov} step cost in isotropic steps (CPU); wall "
+                    f"{step[cov][0] / step['beta'][0]:.2f}×")
     fx = lambda y: model(y, torch.full((B,), t_step, dtype=torch.long))  # noqa: E731
     cw_gmm, cc_gmm, _ = _ratio(lambda: torch.func.jvp(fx, (xs,), (xs,)), lambda: fx(xs), 10)
     print(f"   GMM denoiser (d=64):      JVP / forward = {cw_gmm:.2f}x wall, {cc_gmm:.2f}x CPU")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from _timing import best_cpu
+from _timing import best_cpu, record
 
 from neurips26.path_integration import (
     HRNN,
@@ -49,6 +49,8 @@ def throughput(sizes=((64, 128), (256, 512)), steps=30, batch=64, seq_len=20):
         ts, _ = best_cpu(lambda: train_hrnn(s, cfg, rng, batches=batches), repeats=1)
         qh, qs = steps * batch / th, steps * batch / ts
         print(f"{na:>4}+{npos:<5} {qh:9.0f} {qs:9.0f} {qh / qs:12.2f}")
+        record(f"training, N_A+N_P = {na}+{npos}: HRNN vs single-module RNN", th, ts,
+               note=f"{steps} steps, batch {batch}, T = {seq_len}; ratio > 1: HRNN faster")
 
 
 def maps(n_units=4096, samples=10_000, bins=20):
@@ -60,6 +62,8 @@ def maps(n_units=4096, samples=10_000, bins=20):
     assert np.allclose(a, b, equal_nan=True)
     print(f"\nrate maps, {n_units} units × {samples} samples, {bins}² bins: sparse product {tv:.3f} s, "
           f"histogram2d loop {tl:.3f} s, loop/vectorised = {tl / max(tv, 1e-9):.1f}")
+    record(f"rate maps, {n_units} units: sparse product vs histogram2d per unit", max(tv, 1e-9), tl,
+           note=f"{samples} samples, {bins}² bins")
 
 
 def shuffles(n_units=512, samples=10_000, n_shuffles=200):
@@ -77,6 +81,8 @@ def shuffles(n_units=512, samples=10_000, n_shuffles=200):
     tl, p99 = best_cpu(loop, repeats=1)
     print(f"shuffle controls, {n_units} units × {samples} samples: FFT (all shifts, R and two correlations) {tf:.3f} s, "
           f"{n_shuffles} np.roll shifts (R only) {tl:.3f} s, ratio = {tl / max(tf, 1e-9):.1f}")
+    record(f"shuffle controls, {n_units} units: FFT (all shifts) vs {n_shuffles} np.roll shifts", max(tf, 1e-9), tl,
+           note="FFT also computes two correlations; the loop only R")
 
 
 def memory_on_paper():

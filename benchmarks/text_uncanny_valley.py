@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+from _timing import record
+
 from neurips26.text_uncanny_valley import fragment, load_tokenizer, needle_items, run_sweep
 from neurips26.text_uncanny_valley.corpus import poem_lines
 from neurips26.text_uncanny_valley.tasks import fragment_line
@@ -43,6 +45,8 @@ def sweep_throughput(n_docs: int = 100) -> None:
     n = n_docs * len(RATES) * 3
     print(f"sweep: {n / t_memo:,.0f} (document × rate × seed)/s with the line memo, {n / t_cold:,.0f}/s "
           f"without; memo speed-up {t_cold / t_memo:.1f}×")
+    record("sweep with the per-line fragment memo vs without", t_memo, t_cold, clock="wall",
+           note=f"{n_docs} documents × {len(RATES)} rates × 3 seeds, constant subject")
 
 
 def tokenisation_speed() -> None:
@@ -59,6 +63,8 @@ def tokenisation_speed() -> None:
         print(f"tokenise {name}: ours (per document) {chars / c_ours / 1e6:.2f} M chars per CPU-s, library batch "
               f"(thread pool) {chars / c_thr / 1e6:.2f}; ours {c_thr / c_ours:.2f}× in CPU time, "
               f"{w_thr / w_ours:.2f}× in wall time")
+        record(f"tokenise ({name}): per document (default) vs library thread-pool batch", c_ours, c_thr,
+               note=f"same ids; wall-time ratio {w_thr / w_ours:.2f}")
 
 
 def _cpu_and_wall(fn, repeats: int = 5) -> tuple[float, float]:

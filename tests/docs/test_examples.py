@@ -53,3 +53,20 @@ def test_every_block_has_a_known_language(page):
            if info.split(" ")[0] not in RUNNABLE + NOT_CODE]
     assert not bad, (f"{page.relative_to(ROOT)}: fenced blocks at lines {bad} must be one of "
                      f"{RUNNABLE} (run) or {NOT_CODE} (shown only)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_every_python_example_shows_its_output(page):
+    """A Python example prints what it computes or is a doctest: an expression whose value sits
+    only in a comment (``low.V[0]   # about 0.4``) shows the reader nothing when run, and its
+    comment is never checked."""
+    import re
+
+    silent = []
+    text = page.read_text()
+    for m in re.finditer(r"(?ms)^```python\n(.*?)^```", text):
+        block = m.group(1)
+        if "print(" not in block and not block.lstrip().startswith(">>>"):
+            silent.append(text.count("\n", 0, m.start()) + 1)
+    assert not silent, (f"{page.relative_to(ROOT)}: python blocks at lines {silent} print nothing; "
+                        "print the result (or write a doctest)")

@@ -1,7 +1,7 @@
 """Check configurations before launch: ``neurips26 reproduce --scale full --dry-run``.
 
-A paper-scale run of the nineteen systems is 190 tasks on rented GPUs; a configuration that
-crashes an hour in wastes them. The dry run finds such crashes in seconds, without the GPUs:
+A paper-scale run of the nineteen systems is some two hundred tasks on rented GPUs (the plan
+counts them); a configuration that crashes an hour in wastes them. The dry run finds such crashes in seconds, without the GPUs:
 for each selected system, in a child process of its own (so a hanging stage can be stopped),
 it runs a list of *stages*, each under a time limit:
 
@@ -20,8 +20,13 @@ it runs a list of *stages*, each under a time limit:
 
 It then prints a plan: per system the tasks (seeds, plus the experiment's confirmation seeds),
 declared CPUs, GPUs, memory and hours, parameter counts and estimated peak memory per task, the
-stages checked and unchecked; and the totals (tasks, GPU-hours, CPU-hours). A stage that
-raises or runs past its limit fails the dry run (exit 1), naming the system and the stage.
+stages checked and unchecked; the totals (tasks, GPU-hours, CPU-hours); and a section **you
+must provide** (:func:`must_provide`): each model endpoint (model, approximate calls and output
+tokens), each model server the run expects to reach (it needs a GPU of its own, counted in the
+totals), and each local model or data folder with the config key that takes it. A paper-data part
+that a full run would silently drop (no ``data_root``/``data_dir``/``model_path`` set) is printed
+as a WARNING naming the ``--set`` that enables it. A stage that raises or runs past its limit
+fails the dry run (exit 1), naming the system and the stage.
 
 The system hook (``full_scale.py`` in each system's package)::
 
@@ -136,6 +141,7 @@ class SystemPlan:
     stages: list[StageReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cpu_s: float | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -273,6 +279,7 @@ def _child(conn: Any, module_name: str, system: str, scale: str, overrides: dict
         if not ok:
             return
         config = got["config"]
+        send("fact", "inputs", config_inputs(config))
 
         def check_resources() -> dict:
             res = config_resources(config, system)
@@ -487,6 +494,8 @@ def _handle(lv: _Live, msg: tuple, confirm: bool, stage_limit_s: float | None) -
             plan.peak_memory_gb = max(plan.peak_memory_gb or 0.0, value)
         elif name == "cpu_s":
             plan.cpu_s = float(value)
+        elif name == "inputs":
+            plan.inputs = dict(value)
         elif name == "confirmation_tasks" and confirm:
             plan.confirmation_tasks = int(value)
     elif kind == "done":
@@ -548,13 +557,19 @@ def plan_table(plans: Sequence[SystemPlan]) -> Any:
 
 
 def totals(plans: Sequence[SystemPlan]) -> dict[str, Any]:
-    """Totals of the plan: tasks, GPU-hours and CPU-hours (declared hours x resources x tasks),
-    and the systems whose hours are not declared (left out of the sums)."""
+    """Totals of the plan: tasks, GPU-hours (declared hours x GPUs x tasks, plus each model server's
+    GPU for the hours of its system's tasks) and CPU-hours, the servers' GPUs, the paper-data
+    parts a run would drop (:func:`must_provide`), and the systems whose hours are not declared
+    (left out of the sums)."""
     tasks = sum(p.all_tasks for p in plans)
     gpu_h = sum(p.all_tasks * p.num_gpus * p.hours for p in plans if p.hours is not None)
     cpu_h = sum(p.all_tasks * p.num_cpus * p.hours for p in plans if p.hours is not None)
     wall_h = sum(p.all_tasks * p.hours for p in plans if p.hours is not None)
-    return {"tasks": tasks, "gpu_hours": gpu_h, "cpu_hours": cpu_h, "task_hours": wall_h,
+    servers = [x for x in must_provide(plans) if x.kind == "server"]
+    server_h = sum(x.gpus * (x.hours or 0.0) for x in servers)
+    return {"tasks": tasks, "gpu_hours": gpu_h + server_h, "cpu_hours": cpu_h, "task_hours": wall_h,
+            "server_gpus": sum(x.gpus for x in servers), "server_gpu_hours": server_h,
+            "dropped": [x for x in must_provide(plans) if x.dropped],
             "gpu_tasks": sum(p.all_tasks for p in plans if p.num_gpus),
             "no_hours": [p.system for p in plans if p.hours is None],
             "failed": [p.system for p in plans if not p.ok]}
@@ -578,7 +593,10 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
         f"total: {tot['tasks']} tasks ({len(seeds)} seed{'s' if len(seeds) != 1 else ''} x {len(plans)} "
         f"system{'s' if len(plans) != 1 else ''}, plus confirmation seeds, each counted at a full task's hours: an "
         f"upper bound, they rerun only their tuned claim groups); {tot['gpu_tasks']} need a GPU; "
-        f"declared GPU-hours {tot['gpu_hours']:g}, CPU-hours {tot['cpu_hours']:g}, task-hours {tot['task_hours']:g}"
+        f"declared GPU-hours {tot['gpu_hours']:g}"
+        + (f" (of which {tot['server_gpu_hours']:g} for {tot['server_gpus']:g} model server GPU(s))"
+           if tot["server_gpus"] else "")
+        + f", CPU-hours {tot['cpu_hours']:g}, task-hours {tot['task_hours']:g}"
         + (f"; hours not declared by {', '.join(s.replace('_', '-') for s in tot['no_hours'])} (not in the sums)"
            if tot["no_hours"] else ""), highlight=False, markup=False)
     cpu = sum(p.cpu_s or 0.0 for p in plans)
@@ -587,6 +605,7 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
     creds = sorted({c for p in plans for c in p.credentials})
     if creds:
         console.print(f"credentials the run needs: {', '.join(creds)}", highlight=False, markup=False)
+    print_must_provide(plans, console)
     for p in plans:
         f = p.failure
         if f is not None:
@@ -594,5 +613,144 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
                           f"{f.detail}", highlight=False)
 
 
+# ----------------------------------------------------------------------------- what the user must bring
+
+#: Config fields that name something the user brings (an endpoint, a server, a local folder).
+INPUT_KEYS = ("backend", "model", "base_url", "model_path", "data_root", "data_dir", "encoder_path",
+              "max_tokens")
+#: Config keys of local folders: a path the repository cannot ship.
+FOLDER_KEYS = ("model_path", "data_root", "data_dir", "encoder_path")
+#: Per system, the folder key without which a full run leaves out its paper-data part (the run
+#: still goes on, on the synthetic parts only; the claim is then not checkable), and what it holds.
+PAPER_DATA: dict[str, tuple[str, str]] = {
+    "aigi_detection": ("data_root", "the real-image benchmark (train/ and test/, each real/ + fake/<generator>/), "
+                                    "with encoder_path (a local CLIP-like encoder)"),
+    "feature_learning": ("data_dir", "the user's mnist.npz, svhn.npz, cifar10.npz, cifar100.npz"),
+    "counting_readout": ("model_path", "a local pretrained LM checkpoint to diagnose and repair (e.g. Qwen3-8B)"),
+    "bit_mask_tuning": ("model_path", "a local pretrained LM checkpoint to mask (the paper's model)"),
+}
+#: Per system calling a model endpoint: approximate calls of one task from its full config, and
+#: what one unit is. Estimates from the config's counts (each system's full_scale.py says the same
+#: in its unchecked stage); a multi-turn unit makes several calls.
+ENDPOINT_CALLS: dict[str, Callable[[Any], tuple[int, str]]] = {
+    "ncp_tom": lambda c: (c.llm_instances * len(c.settings), "episodes, several calls each"),
+    "search_agent_attacks": lambda c: (c.llm_questions, "agent questions, a search loop of calls each"),
+    "weight_interp": lambda c: (c.llm_weights * 2 * 81, "calls"),
+    "belief_search": lambda c: (c.vlm_looks, "looks, one VLM call each"),
+    "text_uncanny_valley": lambda c: (c.llm_docs * len(c.llm_rates) * len(c.seeds),
+                                      "documents x rates x seeds, one call each"),
+}
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "[::1]")
+
+
+def config_inputs(config: Any) -> dict[str, Any]:
+    """The fields of ``config`` that name what a user brings (:data:`INPUT_KEYS`), with the field
+    descriptions of the folder keys, and the endpoint call estimate (:data:`ENDPOINT_CALLS`) under
+    ``"calls"`` when the system has one: a plain dict (it travels from the checking process)."""
+    out: dict[str, Any] = {}
+    fields = getattr(type(config), "model_fields", {})
+    for key in INPUT_KEYS:
+        if key in fields:
+            out[key] = getattr(config, key)
+            if key in FOLDER_KEYS:
+                out[f"{key}.description"] = fields[key].description or ""
+    system = type(config).__module__.split(".")[1] if type(config).__module__.count(".") >= 1 else ""
+    est = ENDPOINT_CALLS.get(system)
+    if est is not None:
+        try:
+            out["calls"] = est(config)
+        except (AttributeError, TypeError):  # a renamed field: the estimate is left out, not guessed
+            pass
+    return out
+
+
+@dataclass
+class Provide:
+    """One thing a full run needs from the user.
+
+    Attributes:
+        system: the system.
+        kind: ``endpoint`` (a hosted model API), ``server`` (a model server the run expects at a
+            local address: it needs a GPU of its own) or ``folder`` (a local model or data folder).
+        what: the model name (endpoint, server) or the config key (folder).
+        detail: calls and tokens, the address, or what the folder holds and its current value.
+        dropped: True when the key is unset and the full run would leave out a paper-data part.
+        gpus: GPUs the item needs besides the tasks' own (a server: 1).
+        hours: hours the item must be up (a server: its system's task-hours).
+    """
+
+    system: str
+    kind: str
+    what: str
+    detail: str
+    dropped: bool = False
+    gpus: float = 0.0
+    hours: float | None = None
+
+
+def must_provide(plans: Sequence[SystemPlan]) -> list[Provide]:
+    """What the user must bring for the planned run, from each plan's config inputs."""
+    out: list[Provide] = []
+    for p in plans:
+        inp = p.inputs
+        name = p.system.replace("_", "-")
+        backend, model, url = inp.get("backend"), inp.get("model") or "", inp.get("base_url") or ""
+        if model and backend and backend not in ("stub", "local", "none", "transformers"):
+            calls = inp.get("calls")
+            tasks = p.all_tasks or 1
+            if calls:
+                n, unit = calls
+                tok = (f"; output tokens up to {_fmt_count(n * tasks * int(inp['max_tokens']))} "
+                       f"(max_tokens {inp['max_tokens']} x {n * tasks:,}; a multi-call unit uses more)"
+                       if inp.get("max_tokens") else "; output tokens: no max_tokens in the config")
+                detail = f"~{n:,} per task ({unit}), ~{n * tasks:,} over {tasks} tasks{tok}"
+            else:
+                detail = "calls not estimated"
+            local = any(h in url for h in _LOCAL_HOSTS)
+            if local:
+                out.append(Provide(p.system, "server", model, f"an {'OpenAI' if backend == 'openai' else backend}-compatible server at {url} "
+                                   f"(e.g. vLLM) on a GPU of its own; {detail}", gpus=1.0,
+                                   hours=(p.hours or 0.0) * tasks))
+            else:
+                where = url or f"the {backend} API"
+                cred = f" ({', '.join(p.credentials)})" if p.credentials else ""
+                out.append(Provide(p.system, "endpoint", model, f"{where}{cred}; {detail}"))
+        for key in FOLDER_KEYS:
+            if key not in inp:
+                continue
+            value = inp[key]
+            paper = PAPER_DATA.get(p.system)
+            needed = paper is not None and paper[0] == key
+            if not value and not needed:
+                continue  # optional (e.g. a local model instead of an endpoint)
+            what = paper[1] if needed else inp.get(f"{key}.description", "")
+            state = f"set to {value}" if value else "NOT SET"
+            out.append(Provide(p.system, "folder", key, f"{what} — {state} (--set {name}:{key}=PATH)",
+                               dropped=needed and not value))
+    return out
+
+
+def print_must_provide(plans: Sequence[SystemPlan], console: Any) -> None:
+    """Print the "you must provide" section and a WARNING for each paper-data part a run drops."""
+    items = must_provide(plans)
+    if not items:
+        return
+    console.print("you must provide:", highlight=False, markup=False)
+    titles = {"endpoint": "model endpoints", "server": "model servers (each needs its own GPU, counted in "
+              "the GPU-hours above)", "folder": "local models and data folders (config key)"}
+    for kind in ("endpoint", "server", "folder"):
+        rows = [x for x in items if x.kind == kind]
+        if rows:
+            console.print(f"  {titles[kind]}:", highlight=False, markup=False)
+            for x in rows:
+                console.print(f"    {x.system.replace('_', '-')}: {x.what}: {x.detail}", highlight=False, markup=False)
+    for x in items:
+        if x.dropped:
+            console.print(f"WARNING: {x.system.replace('_', '-')}: {x.what} is not set: the full run would leave "
+                          f"out its paper-data part ({PAPER_DATA[x.system][1]}); --set "
+                          f"{x.system.replace('_', '-')}:{x.what}=PATH", highlight=False, markup=False)
+
+
 __all__ = ["Stage", "StageReport", "SystemPlan", "unchecked", "meta_build", "meta_tensor", "on_meta", "training_memory_gb",
-           "dry_run", "plan_table", "print_plan", "totals", "STAGE_LIMIT_S"]
+           "dry_run", "plan_table", "print_plan", "totals", "STAGE_LIMIT_S", "Provide", "must_provide",
+           "print_must_provide", "config_inputs", "PAPER_DATA", "ENDPOINT_CALLS"]
