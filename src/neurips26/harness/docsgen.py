@@ -158,6 +158,8 @@ def build_snapshot(out_dir: Path, root: Path, *, commit: str | None = None, comm
         "totals": data.totals,
         "exploratory_totals": data.exploratory_totals,
         "confirmed_totals": data.confirmed_totals,
+        "paper_by_object": data.paper_by_object,
+        "tuned_confirmation": list(data.tuned_confirmation),
         "systems": systems,
     }
 
@@ -257,6 +259,22 @@ def _counts_line(row: dict[str, int]) -> str:
     return " / ".join(str(row.get(v, 0)) for v in VERDICTS)
 
 
+def _object_sentence(snapshot: dict[str, Any]) -> str:
+    """The headline's split of the judged paper claims by object, and the tuned claims confirmed
+    (``""`` for a snapshot written before claims recorded their object)."""
+    po = snapshot.get("paper_by_object")
+    if not po:
+        return ""
+    parts = [f"{what}: {counts_text(po.get(key, {}))}" for key, what in
+             (("real", "on real data or pretrained models"), ("theory", "in the paper's own setting"),
+              ("toy", "on toy worlds we built"))]
+    text = "The judged paper claims by what they were tested on — " + "; ".join(parts) + ". "
+    tc = snapshot.get("tuned_confirmation")
+    if tc:
+        text += f"Tuned claims that hold on their pooled confirmation seeds (at least 3): {tc[0]} of {tc[1]}. "
+    return text
+
+
 def render_readme_counts(snapshot: dict[str, Any]) -> str:
     """The README's counts block (markers included)."""
     t, e, c = snapshot["totals"], snapshot["exploratory_totals"], snapshot["confirmed_totals"]
@@ -270,6 +288,7 @@ def render_readme_counts(snapshot: dict[str, Any]) -> str:
         f"{'/'.join(snapshot['scale'])} scale): **the papers' own claims — {counts_text(paper)}** "
         f"(preregistered claims, plus tuned ones confirmed on their confirmation seeds: {conf}); "
         f"{expl} paper claims stay exploratory (tuned, not confirmed: not counted). "
+        + _object_sentence(snapshot) +
         f"Reconstruction {_counts_line(t.get('reconstruction', {}))}, checks {_counts_line(t.get('check', {}))} "
         f"(holds / does not hold / inconclusive / not checkable). {len(snapshot['systems'])} systems, "
         f"{snapshot['runs']} development and {snapshot['confirmation_runs']} confirmation runs{failed}: "
