@@ -203,3 +203,22 @@ def test_dead_endpoint_stops_the_run_in_seconds_before_any_work(tmp_path, monkey
         assert time.perf_counter() - t < 15  # one call, no retries, a 10 s timeout; refused at once here
         assert url in str(err.value) and "\n" not in str(err.value)
     assert not generated
+
+
+def test_gap_claim_needs_a_strictly_positive_lower_end_and_some_success():
+    """Catches the TB > FB gap judged as ">= 0": an agent that succeeds at nothing (TB = FB = 0,
+    interval [0, 0]) read "holds", and an interval touching 0 held too."""
+    from neurips26.harness.claims import Verdict
+    from neurips26.ncp_tom.experiment import _gap_claim
+
+    common = dict(measured_note="", reason="r", kind="paper", source="abstract", paper_value="TB > FB",
+                  object="real", falsifiable_by="an interval at or below 0")
+    nothing = _gap_claim("g", "TB > FB", ci=[0.0, 0.0], gap=0.0,
+                         counts={"tb_success": 0, "tb_n": 2, "fb_success": 0, "fb_n": 2}, **common)
+    assert nothing.verdict is Verdict.NOT_CHECKABLE and "0/2" in nothing.reason
+    touching = _gap_claim("g", "TB > FB", ci=[0.0, 0.5], gap=0.25,
+                          counts={"tb_success": 1, "tb_n": 2, "fb_success": 0, "fb_n": 2}, **common)
+    assert touching.verdict is Verdict.INCONCLUSIVE
+    above = _gap_claim("g", "TB > FB", ci=[0.1, 0.5], gap=0.3,
+                       counts={"tb_success": 3, "tb_n": 4, "fb_success": 0, "fb_n": 4}, **common)
+    assert above.verdict is Verdict.HOLDS and above.object == "real"
