@@ -55,7 +55,8 @@ class Config(ChatBackendConfig):
     llm_rates: list[float] = Field(default_factory=lambda: [0.0, 0.1, 0.2, 0.4, 0.6, 1.0],
                                    description="insertion rates of the LLM sweep (fewer: each is an API call per doc)")
     icl_shots: int = Field(2, ge=1, le=16, description="solved examples in the in-context-learning arm")
-    max_tokens: int = Field(1024, ge=16, le=32768, description="reply token limit (a truncated reply is a failure)")
+    max_tokens: int = Field(1024, ge=16, le=32768, description="reply token limit (a reply cut off there is scored "
+                            "and counted as truncated, never as a failed call)")
     retry_budget_s: float = Field(600.0, gt=0, le=86_400, description="total seconds the LLM sweep may spend on "
                                   "calls that fail (retries included); then every further call fails at once")
 
@@ -153,15 +154,15 @@ def _perturbation_invariants(config: Config, ctx: RunContext, metrics: dict) -> 
         C.check("perturbation_reversible", "Removing the logged insertions restores the text byte for byte "
                 "at every rate and seed, and p = 0 / p = 1 insert nothing / everything.", measured=bool(reversible),
                 holds=bool(reversible), tolerance="exact equality", reason="an exact operation admits no error",
-                kind="check", source=src),
+                kind="check", object="toy", source=src),
         C.at_most("perturbation_rate", "The realised insertion rate is within 3 binomial standard errors of p.",
-                  measured=z_max, bound=3.0, kind="check", source=src, domain=(0, np.inf),
+                  measured=z_max, bound=3.0, kind="check", object="toy", source=src, domain=(0, np.inf),
                   reason=f"binomial sampling over {metrics['perturbation']['sites']} sites; 3σ over "
                          f"{len(config.rates) * len(config.seeds)} (rate, seed) pairs"),
         C.check("perturbation_coupled", "With one seed, the insertions at a rate are a subset of those at any "
                 "higher rate (common random numbers across the sweep).", measured=bool(coupled), holds=bool(coupled),
                 tolerance="subset at every consecutive pair of rates", reason="exact by construction",
-                kind="check", source=src),
+                kind="check", object="toy", source=src),
     ]
 
 
@@ -182,17 +183,17 @@ def _scorer_and_harness(config: Config, ctx: RunContext, metrics: dict) -> list:
     return [
         C.check("scorer_limits", "Every matcher gives F1 = 1 to a perfect clean answer and 0 to an empty one.",
                 measured={m: [v[0], v[2]] for m, v in f.items()}, holds=ok, tolerance="exactly 1 and 0",
-                reason="exact arithmetic of micro-F1", kind="check", source=src),
+                reason="exact arithmetic of micro-F1", kind="check", object="toy", source=src),
         C.check("scorer_fragmented_echo", "A fragmented echo of the right lines scores 1 under the whitespace-"
                 "normalised and fragment-tolerant matchers but not under exact matching — the artefact a "
                 "clean-text scorer would add to any U.", measured={m: v[1] for m, v in f.items()}, holds=pitfall,
                 tolerance="exact < 1, normalised = tolerant = 1", reason="exact string semantics",
-                kind="check", source=src),
+                kind="check", object="toy", source=src),
         C.check("harness_finds_known_valley", "On a scripted subject with a valley at p = 0.4, the sample-split "
                 "U-test finds a U with p_min within 0.1 of 0.4.", measured={"p_min": u.p_min, "depth_ci": u.depth_ci},
                 holds=u.verdict == "u" and abs(u.p_min - 0.4) <= 0.1 + 1e-9,
                 tolerance="verdict u and |p_min - 0.4| <= 0.1",
-                reason="0.1 is the rate grid's spacing near the valley", kind="check",
+                reason="0.1 is the rate grid's spacing near the valley", kind="check", object="toy",
                 source="inferred: tests the harness only; a scripted subject is no evidence for the paper"),
     ]
 
@@ -217,7 +218,7 @@ def _tokenisation_entropy(config: Config, ctx: RunContext, metrics: dict, tokeni
                        "profile_seed0": profs[0].to_dict()}
         per_seed = [C.within(f"type_entropy_peaks_low_{name}", f"With {name}, type entropy (a) of the fragmented "
                              "poems peaks at a low insertion rate, 0.05 <= p_H <= 0.3.", measured=pk, low=0.05,
-                             high=0.3, kind="reconstruction", domain=(0, 1),
+                             high=0.3, kind="reconstruction", object="real", domain=(0, 1),
                              source="inferred: the abstract says tokenisation entropy peaks before the F1 minimum; "
                                     "its definition is unknown, (a) is one of three we compute",
                              reason="range fixed before this run from a prototype on other text (stdlib docstrings, "
@@ -227,7 +228,7 @@ def _tokenisation_entropy(config: Config, ctx: RunContext, metrics: dict, tokeni
         per_seed = [C.at_least(f"entropy_peak_before_mixing_{name}", f"With {name}, type entropy peaks before the "
                                "mixing point (single-character tokens reach half of all tokens): the mixing point "
                                "minus the peak rate p_H is positive.",
-                               measured=mx - pk, bound=0.0, kind="reconstruction", domain=(-1, 1),
+                               measured=mx - pk, bound=0.0, kind="reconstruction", object="real", domain=(-1, 1),
                                reason="judged on the t-interval of the seed mean (>= 0; the mixing point is "
                                       "interpolated between grid rates, so a gap of exactly 0 does not occur)",
                                note=f"p_H per seed {peaks}, mixing point per seed {[round(m, 3) for m in mixing]}.",
@@ -239,7 +240,7 @@ def _tokenisation_entropy(config: Config, ctx: RunContext, metrics: dict, tokeni
                               "per word) rises monotonically in p: it cannot show a peak, so the definition "
                               "matters.", measured=table[name]["count_entropy_peak"], holds=monotone_b,
                               tolerance="non-decreasing over the grid at every seed", reason="exact order",
-                              kind="reconstruction",
+                              kind="reconstruction", object="real",
                               source="inferred: one of three definitions; the paper's could not be read"))
     metrics["tokenisation"] = table
     return claims
@@ -256,7 +257,7 @@ def _regularised_tokenisation(config: Config, ctx: RunContext, metrics: dict, to
         claims.append(C.at_least(f"regularised_lowers_entropy_{name}", f"With {name}, regularising the perturbation "
                                  "(the same split positions at every occurrence of a word) lowers the peak type "
                                  "entropy at matched rates.", measured=mean, bound=0.0, interval=iv,
-                                 kind="reconstruction",
+                                 kind="reconstruction", object="real",
                                  source="inferred: the abstract says regularising reduces the U; fewer distinct "
                                         "fragments would weaken the regime conflict",
                                  reason="difference > 0 judged on its 95 % t-interval over seeds"))
@@ -288,7 +289,7 @@ def _local_detector_valley(config: Config, ctx: RunContext, metrics: dict, token
     src = "inferred: a small in-process detector stands in for an LLM (not the paper's models)"
     claims = [_u_claim("detector_u_shape", "A needle detector trained on word- and character-mode text (p = 0 and "
                        "p = 1) shows a U in F1 over the insertion rate: minimum strictly inside, valley depth > 0.",
-                       both, kind="reconstruction", source=src,
+                       both, kind="reconstruction", object="toy", source=src,
                        note="Test documents are drawn from three held-out poems (~45 lines), so they share lines: "
                             "the bootstrap over documents understates the uncertainty of a new corpus.")]
     word, reg = curves["word mode only"], curves["regularised (per type)"]
@@ -296,26 +297,26 @@ def _local_detector_valley(config: Config, ctx: RunContext, metrics: dict, token
                          config.n_boot, ctx.seed)
     claims.append(C.at_least("detector_recovery_needs_character_mode", "The recovery at p = 1 needs the character "
                              "mode: F1(p = 1) is higher for the detector trained on both modes than on clean text only.",
-                             measured=boots[0], bound=0.0, interval=boots[1], kind="reconstruction", source=src,
+                             measured=boots[0], bound=0.0, interval=boots[1], kind="reconstruction", object="toy", source=src,
                              domain=(-1, 1), reason="paired bootstrap over documents, 95 %"))
     i_min = int(np.argmin(np.abs(np.asarray(config.rates) - both.p_min)))
     boots = _paired_boot(lambda c: _depth(c[0], i_min) - _depth(c[1], i_min), (curves["word + character modes"], reg),
                          config.n_boot, ctx.seed)
     claims.append(C.at_least("detector_regularised_shrinks_u", "Regularising the perturbation (per-type splits at "
                              "matched rates) reduces the detector's valley depth.", measured=boots[0], bound=0.0,
-                             interval=boots[1], kind="reconstruction", source=src, domain=(-2, 2),
+                             interval=boots[1], kind="reconstruction", object="toy", source=src, domain=(-2, 2),
                              reason="paired bootstrap over documents, 95 %; depth at the random arm's p_min"))
     p_h = float(np.mean([pr.peak_rate("type_entropy") for pr in figs["profiles"][name]]))
     claims.append(C.check("detector_entropy_peaks_before_f1_minimum", f"Tokenisation type entropy ({name}) peaks "
                           "before the detector's F1 minimum (p_H < p_min).", measured={"p_H": p_h, "p_min": both.p_min},
-                          holds=(p_h < both.p_min) if both.verdict == "u" else None, kind="reconstruction",
+                          holds=(p_h < both.p_min) if both.verdict == "u" else None, kind="reconstruction", object="toy",
                           tolerance="p_H < p_min (inconclusive when the detector shows no clear U)",
                           reason="order on the rate grid", source=src))
     return claims
 
 
 def _u_claim(cid: str, statement: str, test, *, kind: str, source: str, note: str = "",
-             paper_value=None) -> C.Claim:
+             paper_value=None, object: str | None = None, falsifiable_by: str = "", control: str = "") -> C.Claim:
     """A U-shape claim from a sample-split :class:`~.sweep.UTest`: with the minimum (chosen on the
     selection half) at an end of the rate range there is no U (does not hold, deterministic);
     otherwise the valley depth judged on the held-out half by its bootstrap interval (> 0)."""
@@ -323,9 +324,11 @@ def _u_claim(cid: str, statement: str, test, *, kind: str, source: str, note: st
     if not test.interior:
         return C.check(cid, statement, measured={"p_min": test.p_min, "depth": test.depth}, holds=False,
                        tolerance="the minimum must lie strictly inside the rate range", reason=reason,
-                       paper_value=paper_value, kind=kind, source=source, note=note)
+                       paper_value=paper_value, kind=kind, source=source, note=note, object=object,
+                       falsifiable_by=falsifiable_by, control=control)
     return C.at_least(cid, statement, measured=test.depth, bound=1e-9, interval=test.depth_ci, domain=(-1, 1),
-                      paper_value=paper_value, kind=kind, source=source, reason=reason,
+                      paper_value=paper_value, kind=kind, source=source, reason=reason, object=object,
+                      falsifiable_by=falsifiable_by, control=control,
                       note=(f"p_min = {test.p_min:g} (interior). " + note).strip())
 
 

@@ -27,23 +27,40 @@ from .tokenisation import Tokenizer
 Subject = Callable[[Rendered], str]
 
 
-def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) -> Subject:
-    """Wrap a chat backend (``backend.chat(messages, params)``) as a subject, temperature 0.
+class ChatSubject:
+    """A chat backend (``backend.chat(messages, params)``) as a subject, temperature 0.
 
-    A reply that hit the token limit is flagged by raising ``BackendError`` (truncated output is
-    never scored silently as a miss).
+    A reply that hit the token limit (``completion_tokens >= max_tokens``) is still a reply: it is
+    scored on what it says and counted in :attr:`truncated` (never as a failed call). Backend
+    failures raise ``BackendError`` (counted by the caller, never scored).
+
+    Attributes:
+        replies: replies received.
+        truncated: replies cut off at ``max_tokens``.
     """
-    from neurips26.backends import BackendError, ChatParams, as_messages
 
-    params = ChatParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
+    def __init__(self, backend, *, max_tokens: int = 1024, seed: int | None = None) -> None:
+        from neurips26.backends import ChatParams
 
-    def answer(rendered: Rendered) -> str:
-        reply = backend.chat(as_messages(rendered.messages), params)
-        if reply.completion_tokens and reply.completion_tokens >= max_tokens:
-            raise BackendError(f"reply truncated at max_tokens={max_tokens}")
+        self.backend, self.max_tokens = backend, int(max_tokens)
+        self.params = ChatParams(temperature=0.0, max_tokens=self.max_tokens, seed=seed)
+        self.replies = self.truncated = 0
+
+    def __call__(self, rendered: Rendered) -> str:
+        """The reply text to ``rendered``'s messages."""
+        from neurips26.backends import as_messages
+
+        reply = self.backend.chat(as_messages(rendered.messages), self.params)
+        self.replies += 1
+        if reply.completion_tokens and reply.completion_tokens >= self.max_tokens:
+            self.truncated += 1
         return reply.text
 
-    return answer
+
+def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) -> ChatSubject:
+    """Wrap a chat backend as a subject (:class:`ChatSubject`): temperature 0; a reply cut off at
+    ``max_tokens`` is scored and counted in ``.truncated``, not treated as a failed call."""
+    return ChatSubject(backend, max_tokens=max_tokens, seed=seed)
 
 
 class CallMeter:
