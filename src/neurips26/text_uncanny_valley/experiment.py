@@ -19,6 +19,8 @@ What can be checked offline, and how (the behavioural claims need frontier LLMs)
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from pydantic import Field, field_validator
 
@@ -29,7 +31,7 @@ from neurips26.harness.config import ChatBackendConfig
 from .corpus import poem_lines
 from .perturbation import defragment, fragment
 from .scoring import MATCHERS, math_correct, score
-from .subjects import CallMeter, LineDetector, chat_subject, mode_mixture_subject
+from .subjects import CallMeter, LineDetector, SurprisalSubject, chat_subject, mode_mixture_subject
 from .sweep import run_sweep, u_shape_test
 from .tasks import math_items, needle_items, needle_line, omission_items, render, render_math
 from .tokenisation import BUILTIN, entropy_profile, load_tokenizer
@@ -57,10 +59,17 @@ class Config(ChatBackendConfig):
     icl_shots: int = Field(2, ge=1, le=16, description="solved examples in the in-context-learning arm")
     max_tokens: int = Field(1024, ge=16, le=32768, description="reply token limit (a reply cut off there is scored "
                             "and counted as truncated, never as a failed call)")
+    llm_readout: Literal["auto", "surprisal", "generate"] = Field(
+        "auto", description="how the model answers: generate (chat replies, scored; openai default) or surprisal "
+                            "(a local model's per-line log-probabilities, one pass per document; transformers default)")
+    local_docs: int = Field(10, ge=4, le=2000, description="needle documents per arm for the surprisal readout")
+    local_rates: list[float] = Field(default_factory=lambda: [0.0, 0.1, 0.3, 0.6, 1.0],
+                                     description="insertion rates of the surprisal readout")
+    local_doc_lines: int = Field(8, ge=4, le=200, description="poem lines per document in the surprisal readout")
     retry_budget_s: float = Field(600.0, gt=0, le=86_400, description="total seconds the LLM sweep may spend on "
                                   "calls that fail (retries included); then every further call fails at once")
 
-    @field_validator("rates", "llm_rates")
+    @field_validator("rates", "llm_rates", "local_rates")
     @classmethod
     def _rates(cls, v: list[float]) -> list[float]:
         if len(v) < 3 or any(not 0.0 <= p <= 1.0 for p in v) or any(b <= a for a, b in zip(v, v[1:])):
@@ -102,7 +111,7 @@ class Config(ChatBackendConfig):
 def make_llm_backend(config: Config, cache_dir=None, device: str = "cpu"):
     """The configured chat backend (``None`` for ``backend=none``), with a total retry budget of
     ``config.retry_budget_s`` seconds of failing calls (then every further call fails at once)."""
-    if config.backend == "none":
+    if config.backend == "none" or _surprisal(config):
         return None
     from neurips26.backends import make_backend
 
@@ -111,6 +120,11 @@ def make_llm_backend(config: Config, cache_dir=None, device: str = "cpu"):
     if hasattr(backend, "retry_budget_s"):
         backend.retry_budget_s = config.retry_budget_s
     return backend
+
+
+def _surprisal(config: Config) -> bool:
+    """Whether the LLM arm reads a local model's log-probabilities (no generation)."""
+    return config.backend == "transformers" and config.llm_readout != "generate"
 
 
 def preflight(config: Config) -> None:
@@ -357,8 +371,12 @@ def _llm_valley(config: Config, ctx: RunContext, metrics: dict, backend) -> tupl
     }
     full = ("set backend=openai with base_url and model (key from OPENAI_API_KEY), or backend=transformers with "
             "model_path; the full configuration runs 200 documents per task at 11 rates with ICL and regularised arms")
+    if _surprisal(config):
+        return _surprisal_valley(config, ctx, metrics, statements, full)
     if backend is None:
-        return [C.not_checkable(cid, st, paper_value=pv, reason="needs a frontier chat model; none is reachable offline",
+        return [C.not_checkable(cid, st, paper_value=pv, object="real",
+                                reason="no language model configured (set backend=transformers with model_path, a "
+                                       "local folder such as SmolLM2-135M-Instruct, or backend=openai)",
                                 full_scale=full, kind="paper", source=ABSTRACT)
                 for cid, (st, pv) in statements.items()], None
     from neurips26.backends import BackendError
@@ -368,7 +386,8 @@ def _llm_valley(config: Config, ctx: RunContext, metrics: dict, backend) -> tupl
     math = math_items(config.llm_docs, ctx.seed + 9)
     total = len(config.llm_rates) * (3 * len(items) + len(math))
     meter = CallMeter(total, "LLM sweep", ctx.progress)
-    subject = meter.wrap(chat_subject(backend, max_tokens=config.max_tokens, seed=ctx.seed))
+    chat = chat_subject(backend, max_tokens=config.max_tokens, seed=ctx.seed)
+    subject = meter.wrap(chat)
     ask = meter.wrap(subject_text)
     seeds = _seeds(config, ctx)[:1]
     try:
@@ -388,10 +407,14 @@ def _llm_valley(config: Config, ctx: RunContext, metrics: dict, backend) -> tupl
         meter.close()
     use = C.BackendUse(calls=meter.calls, failed=meter.failed, what=describe(backend))
     metrics["llm"] = {"name": backend.name, "calls": meter.calls, "failed_calls": meter.failed,
-                      "failures": {k: v.failures for k, v in arms.items()}, "math_accuracy": acc}
+                      "failures": {k: v.failures for k, v in arms.items()}, "math_accuracy": acc,
+                      "replies": chat.replies, "truncated_replies": chat.truncated,
+                      "note": "a reply cut off at max_tokens is scored on what it says and counted in "
+                              "truncated_replies, never as a failed call"}
     if use.failed:  # no verdict rests on failed calls (and a U-test on all-NaN curves is meaningless)
         why = f"{use.failed} of {use.calls} backend calls failed ({use.what})"
-        return [C.not_checkable(cid, st, paper_value=pv, reason=why, full_scale=full, kind="paper", source=ABSTRACT)
+        return [C.not_checkable(cid, st, paper_value=pv, reason=why, full_scale=full, kind="paper", source=ABSTRACT,
+                                object="real")
                 for cid, (st, pv) in statements.items()], use
     tests = {k: u_shape_test(v.per_doc("normalised"), config.llm_rates, n_boot=config.n_boot, seed=ctx.seed)
              for k, v in arms.items()}
@@ -404,23 +427,77 @@ def _llm_valley(config: Config, ctx: RunContext, metrics: dict, backend) -> tupl
     model_name = config.model or config.model_path
     p_h = float(np.mean([v["type_entropy_peak"] for v in metrics.get("tokenisation", {}).values()][0])) \
         if metrics.get("tokenisation") else float("nan")
+    return _valley_claims(statements, tests, drop, p_h, model_name, full,
+                          note=f"Math accuracy per rate for {model_name}: {acc}."), use
+
+
+def _valley_claims(statements: dict, tests: dict, drop: tuple, p_h: float, model_name: str, full: str,
+                   note: str = "") -> list:
+    """The five behavioural claims from the random / ICL / regularised arms' U-tests (object real)."""
+    u = tests["random"]
     return [
         _u_claim("llm_u_shape", statements["llm_u_shape"][0] + f" (model: {model_name})", u, paper_value="U-shaped",
-                 kind="paper", source=ABSTRACT),
-        _u_claim("llm_icl_no_rescue", statements["llm_icl_no_rescue"][0] + " Measured: the ICL arm still shows a U.",
-                 tests["icl"], paper_value="no rescue", kind="paper", source=ABSTRACT),
-        C.at_least("llm_regularised_reduces_u", statements["llm_regularised_reduces_u"][0], measured=drop[0],
-                   bound=0.0, interval=drop[1], paper_value="reduced", kind="paper", source=ABSTRACT, domain=(-2, 2),
+                 kind="paper", source=ABSTRACT, object="real", note=note,
+                 falsifiable_by="the F1 minimum (chosen on half the documents) at an end of the rate range, or a "
+                                "held-out valley depth whose interval reaches 0"),
+        _u_claim("llm_icl_no_rescue", statements["llm_icl_no_rescue"][0] + " Measured: the ICL arm still shows a U "
+                 f"(model: {model_name}).", tests["icl"], paper_value="no rescue", kind="paper", source=ABSTRACT,
+                 object="real", control="the zero-shot arm on the same documents and rates (llm_u_shape)",
+                 falsifiable_by="the ICL arm's minimum moves to an end of the range or its depth interval reaches 0"),
+        C.at_least("llm_regularised_reduces_u", statements["llm_regularised_reduces_u"][0] + f" (model: {model_name})",
+                   measured=drop[0], bound=0.0, interval=drop[1], paper_value="reduced", kind="paper", source=ABSTRACT,
+                   domain=(-2, 2), object="real",
+                   control="the random-split arm on the same documents at matched rates (paired)",
                    reason="paired bootstrap over documents of depth(random) - depth(regularised), 95 %"),
-        C.check("llm_math_u", statements["llm_math_u"][0] + f" Measured for {model_name}: accuracy per rate {acc}.",
-                measured=acc, holds=None, paper_value="U for Gemini 3.0 Flash only", kind="paper", source=ABSTRACT,
-                tolerance="reported, not judged: the statement compares named models",
-                reason="one configured model cannot confirm a comparison across models"),
-        C.check("llm_entropy_before_minimum", statements["llm_entropy_before_minimum"][0],
+        C.not_checkable("llm_math_u", statements["llm_math_u"][0], paper_value="U for Gemini 3.0 Flash only",
+                        kind="paper", source=ABSTRACT, object="real",
+                        reason="compares named frontier models (Gemini 3.0 Flash against stronger ones); one small "
+                               "local model cannot stand in for either",
+                        full_scale=full, note=note),
+        C.check("llm_entropy_before_minimum", statements["llm_entropy_before_minimum"][0] + f" (model: {model_name})",
                 measured={"p_H": p_h, "p_min": u.p_min}, holds=(p_h < u.p_min) if u.verdict == "u" else None,
-                paper_value="p_H < p_min", kind="paper", source=ABSTRACT,
+                paper_value="p_H < p_min", kind="paper", source=ABSTRACT, object="real",
+                falsifiable_by="the F1 minimum at or before the rate where tokenisation entropy peaks",
                 tolerance="p_H < p_min (inconclusive without a clear U)", reason="order on the rate grid"),
-    ], use
+    ]
+
+
+def _surprisal_valley(config: Config, ctx: RunContext, metrics: dict, statements: dict, full: str) -> tuple:
+    """The behavioural claims on a local model read through per-line surprisal (one forward pass per
+    document, one thread): needle documents at ``local_rates``, random / ICL (1 shot) / regularised."""
+    import time
+
+    from neurips26.ncp_tom.local_lm import LocalLM
+
+    t0 = time.process_time()
+    lm = LocalLM(config.model_path, threads=1)
+    load_s = time.process_time() - t0
+    subject = SurprisalSubject(lm)
+    items = needle_items(config.local_docs, ctx.seed + 7, n_needles=1, doc_lines=config.local_doc_lines)
+    seeds = _seeds(config, ctx)[:1]
+    rates = config.local_rates
+    arms = {"random": run_sweep(items, subject, rates, seeds=seeds),
+            "icl": run_sweep(items, subject, rates, seeds=seeds, icl=1),
+            "regularised": run_sweep(items, subject, rates, seeds=seeds, mode="per_type")}
+    tests = {k: u_shape_test(v.per_doc("normalised"), rates, n_boot=config.n_boot, seed=ctx.seed)
+             for k, v in arms.items()}
+    i_min = int(np.argmin(np.abs(np.asarray(rates) - tests["random"].p_min)))
+    drop = _paired_boot(lambda c: _depth(c[0], i_min) - _depth(c[1], i_min),
+                        (arms["random"].per_doc("normalised"), arms["regularised"].per_doc("normalised")),
+                        config.n_boot, ctx.seed)
+    tok = load_tokenizer(str(lm.folder / "tokenizer.json")) if (lm.folder / "tokenizer.json").is_file() else None
+    text = "\n".join("\n".join(p) for p in poem_lines())
+    p_h = float(np.mean([entropy_profile(text, tok, rates, sd).peak_rate("type_entropy") for sd in seeds])) \
+        if tok is not None else float("nan")
+    metrics["llm"] = {"name": lm.name, "readout": "per-line surprisal (no generation)", "calls": lm.usage.calls,
+                      "failed_calls": 0, "usage": lm.usage.to_dict(), "load_cpu_s": round(load_s, 2),
+                      "curves": {k: np.nanmean(v.per_doc("normalised"), axis=1).tolist() for k, v in arms.items()},
+                      "u_tests": {k: t.__dict__ for k, t in tests.items()}, "p_H_model_tokenizer": p_h,
+                      "malformed_share": {k: 0.0 for k in arms}}
+    use = C.BackendUse(calls=lm.usage.calls, failed=0, what=f"local model {lm.folder} (log-probabilities)")
+    note = ("Read through log-probabilities, not generation: each recitation line's mean token surprisal in one "
+            "forward pass over the task prompt, the most surprising line is the answer (nothing is malformed).")
+    return _valley_claims(statements, tests, drop, p_h, f"{lm.name}, per-line surprisal", full, note=note), use
 
 
 def subject_text(backend, messages: list[dict], config: Config) -> str:
@@ -469,6 +546,10 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
 
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run every claim group; returns metrics, claims and figures."""
+    if _surprisal(config):
+        from neurips26.ncp_tom.local_lm import model_folder
+
+        model_folder(config.model_path)  # a missing model stops here, before any work
     backend = make_llm_backend(config, ctx.out_dir / "llm_cache", ctx.device)
     if backend is not None:
         from neurips26.backends import preflight as ping

@@ -63,6 +63,52 @@ def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) ->
     return ChatSubject(backend, max_tokens=max_tokens, seed=seed)
 
 
+class SurprisalSubject:
+    """A local model's log-probabilities as a needle detector (cheap: one forward pass per
+    document, no generation).
+
+    The model reads the rendered task prompt (chat template, the system and user messages as a
+    chat model would get them); each recitation line's mean token surprisal (nats) is computed
+    from that single pass, and the ``k`` most surprising lines (``k`` = the number of needles) are
+    the answer, as shown. A needle is new text, every other recitation line was shown in the
+    original poem just before, so a reader that can match lines across the two copies finds the
+    needles; fragmentation changes how the lines tokenise. Needle items only.
+
+    Attributes:
+        lm: a :class:`~neurips26.ncp_tom.local_lm.LocalLM`.
+        calls: documents read.
+    """
+
+    def __init__(self, lm) -> None:
+        self.lm, self.calls = lm, 0
+
+    def line_surprisal(self, rendered: Rendered) -> list[float]:
+        """Mean surprisal (nats per token) of each recitation line of the last user message."""
+        prompt = self.lm.chat_prompt(rendered.messages)
+        shown = [rendered.shown[ln] for ln in rendered.item.recitation]
+        start = prompt.rfind("\n".join(shown))
+        if start < 0:
+            raise ValueError("the recitation block is not in the prompt as rendered")
+        spans, sur = self.lm.token_surprisal(prompt)
+        self.calls += 1
+        out, pos = [], start
+        for line in shown:
+            lo, hi = pos, pos + len(line)
+            vals = [v for (a, b), v in zip(spans, sur) if a < hi and b > lo]
+            out.append(float(np.mean(vals)) if vals else float("nan"))
+            pos = hi + 1
+        return out
+
+    def __call__(self, rendered: Rendered) -> str:
+        """The ``k`` most surprising recitation lines (as shown), one per line."""
+        if rendered.item.task != "needle":
+            raise ValueError(f"SurprisalSubject answers needle items only, got task {rendered.item.task!r}")
+        sur = np.nan_to_num(np.asarray(self.line_surprisal(rendered)), nan=-np.inf)
+        k = len(rendered.item.targets)
+        top = sorted(np.argsort(-sur, kind="stable")[:k].tolist())
+        return "\n".join(rendered.shown[rendered.item.recitation[i]] for i in top)
+
+
 class CallMeter:
     """Counts model calls of a long backend sweep and shows progress: calls done of the total,
     failed, rate (calls/s) and time left at that rate.
