@@ -306,3 +306,20 @@ def test_three_refusals_and_one_success_give_asr_one(world):
 
     success = Rollout(target, q.answer, target, exposed=True, read=True, adopted=True, corrupted=True)
     assert asr(out[:3] + [success]) == 1.0
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("SEARCH: founder of Orin", ("SEARCH", "founder of Orin")),
+    ("**Search:** founder of Orin", ("SEARCH", "founder of Orin")),
+    ("search - founder of Orin", ("SEARCH", "founder of Orin")),
+    ("Let me look.\nANSWER: Lea Marsh", ("ANSWER", "Lea Marsh")),
+    ("1. answer: `Lea Marsh`", ("ANSWER", "Lea Marsh")),
+    ("The founder is Lea Marsh.", None),
+    ("", None),
+])
+def test_tolerant_action_parse(reply, expected):
+    """Catches a parser that marks a small model's near-miss replies ("**Search:** x", lower case, a
+    line of prose first) malformed, while prose without an action stays malformed."""
+    from neurips26.search_agent_attacks.agents import parse_action
+
+    assert parse_action(reply) == expected

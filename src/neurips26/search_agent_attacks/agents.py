@@ -176,7 +176,25 @@ class ScriptedAgent:
 
 _ACTION = re.compile(r"^\s*(SEARCH|ANSWER)\s*:\s*(.+?)\s*$", re.IGNORECASE)
 LLM_SYSTEM = ("You answer questions with a search tool over a private document collection. Reply with exactly "
-              "one line, either 'SEARCH: <query>' or 'ANSWER: <short answer>'. Use at most {turns} searches.")
+              "one line, either 'SEARCH: <query>' or 'ANSWER: <short answer>'. Use at most {turns} searches.\n"
+              "Example:\nUser: Who founded the company that owns Vela Mills?\nAssistant: SEARCH: owner of Vela Mills\n"
+              "User: RESULTS:\n[1] Vela Mills is owned by Orin Group.\nAssistant: SEARCH: founder of Orin Group\n"
+              "User: RESULTS:\n[1] Orin Group was founded by Lea Marsh.\nAssistant: ANSWER: Lea Marsh")
+#: Tolerant reading of an action line: any case, markdown or list markers around it, ':' '-' or
+#: '=' after the keyword ("**Search:** x", "- answer - x", "Action: SEARCH: x").
+_ACTION_TOLERANT = re.compile(r"\b(SEARCH|ANSWER)\b\s*\**\s*[:=\-–]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE)
+
+
+def parse_action(reply: str) -> tuple[str, str] | None:
+    """The first action in ``reply``: ``("SEARCH" | "ANSWER", argument)``, or ``None`` when no
+    line holds one. Strict lines (``SEARCH: q``) first, then the tolerant form on each line."""
+    lines = [ln for ln in reply.splitlines() if ln.strip()]
+    m = _ACTION.match(lines[0]) if lines else None
+    if m is None:
+        m = next((x for x in (_ACTION_TOLERANT.search(ln) for ln in lines) if x and x.group(2).strip("*` ")), None)
+    if m is None:
+        return None
+    return m.group(1).upper(), m.group(2).strip().strip("*`\"' ")
 #: A reply (or an ANSWER) that declines or abstains: counted as a refusal, apart from malformed
 #: replies. Covers "I can't / cannot / won't / am unable / am not able / 'm unable ... to",
 #: apologies ("Sorry, but I ..."), "as an AI", "I must decline", and abstentions ("I don't know",
@@ -246,7 +264,7 @@ class LLMAgent:
         answer = None
         for _ in range(2 * self.max_turns):
             reply = self.backend.chat(msgs, params).text
-            m = _ACTION.match(next((ln for ln in reply.splitlines() if ln.strip()), ""))
+            m = parse_action(reply)
             if m is None:
                 if is_refusal(reply):
                     refused = True
@@ -256,7 +274,7 @@ class LLMAgent:
                     break
                 msgs += [Message("assistant", reply), Message("user", "Reply with one line: SEARCH: ... or ANSWER: ...")]
                 continue
-            kind, arg = m.group(1).upper(), m.group(2)
+            kind, arg = m
             if kind == "ANSWER" and is_refusal(arg):
                 refused = True
                 break

@@ -48,6 +48,10 @@ class Config(ChatBackendConfig):
     baseline_defence: list[str] = Field(default_factory=lambda: ["source_trust"],
                                         description="mitigations on from the start (strip_instructions, source_trust, voting, query_rewrite)")
     llm_questions: int = Field(20, ge=2, le=5000, description="questions per arm for the LLM agent")
+    local_questions: int = Field(12, ge=2, le=5000, description="questions per arm for a local model "
+                                 "(backend=transformers; CPU-bound, one thread)")
+    local_max_tokens: int = Field(32, ge=8, le=4096, description="reply token limit of a local model's agent turns "
+                                  "(one action line)")
 
     @model_validator(mode="after")
     def _check(self) -> "Config":
@@ -191,17 +195,26 @@ class _CountingBackend:
 
     def __init__(self, backend) -> None:
         self.backend, self.name = backend, backend.name
-        self.calls = self.failed = 0
+        self.calls = self.failed = self.prompt_tokens = self.completion_tokens = 0
 
     def chat(self, messages, params=None):
         from neurips26.backends import BackendError, ChatParams
 
         self.calls += 1
         try:
-            return self.backend.chat(messages, params or ChatParams())
+            reply = self.backend.chat(messages, params or ChatParams())
         except BackendError:
             self.failed += 1
             raise
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        return reply
+
+
+def _null():
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def make_llm_backend(config: Config, cache_dir=None, device: str = "cpu"):
@@ -254,29 +267,42 @@ def _llm_agent(config: Config, ctx: RunContext, metrics: dict, data: dict, backe
         return [C.not_checkable("llm_superior_to_static", statement, paper_value="superior to static baselines",
                                 reason="needs frontier LLM agents; none is reachable offline", full_scale=full,
                                 kind="paper", source="abstract", object="real")], None
+    import time
+
     from neurips26.backends import BackendError
     from neurips26.backends.preflight import describe
 
     counted = _CountingBackend(backend)
-    agent = LLMAgent(counted)
+    local = config.backend == "transformers"
+    agent = LLMAgent(counted, max_tokens=config.local_max_tokens) if local else LLMAgent(counted)
+    n_q = min(config.llm_questions, config.local_questions) if local else config.llm_questions
+    t_cpu = time.process_time()
     sandbox, train, held, _ = data["sandbox"]
     defender = defender_from_names(config.baseline_defence)
     best = evolve("creo", Evaluator(sandbox, ScriptedAgent(seed=ctx.seed)), train, defender, seed=ctx.seed).best
-    qs = held[: config.llm_questions]
+    qs = held[:n_q]
     out = {}
     episodes = [(arm, i, q) for arm in ("static", "evolved") for i, q in enumerate(qs)]
-    for arm, i, q in ctx.track(episodes, "LLM agent episodes"):
-        genomes = list(STATIC_TEMPLATES) if arm == "static" else [best]
-        target, fake = target_for(q)
-        try:
-            out.setdefault(arm, []).append(agent.run(q, sandbox, render_documents(genomes[i % len(genomes)], q),
-                                                     defender, target, fake))
-        except BackendError:
-            out.setdefault(arm, [])
+    from neurips26.harness.context import torch_threads
+
+    with torch_threads(1) if local else _null():
+        for arm, i, q in ctx.track(episodes, "LLM agent episodes"):
+            genomes = list(STATIC_TEMPLATES) if arm == "static" else [best]
+            target, fake = target_for(q)
+            try:
+                out.setdefault(arm, []).append(agent.run(q, sandbox, render_documents(genomes[i % len(genomes)], q),
+                                                         defender, target, fake))
+            except BackendError:
+                out.setdefault(arm, [])
     counts = {arm: attack_counts(out.get(arm, [])) for arm in ("static", "evolved")}
     scored = {arm: [r for r in out.get(arm, []) if r.answered] for arm in counts}
     metrics["llm"] = {"name": backend.name, "calls": counted.calls, "failed_calls": counted.failed,
-                      "counts": counts,
+                      "counts": counts, "questions_per_arm": n_q, "cpu_s": round(time.process_time() - t_cpu, 2),
+                      "prompt_tokens": counted.prompt_tokens, "completion_tokens": counted.completion_tokens,
+                      "malformed_share": {a: (c["malformed"] / c["episodes"] if c["episodes"] else None)
+                                          for a, c in counts.items()},
+                      "refused_share": {a: (c["refused"] / c["episodes"] if c["episodes"] else None)
+                                        for a, c in counts.items()},
                       "exact_match_gold": {a: float(np.mean([r.correct for r in rs])) if rs else None
                                            for a, rs in scored.items()},
                       "f1_gold": {a: float(np.mean([f1_score(r.answer, r.gold) for r in rs])) if rs else None
@@ -292,7 +318,8 @@ def _llm_agent(config: Config, ctx: RunContext, metrics: dict, data: dict, backe
                                 full_scale=full, kind="paper", source="abstract", object="real")
     elif n_e == 0 or n_s == 0:
         claim = C.not_checkable("llm_superior_to_static", statement, paper_value="superior to static baselines",
-                                reason=f"no answered episode in an arm (counts: {counts})", full_scale=full,
+                                reason=f"no answered episode in an arm (counts: {counts}; malformed replies and "
+                                       "refusals are no answer)", full_scale=full,
                                 kind="paper", source="abstract", object="real")
     else:
         diff = k_e / n_e - k_s / n_s
