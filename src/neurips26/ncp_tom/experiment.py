@@ -126,6 +126,8 @@ class Config(ExperimentConfig):
         calls = 0 if self.backend == "none" else self.llm_instances * sum(
             5 if s == "agentic" else 1 for s in self.settings)
         sec = offline + calls * (20.0 if self.reasoning_model else 3.0)
+        if self.backend == "transformers" and self.decoding != "free":  # measured: ~7.5 CPU-s per episode
+            sec = offline + 10.0 + 7.5 * min(self.llm_instances, self.local_instances) * len(self.settings)
         return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)),
                          credentials=("OPENAI_API_KEY",) if needs_key else ())
 

@@ -72,7 +72,8 @@ class Config(ChatBackendConfig):
         offline = 8.5 * (self.seeds / q.seeds) * (self.n_companies / q.n_companies) * (
             self.population * self.generations * self.rollouts_per_genome
             / (q.population * q.generations * q.rollouts_per_genome))
-        calls = 0 if self.backend == "none" else 2 * self.llm_questions * 4
+        calls = 0 if self.backend == "none" else 2 * (
+            min(self.llm_questions, self.local_questions) if self.backend == "transformers" else self.llm_questions) * 4
         return Resources(num_cpus=1, hours=max(0.01, round((offline + 1.5 * calls) / 3600, 2)), credentials=base.credentials)
 
     @classmethod

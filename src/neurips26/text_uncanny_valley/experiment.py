@@ -95,6 +95,8 @@ class Config(ChatBackendConfig):
         base = super().resources()
         calls = 0 if self.backend == "none" else 2 * self.llm_docs * len(self.llm_rates) * len(self.seeds) * 3
         sec = 23.0 * self.n_docs / 60 + 3.0 * calls
+        if self.backend == "transformers" and self.llm_readout != "generate":  # one forward pass per document
+            sec = 23.0 * self.n_docs / 60 + 10.0 + 1.0 * self.local_docs * len(self.local_rates) * 4
         return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)), credentials=base.credentials)
 
     @classmethod
@@ -189,7 +191,7 @@ def _scorer_and_harness(config: Config, ctx: RunContext, metrics: dict) -> list:
     ok = all(v[0] == 1.0 and v[2] == 0.0 for v in f.values())
     pitfall = f["exact"][1] < 1.0 and f["normalised"][1] == 1.0 and f["fragment_tolerant"][1] == 1.0
     metrics["scorer"] = {m: {"clean": v[0], "fragmented_echo": v[1], "empty": v[2]} for m, v in f.items()}
-    mock = run_sweep(needle_items(config.n_docs, 101), mode_mixture_subject(0.4, 0.15, 0.7, seed=ctx.seed),
+    mock = run_sweep(needle_items(config.n_docs, ctx.seed + 101), mode_mixture_subject(0.4, 0.15, 0.7, seed=ctx.seed),
                      config.rates, seeds=_seeds(config, ctx)[:1])
     u = u_shape_test(mock.per_doc("normalised"), config.rates, n_boot=config.n_boot, seed=ctx.seed)
     metrics["mock_u_test"] = u.__dict__
