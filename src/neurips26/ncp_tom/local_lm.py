@@ -161,3 +161,24 @@ class LocalLM:
             return spans, s
 
         return self._run(fn, "surprisal")
+
+    def complete(self, prompt: str, *, max_new_tokens: int = 16, stop: str = "\n") -> str:
+        """Greedy continuation of ``prompt`` (a string in the model's chat format, e.g. a reply
+        prefix forced by a grammar), cut at the first ``stop``; at most ``max_new_tokens`` tokens.
+
+        Raises:
+            ValueError: ``max_new_tokens`` < 1.
+        """
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens={max_new_tokens}; allowed: >= 1")
+
+        def fn(torch):
+            enc = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+            pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+            out = self.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad)
+            new = out[0, enc["input_ids"].shape[1]:]
+            self.usage.prompt_tokens += int(enc["input_ids"].shape[1])
+            self.usage.candidate_tokens += int(new.shape[0])
+            return self.tokenizer.decode(new, skip_special_tokens=True).split(stop)[0].strip()
+
+        return self._run(fn, "complete")

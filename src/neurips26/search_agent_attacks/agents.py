@@ -299,6 +299,37 @@ class LLMAgent:
                        malformed, refused)
 
 
+class GrammarBackend:
+    """A local model (:class:`~neurips26.ncp_tom.local_lm.LocalLM`) as a chat backend whose every
+    reply follows the agent's grammar (constrained decoding): the keyword is the more probable of
+    ``SEARCH:`` and ``ANSWER:`` by the model's log-probabilities, the argument is its greedy
+    continuation up to the end of the line (at most ``max_tokens`` tokens). So no reply is
+    malformed; the arguments are the model's own words. ``ANSWER`` is not offered before the
+    first search (a question is never answerable from the prompt alone in the sandbox).
+
+    Attributes:
+        name: ``grammar:<model folder name>``.
+    """
+
+    def __init__(self, lm, max_tokens: int = 16) -> None:
+        self.lm, self.max_tokens = lm, int(max_tokens)
+        self.name = f"grammar:{lm.name}"
+
+    def chat(self, messages, params=None):
+        """One grammatical reply (``ChatReply``) to ``messages``."""
+        from neurips26.backends import ChatReply
+
+        msgs = [m.to_dict() if hasattr(m, "to_dict") else dict(m) for m in messages]
+        prompt = self.lm.chat_prompt(msgs)
+        searched = any(m["role"] == "user" and m["content"].startswith("RESULTS:") for m in msgs)
+        before = self.lm.usage.prompt_tokens + self.lm.usage.candidate_tokens
+        keys = ["SEARCH:", "ANSWER:"] if searched else ["SEARCH:"]
+        key = keys[self.lm.choose(prompt, keys)] if len(keys) > 1 else keys[0]
+        arg = self.lm.complete(prompt + key + " ", max_new_tokens=self.max_tokens) or "?"
+        used = self.lm.usage.prompt_tokens + self.lm.usage.candidate_tokens - before
+        return ChatReply(text=f"{key} {arg}", prompt_tokens=used, completion_tokens=0, model=self.name)
+
+
 # --------------------------------------------------------------------------- answer scoring
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.IGNORECASE)

@@ -15,6 +15,8 @@ needs a model endpoint (``backend=openai`` or ``transformers``). Claim groups:
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from pydantic import Field, model_validator
 
@@ -50,6 +52,9 @@ class Config(ChatBackendConfig):
     llm_questions: int = Field(20, ge=2, le=5000, description="questions per arm for the LLM agent")
     local_questions: int = Field(12, ge=2, le=5000, description="questions per arm for a local model "
                                  "(backend=transformers; CPU-bound, one thread)")
+    decoding: Literal["auto", "free", "constrained"] = Field(
+        "auto", description="a local model's replies: constrained (keyword by log-probabilities, argument greedy "
+                            "to the end of the line; the transformers default) or free text read tolerantly")
     local_max_tokens: int = Field(32, ge=8, le=4096, description="reply token limit of a local model's agent turns "
                                   "(one action line)")
 
@@ -222,6 +227,12 @@ def make_llm_backend(config: Config, cache_dir=None, device: str = "cpu"):
     """The configured chat backend (``None`` for ``backend=none``)."""
     if config.backend == "none":
         return None
+    if config.backend == "transformers" and config.decoding != "free":
+        from neurips26.ncp_tom.local_lm import LocalLM
+
+        from .agents import GrammarBackend
+
+        return GrammarBackend(LocalLM(config.model_path, threads=1), max_tokens=16)
     from neurips26.backends import make_backend
 
     return make_backend(config.backend, model=config.model, base_url=config.base_url,
