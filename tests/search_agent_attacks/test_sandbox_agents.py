@@ -323,3 +323,41 @@ def test_tolerant_action_parse(reply, expected):
     from neurips26.search_agent_attacks.agents import parse_action
 
     assert parse_action(reply) == expected
+
+
+def test_grammar_backend_replies_are_always_actions(world):
+    """Catches a local-model agent whose replies a small model leaves malformed (24 of 24 with
+    SmolLM2-135M): through the grammar every reply parses, no ANSWER comes before a search, and the
+    episode ends with an answer."""
+    from types import SimpleNamespace
+
+    from neurips26.search_agent_attacks import LLMAgent
+    from neurips26.search_agent_attacks.agents import GrammarBackend, parse_action
+
+    class FakeLM:
+        name = "fake"
+        usage = SimpleNamespace(prompt_tokens=0, candidate_tokens=0)
+
+        def chat_prompt(self, msgs):
+            return "\n".join(m["content"] for m in msgs)
+
+        def choose(self, prompt, cands):
+            return len(cands) - 1  # ANSWER whenever it is offered
+
+        def complete(self, prompt, max_new_tokens=16):
+            return "Lea Marsh" if prompt.endswith("ANSWER: ") else "founder of Orin"
+
+    _, sb, qs = world
+    backend = GrammarBackend(FakeLM())
+    replies = []
+    orig = backend.chat
+
+    def spy(messages, params=None):
+        r = orig(messages, params)
+        replies.append(r.text)
+        return r
+
+    backend.chat = spy
+    roll = LLMAgent(backend).run(qs[0], sb)
+    assert replies[0].startswith("SEARCH:") and all(parse_action(r) for r in replies)
+    assert roll.malformed == 0 and roll.answer == "Lea Marsh"
