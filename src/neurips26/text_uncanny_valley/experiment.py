@@ -447,10 +447,17 @@ def _valley_claims(statements: dict, tests: dict, drop: tuple, p_h: float, model
                  object="real", control="the zero-shot arm on the same documents and rates (llm_u_shape)",
                  falsifiable_by="the ICL arm's minimum moves to an end of the range or its depth interval reaches 0"),
         C.at_least("llm_regularised_reduces_u", statements["llm_regularised_reduces_u"][0] + f" (model: {model_name})",
-                   measured=drop[0], bound=0.0, interval=drop[1], paper_value="reduced", kind="paper", source=ABSTRACT,
+                   measured=drop[0], bound=1e-9, interval=drop[1], paper_value="reduced", kind="paper", source=ABSTRACT,
                    domain=(-2, 2), object="real",
                    control="the random-split arm on the same documents at matched rates (paired)",
-                   reason="paired bootstrap over documents of depth(random) - depth(regularised), 95 %"),
+                   reason="paired bootstrap over documents of depth(random) - depth(regularised), 95 %; the drop "
+                          "must be strictly positive")
+        if u.interior and u.verdict != "no_u" else
+        C.not_checkable("llm_regularised_reduces_u", statements["llm_regularised_reduces_u"][0]
+                        + f" (model: {model_name})", paper_value="reduced", kind="paper", source=ABSTRACT,
+                        object="real", full_scale=full,
+                        reason=f"the random-split arm shows no U to reduce (minimum at p = {u.p_min:g}, depth "
+                               f"{u.depth:.3g}): a drop of 0 from no valley is no evidence"),
         C.not_checkable("llm_math_u", statements["llm_math_u"][0], paper_value="U for Gemini 3.0 Flash only",
                         kind="paper", source=ABSTRACT, object="real",
                         reason="compares named frontier models (Gemini 3.0 Flash against stronger ones); one small "
