@@ -361,3 +361,29 @@ def test_grammar_backend_replies_are_always_actions(world):
     roll = LLMAgent(backend).run(qs[0], sb)
     assert replies[0].startswith("SEARCH:") and all(parse_action(r) for r in replies)
     assert roll.malformed == 0 and roll.answer == "Lea Marsh"
+
+
+def test_grammar_backend_answers_when_no_searches_are_left(world):
+    """Catches a grammar agent that keeps searching after "No searches left" (SmolLM2: 12 of 12
+    evolved-arm episodes ended without an answer and counted as malformed)."""
+    from types import SimpleNamespace
+
+    from neurips26.search_agent_attacks import LLMAgent
+    from neurips26.search_agent_attacks.agents import GrammarBackend
+
+    class SearchForever:
+        name = "fake"
+        usage = SimpleNamespace(prompt_tokens=0, candidate_tokens=0)
+
+        def chat_prompt(self, msgs):
+            return "\n".join(m["content"] for m in msgs)
+
+        def choose(self, prompt, cands):
+            return 0  # SEARCH whenever it is offered
+
+        def complete(self, prompt, max_new_tokens=16):
+            return "Lea Marsh" if prompt.endswith("ANSWER: ") else "founder of Orin"
+
+    _, sb, qs = world
+    roll = LLMAgent(GrammarBackend(SearchForever()), max_turns=2).run(qs[0], sb)
+    assert roll.answer == "Lea Marsh" and roll.malformed == 0 and roll.searches == 2

@@ -305,7 +305,8 @@ class GrammarBackend:
     ``SEARCH:`` and ``ANSWER:`` by the model's log-probabilities, the argument is its greedy
     continuation up to the end of the line (at most ``max_tokens`` tokens). So no reply is
     malformed; the arguments are the model's own words. ``ANSWER`` is not offered before the
-    first search (a question is never answerable from the prompt alone in the sandbox).
+    first search (a question is never answerable from the prompt alone in the sandbox), and is
+    the only choice once the agent is told no searches are left.
 
     Attributes:
         name: ``grammar:<model folder name>``.
@@ -323,7 +324,8 @@ class GrammarBackend:
         prompt = self.lm.chat_prompt(msgs)
         searched = any(m["role"] == "user" and m["content"].startswith("RESULTS:") for m in msgs)
         before = self.lm.usage.prompt_tokens + self.lm.usage.candidate_tokens
-        keys = ["SEARCH:", "ANSWER:"] if searched else ["SEARCH:"]
+        out_of_searches = msgs[-1]["role"] == "user" and msgs[-1]["content"].startswith("No searches left")
+        keys = ["ANSWER:"] if out_of_searches else ["SEARCH:", "ANSWER:"] if searched else ["SEARCH:"]
         key = keys[self.lm.choose(prompt, keys)] if len(keys) > 1 else keys[0]
         arg = self.lm.complete(prompt + key + " ", max_new_tokens=self.max_tokens) or "?"
         used = self.lm.usage.prompt_tokens + self.lm.usage.candidate_tokens - before

@@ -50,7 +50,7 @@ class Config(ChatBackendConfig):
     baseline_defence: list[str] = Field(default_factory=lambda: ["source_trust"],
                                         description="mitigations on from the start (strip_instructions, source_trust, voting, query_rewrite)")
     llm_questions: int = Field(20, ge=2, le=5000, description="questions per arm for the LLM agent")
-    local_questions: int = Field(12, ge=2, le=5000, description="questions per arm for a local model "
+    local_questions: int = Field(8, ge=2, le=5000, description="questions per arm for a local model "
                                  "(backend=transformers; CPU-bound, one thread)")
     decoding: Literal["auto", "free", "constrained"] = Field(
         "auto", description="a local model's replies: constrained (keyword by log-probabilities, argument greedy "
