@@ -30,7 +30,14 @@ def test_llm_arm_runs_against_an_openai_compatible_endpoint(tmp_path):
         out = run(cfg, RunContext(seed=0, out_dir=tmp_path))
         assert len(server.requests) > 0
     paper = {c.id: c for c in out.claims if c.kind is Kind.PAPER}
-    assert all(c.verdict is not Verdict.NOT_CHECKABLE for c in paper.values())
+    # the math claim compares named frontier models: not checkable with any single configured model
+    assert all(c.verdict is not Verdict.NOT_CHECKABLE for k, c in paper.items()
+               if k not in ("llm_math_u", "llm_regularised_reduces_u"))
+    # a subject with no U has nothing for regularising to reduce
+    reg = paper["llm_regularised_reduces_u"]
+    assert reg.verdict is not Verdict.NOT_CHECKABLE or "no U" in reg.reason
+    assert paper["llm_math_u"].verdict is Verdict.NOT_CHECKABLE and "Gemini" in paper["llm_math_u"].reason
+    assert all(c.object == "real" for c in paper.values())
     # a subject that never answers shows no U: the claim is judged, not forced
     assert paper["llm_u_shape"].verdict in (Verdict.DOES_NOT_HOLD, Verdict.INCONCLUSIVE)
 
@@ -109,3 +116,46 @@ def test_failing_calls_have_a_time_budget_progress_and_no_verdict(tmp_path, caps
     assert elapsed < 120  # offline part ~30 s + one call's retries within the client's backoff
     err = capsys.readouterr().err
     assert f"LLM sweep: {total}/{total} calls, {total} failed" in err and "calls/s" in err
+
+
+class _VerboseBackend:
+    """Every reply runs to the token limit (a verbose small model)."""
+
+    name = "verbose"
+
+    def chat(self, messages, params):
+        from neurips26.backends import ChatReply
+
+        return ChatReply(text="nothing is missing " * 50, prompt_tokens=10, completion_tokens=params.max_tokens)
+
+
+def test_truncated_replies_are_scored_and_counted_not_failed_calls(tmp_path):
+    """Catches a reply cut off at max_tokens counted as a failed backend call (64 of 84 replies of a
+    real small model; the run failed with "more than 5 % failed calls"): truncated replies are
+    scored, counted apart, and the claims are judged."""
+    from neurips26.text_uncanny_valley import experiment
+
+    cfg = Config(**{**TINY, "n_docs": 8}, backend="openai", model="x", base_url="http://127.0.0.1:9/v1", llm_docs=4,
+                 llm_rates=[0.0, 0.5, 1.0], icl_shots=1, max_tokens=16)
+    metrics: dict = {}
+    claims, use = experiment._llm_valley(cfg, RunContext(seed=0, out_dir=tmp_path), metrics, _VerboseBackend())
+    assert use.failed == 0 and use.calls > 0
+    assert metrics["llm"]["truncated_replies"] == metrics["llm"]["replies"] > 0
+    judged = [c for c in claims if c.verdict is not Verdict.NOT_CHECKABLE]
+    assert "llm_u_shape" in {c.id for c in judged}
+    assert not any("failed" in c.reason for c in claims)
+
+
+def test_regularised_claim_needs_a_u_to_reduce():
+    """Catches "regularising reduces the U" holding on [0, 0] when the model shows no U at all
+    (SmolLM2 read through surprisal found every needle at every rate: drop 0 [0, 0] read "holds")."""
+    from neurips26.text_uncanny_valley.experiment import _valley_claims
+    from neurips26.text_uncanny_valley.sweep import UTest
+
+    flat = UTest(0.0, False, 0.0, (0.0, 0.0), "no_u", {"mean": [1.0] * 3, "lo": [1.0] * 3, "hi": [1.0] * 3})
+    statements = {k: (k, "x") for k in ("llm_u_shape", "llm_icl_no_rescue", "llm_regularised_reduces_u",
+                                        "llm_math_u", "llm_entropy_before_minimum")}
+    claims = {c.id: c for c in _valley_claims(statements, {"random": flat, "icl": flat, "regularised": flat},
+                                              (0.0, (0.0, 0.0)), 0.1, "m", "full")}
+    assert claims["llm_regularised_reduces_u"].verdict is Verdict.NOT_CHECKABLE
+    assert claims["llm_u_shape"].verdict is Verdict.DOES_NOT_HOLD

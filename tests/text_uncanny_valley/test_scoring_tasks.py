@@ -97,3 +97,36 @@ def test_blank_candidate_lines_are_never_reported():
     assert score(["alpha"], ["alpha", ""], "something\n\n", "exact").fp == 0
     with pytest.raises(ValueError, match="blank"):
         score([" "], [" ", "x"], "x", "exact")
+
+
+class _CharLM:
+    """A fake local model: one token per character, surprisal 5 inside ``hot`` text, else 1."""
+
+    def __init__(self, hot: str) -> None:
+        self.hot = hot
+
+    def chat_prompt(self, messages):
+        return "\n".join(m["content"] for m in messages) + "\nassistant:"
+
+    def token_surprisal(self, text):
+        hot = [False] * len(text)
+        start = text.rfind(self.hot)
+        for i in range(start, start + len(self.hot)):
+            hot[i] = True
+        return [(i, i + 1) for i in range(1, len(text))], [5.0 if hot[i] else 1.0 for i in range(1, len(text))]
+
+
+def test_surprisal_subject_answers_the_most_surprising_recitation_line():
+    """Catches a per-line surprisal readout that maps tokens to the wrong lines (e.g. to the
+    original poem's copy instead of the recitation, or off by one line)."""
+    from neurips26.text_uncanny_valley.subjects import SurprisalSubject
+    from neurips26.text_uncanny_valley.tasks import needle_items, render
+
+    item = needle_items(1, 3, n_needles=1, doc_lines=6)[0]
+    for p in (0.0, 0.5, 1.0):
+        r = render(item, p, 0)
+        needle = r.shown[item.targets[0]]
+        sub = SurprisalSubject(_CharLM(needle))
+        assert sub(r) == needle
+        sur = sub.line_surprisal(r)
+        assert max(range(len(sur)), key=sur.__getitem__) == list(item.recitation).index(item.targets[0])

@@ -142,3 +142,55 @@ def test_single_character_fraction_counts_tokens_not_types():
     st = token_stats(ids, tok, [1, 1, 1, 1])
     assert st.single_char_fraction == pytest.approx(0.75)
     assert st.type_entropy == pytest.approx(-(0.75 * np.log2(0.75) + 0.25 * np.log2(0.25)))
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "gpt2"])
+def test_million_character_document_encodes_and_matches_pieces(name):
+    """Catches bpe-openai's limits leaking through: o200k/cl100k refused any text of 10^6
+    characters or over 200,000 tokens. Ids must equal a single call's on a text short enough for
+    one call (the split points are token boundaries), and a 10^6-character text must encode."""
+    from neurips26.text_uncanny_valley import tokenisation as T
+
+    tok = T.load_tokenizer(name)
+    text = "  The quick brown fox, jumps over\n the lazy dog 12345 !! naïve 😀 end.\t" * 40
+    whole = tok.encode_batch([text])[0]
+    pieces = [i for p in T.split_at_whitespace(text, 97) for i in tok.encode_batch([p])[0]]
+    assert "".join(T.split_at_whitespace(text, 97)) == text
+    assert pieces == whole
+    big = ("a b " * 250_000)[:1_000_000]
+    assert len(big) == 1_000_000
+    ids = tok.encode_batch([big])[0]
+    assert len(ids) > 200_000
+
+
+def test_entropy_profile_of_a_350k_character_document():
+    """Catches entropy_profile failing on a short novel (350k characters, ~280k tokens at p = 1)."""
+    from neurips26.text_uncanny_valley import tokenisation as T
+
+    text = ("It was the best of times, it was the worst of times. " * 6600)[:350_000]
+    prof = T.entropy_profile(text, T.load_tokenizer("cl100k_base"), [0.0, 1.0], seed=0)
+    assert prof.n_tokens[1] > 200_000
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "gpt2"])
+def test_surrogates_encode_like_tiktoken(name):
+    """Catches the GPT-2 / tokenizer.json path raising TypeError on a lone surrogate or a surrogate
+    pair: a lone surrogate encodes as U+FFFD, a pair as its character (tiktoken's behaviour)."""
+    from neurips26.text_uncanny_valley import tokenisation as T
+
+    tok = T.load_tokenizer(name)
+    assert tok.encode_batch(["\ud83d"]) == tok.encode_batch(["\ufffd"])
+    assert tok.encode_batch(["a\ud83d\ude00b"]) == tok.encode_batch(["a\U0001F600b"])
+
+
+def test_user_tokenizer_json_gets_the_same_wrapper(tmp_path):
+    """Catches a user tokenizer.json left without the surrogate / long-text wrapper."""
+    from neurips26.text_uncanny_valley import tokenisation as T
+
+    path = "/work/models/smollm2-135m-instruct/tokenizer.json"
+    import os
+    if not os.path.isfile(path):
+        pytest.skip("no local tokenizer.json on this machine")
+    tok = T.load_tokenizer(path)
+    assert tok.encode_batch(["\ud83d"]) == tok.encode_batch(["\ufffd"])
+    assert len(tok.encode_batch([("word " * 20_000)])[0]) >= 20_000

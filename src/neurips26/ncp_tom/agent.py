@@ -31,7 +31,7 @@ from neurips26.backends import BackendError, ChatBackend, ChatParams, ChatReply,
 from .baselines import EpisodeResult, new_episode, score_plan
 from .goals import goals_hold
 from .tasks import Instance
-from .world import Action, Scene, WorldState, apply_action, check_count, check_type
+from .world import Action, Scene, WorldState, all_actions, apply_action, check_count, check_type
 
 SETTINGS = ("one_shot", "agentic")
 DONE = "DONE"
@@ -60,6 +60,18 @@ SEND <character> TO <room>
 DONE"""
 
 _LINE = re.compile(r"^(?:(MOVE|SEND) +([A-Za-z][A-Za-z_-]*) +TO +([A-Za-z][A-Za-z_-]*)|(DONE))$")
+#: Common deviations a tolerant parse removes before the strict grammar: list markers ("- ", "1.",
+#: "*"), quotes, backticks, bold, an "Action:" label, trailing punctuation, "the" before a name.
+_LEAD = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|action\s*\d*\s*:|step\s*\d+\s*:|answer\s*:)?\s*", re.IGNORECASE)
+
+
+def _tolerant(line: str) -> str:
+    """``line`` with the common deviations removed and keywords upper-cased (``move the key to
+    the box.`` -> ``MOVE key TO box``)."""
+    t = _LEAD.sub("", line.strip().strip("`*\"'")).strip().strip("`*\"'").rstrip(".!;,").strip()
+    t = re.sub(r"\b(move|send|to|done)\b", lambda m: m.group(1).upper(), t, flags=re.IGNORECASE)
+    t = re.sub(r"\b(?:the|a|an)\s+", "", t, flags=re.IGNORECASE)
+    return " ".join(t.split())
 
 
 class ParseError(ValueError):
@@ -93,8 +105,11 @@ def task_prompt(instance: Instance, setting: str, cap: int) -> str:
             f"You may use at most {cap} actions. {how}")
 
 
-def parse_line(line: str, scene: Scene) -> Action | str:
+def parse_line(line: str, scene: Scene, *, tolerant: bool = False) -> Action | str:
     """Parse one line of the grammar into an :class:`Action` or ``"DONE"``.
+
+    ``tolerant=True`` first removes common deviations of small models (list markers, quotes,
+    "Action:", trailing punctuation, lower-case keywords, "the" before names; :func:`_tolerant`).
 
     Names are mapped case-insensitively to the scene's spelling; a name the scene lacks is kept
     as written (the tracker then reports an unknown entity — parsing never guesses intent).
@@ -105,7 +120,7 @@ def parse_line(line: str, scene: Scene) -> Action | str:
     """
     check_type(line, str, "line")
     check_type(scene, Scene, "scene")
-    m = _LINE.match(line.strip())
+    m = _LINE.match(line.strip()) or (_LINE.match(_tolerant(line)) if tolerant else None)
     if not m:
         shown = line.strip()[:80]
         raise ParseError(f"{shown!r} is not 'MOVE <object> TO <place>', 'SEND <character> TO <room>' or 'DONE'")
@@ -116,7 +131,7 @@ def parse_line(line: str, scene: Scene) -> Action | str:
     return Action(kind, canon.get(m.group(2).lower(), m.group(2)), canon.get(m.group(3).lower(), m.group(3)))
 
 
-def parse_plan(text: str, scene: Scene) -> list[Action | str | ParseError]:
+def parse_plan(text: str, scene: Scene, *, tolerant: bool = False) -> list[Action | str | ParseError]:
     """Parse a one-shot reply line by line (blank lines skipped); items after ``DONE`` are dropped.
 
     Returns:
@@ -133,8 +148,10 @@ def parse_plan(text: str, scene: Scene) -> list[Action | str | ParseError]:
         if not line.strip():
             continue
         try:
-            item = parse_line(line, scene)
+            item = parse_line(line, scene, tolerant=tolerant)
         except ParseError as exc:
+            if tolerant:  # tolerant: prose lines around the actions are skipped, not counted
+                continue
             item = exc
         items.append(item)
         if item == DONE:
@@ -165,7 +182,8 @@ def _call(backend: ChatBackend, msgs: list[Message], params: ChatParams, ep: Epi
 
 
 def run_llm_episode(instance: Instance, backend: ChatBackend, setting: str, *, cap: int,
-                    params: ChatParams = ChatParams(), agent: str | None = None) -> EpisodeResult:
+                    params: ChatParams = ChatParams(), agent: str | None = None,
+                    tolerant: bool = False) -> EpisodeResult:
     """Run one episode of ``backend`` on ``instance`` and score it with the tracker.
 
     Args:
@@ -173,6 +191,8 @@ def run_llm_episode(instance: Instance, backend: ChatBackend, setting: str, *, c
         cap: the step cap (>= 1).
         params: sampling parameters (temperature 0 by default: deterministic replies).
         agent: the agent name recorded (default: ``backend.name``).
+        tolerant: parse replies tolerantly (:func:`parse_line`; agentic: the first line that parses;
+            one-shot: prose lines skipped) — for small models; malformed replies are still counted.
 
     Returns:
         An :class:`EpisodeResult`; ``status="error"`` (with the message) on a backend failure.
@@ -189,24 +209,24 @@ def run_llm_episode(instance: Instance, backend: ChatBackend, setting: str, *, c
     msgs = [Message("system", SYSTEM_PROMPT), Message("user", task_prompt(instance, setting, cap))]
     try:
         if setting == "one_shot":
-            return _one_shot(instance, backend, msgs, params, ep, cap)
-        return _agentic(instance, backend, msgs, params, ep, cap)
+            return _one_shot(instance, backend, msgs, params, ep, cap, tolerant)
+        return _agentic(instance, backend, msgs, params, ep, cap, tolerant)
     except BackendError as exc:
         ep.status, ep.error = "error", str(exc)
         return ep
 
 
 def _one_shot(instance: Instance, backend: ChatBackend, msgs: list[Message], params: ChatParams,
-              ep: EpisodeResult, cap: int) -> EpisodeResult:
+              ep: EpisodeResult, cap: int, tolerant: bool = False) -> EpisodeResult:
     reply = _call(backend, msgs, params, ep)
     try:
-        items = parse_plan(reply.text, instance.scene)
+        items = parse_plan(reply.text, instance.scene, tolerant=tolerant)
     except ParseError as exc:
         ep.reasks += 1
         msgs = msgs + [Message("assistant", reply.text), Message("user", _reask(exc))]
         reply = _call(backend, msgs, params, ep)
         try:
-            items = parse_plan(reply.text, instance.scene)
+            items = parse_plan(reply.text, instance.scene, tolerant=tolerant)
         except ParseError as exc2:
             items = [exc2]
     actions = [i for i in items if isinstance(i, Action)]
@@ -223,20 +243,20 @@ def _one_shot(instance: Instance, backend: ChatBackend, msgs: list[Message], par
 
 
 def _agentic(instance: Instance, backend: ChatBackend, msgs: list[Message], params: ChatParams,
-             ep: EpisodeResult, cap: int) -> EpisodeResult:
+             ep: EpisodeResult, cap: int, tolerant: bool = False) -> EpisodeResult:
     scene, state = instance.scene, instance.initial
     while ep.steps < cap:
         reply = _call(backend, msgs, params, ep)
         msgs = msgs + [Message("assistant", reply.text)]
         try:
-            item = _parse_turn(reply.text, scene)
+            item = _parse_turn(reply.text, scene, tolerant)
         except ParseError as exc:
             ep.reasks += 1
             msgs = msgs + [Message("user", _reask(exc))]
             reply = _call(backend, msgs, params, ep)
             msgs = msgs + [Message("assistant", reply.text)]
             try:
-                item = _parse_turn(reply.text, scene)
+                item = _parse_turn(reply.text, scene, tolerant)
             except ParseError:
                 item = None
         if item == DONE:
@@ -260,8 +280,14 @@ def _agentic(instance: Instance, backend: ChatBackend, msgs: list[Message], para
     return ep
 
 
-def _parse_turn(text: str, scene: Scene) -> Action | str:
+def _parse_turn(text: str, scene: Scene, tolerant: bool = False) -> Action | str:
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if tolerant:  # the first line that parses (small models add prose or repeat the action)
+        for ln in lines:
+            try:
+                return parse_line(ln, scene, tolerant=True)
+            except ParseError:
+                continue
     if len(lines) != 1:
         raise ParseError(f"expected exactly one line with one action, got {len(lines)} lines")
     return parse_line(lines[0], scene)
@@ -291,3 +317,61 @@ def final_state(instance: Instance, actions: Sequence[Action]) -> WorldState:
     for a in actions:
         state = apply_action(instance.scene, state, a).state
     return state
+
+
+def run_choice_episode(instance: Instance, lm, setting: str, *, cap: int, agent: str | None = None) -> EpisodeResult:
+    """One episode of a local model read through its log-probabilities (constrained decoding).
+
+    Same prompts as :func:`run_llm_episode`; at each step the reply is the most probable of every
+    action the grammar allows in this scene plus ``DONE`` (``lm.choose``,
+    :class:`~neurips26.ncp_tom.local_lm.LocalLM`), so no reply is malformed. ``agentic``: one
+    action per turn with the tracker's observation in between; ``one_shot``: the plan is chosen
+    line by line inside one assistant reply, with no observation, until ``DONE`` or the cap.
+    ``DONE`` is not offered as the first reply: no instance's goal holds at the start (the
+    generator rejects such draws), and a small model's short ``DONE`` otherwise wins every time.
+
+    Raises:
+        ValueError: unknown ``setting`` or ``cap`` not an integer >= 1.
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"unknown setting {setting!r}; allowed: {', '.join(SETTINGS)}")
+    check_type(instance, Instance, "instance")
+    cap = check_count(cap, "cap", 1)
+    ep = new_episode(instance, agent or lm.name, setting)
+    scene = instance.scene
+    cands = [str(a) for a in all_actions(scene)] + [DONE]
+    actions = [a for a in all_actions(scene)]
+    msgs = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task_prompt(instance, setting, cap)}]
+    before = lm.usage.prompt_tokens + lm.usage.candidate_tokens
+    if setting == "one_shot":
+        chosen: list[Action] = []
+        while len(chosen) < cap:
+            prefix = "".join(f"{a}\n" for a in chosen)
+            k = lm.choose(lm.chat_prompt(msgs) + prefix, cands if chosen else cands[:-1])
+            ep.calls += 1
+            if cands[k] == DONE:
+                ep.stopped_early = True
+                break
+            chosen.append(actions[k])
+        ep.prompt_tokens += lm.usage.prompt_tokens + lm.usage.candidate_tokens - before
+        return score_plan(instance, chosen, cap=cap, episode=ep)
+    state = instance.initial
+    while ep.steps < cap:
+        k = lm.choose(lm.chat_prompt(msgs), cands if ep.steps else cands[:-1])
+        ep.calls += 1
+        msgs.append({"role": "assistant", "content": cands[k]})
+        if cands[k] == DONE:
+            ep.stopped_early = True
+            break
+        ep.steps += 1
+        step = apply_action(scene, state, actions[k])
+        state = step.state
+        ep.actions.append(cands[k])
+        ep.failed_preconditions += step.error == "precondition"
+        ep.unknown_entities += step.error == "unknown_entity"
+        left = cap - ep.steps
+        msgs.append({"role": "user", "content": f"{step.observation} You have {left} action{'s' * (left != 1)} left. "
+                                                + ("Your next action (or DONE)?" if left else "")})
+    ep.prompt_tokens += lm.usage.prompt_tokens + lm.usage.candidate_tokens - before
+    ep.status = "success" if goals_hold(scene, state, instance.goals) else "failure"
+    return ep

@@ -31,7 +31,7 @@ from neurips26.backends.openai_compat import check_base_url
 from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
 
-from .agent import SETTINGS, run_llm_episode, scripted_agent
+from .agent import SETTINGS, run_choice_episode, run_llm_episode, scripted_agent
 from .baselines import EpisodeResult, new_episode, no_tom_plan, oracle_plan, random_plan, score_plan, step_cap
 from .goals import GOAL_TYPES
 from .scoring import summary, tb_fb_gap
@@ -72,6 +72,13 @@ class Config(ExperimentConfig):
     cache_dir: str = Field("", description="reply cache folder ('' = <run folder>/reply_cache)")
     reasoning_model: bool = Field(False, description="OpenAI reasoning model (o-series, GPT-5): send "
                                                      "max_completion_tokens=max_tokens and no temperature")
+    decoding: Literal["auto", "free", "constrained"] = Field(
+        "auto", description="LLM replies: free text parsed tolerantly (openai default), or constrained: the most "
+                            "probable grammatical action by the local model's log-probabilities (transformers "
+                            "default; no malformed reply)")
+    local_instances: int = Field(10, ge=1, le=20_000, description="instances given to a local model with constrained "
+                                                                   "decoding (CPU-bound: ~7 CPU-s per episode for "
+                                                                   "SmolLM2-135M on one thread)")
     max_consecutive_errors: int = Field(5, ge=1, le=10_000, description="after this many backend-error episodes in a row "
                                                              "the rest of that setting is recorded as errors "
                                                              "without calling the backend (a dead endpoint)")
@@ -119,6 +126,8 @@ class Config(ExperimentConfig):
         calls = 0 if self.backend == "none" else self.llm_instances * sum(
             5 if s == "agentic" else 1 for s in self.settings)
         sec = offline + calls * (20.0 if self.reasoning_model else 3.0)
+        if self.backend == "transformers" and self.decoding != "free":  # measured: ~7.5 CPU-s per episode
+            sec = offline + 10.0 + 7.5 * min(self.llm_instances, self.local_instances) * len(self.settings)
         return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)),
                          credentials=("OPENAI_API_KEY",) if needs_key else ())
 
@@ -201,21 +210,49 @@ LLM_FULL_SCALE = ("set backend=openai, base_url and model (key from OPENAI_API_K
                   "runs GPT-5 on all 600 instances in the agentic and one-shot settings")
 
 
+#: A TB > FB gap must be strictly positive: the bound sits just above 0 so that an interval
+#: [0, x] (in particular [0, 0] from an agent with no success at all) never holds.
+GAP_BOUND = 1e-9
+
+
+def _success_counts(episodes: list) -> dict:
+    """Successes and scored episodes on TB and FB goals (backend errors left out)."""
+    eps = [e for e in episodes if e.status != "error"]
+    tb = [e for e in eps if e.goal_type.startswith("TB")]
+    fb = [e for e in eps if e.goal_type.startswith("FB")]
+    return {"tb_success": sum(e.success for e in tb), "tb_n": len(tb),
+            "fb_success": sum(e.success for e in fb), "fb_n": len(fb)}
+
+
 def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured_note: str, reason: str,
-               kind: str, source: str, paper_value: str, note: str = "", matched: bool = False) -> C.Claim:
-    """A "TB − FB gap > 0" claim judged from its 95% bootstrap interval (inconclusive when it
-    straddles 0); ``not checkable`` (not a false "does not hold") when a side had no episodes,
-    so the gap and its interval are NaN."""
+               kind: str, source: str, paper_value: str, note: str = "", matched: bool = False,
+               counts: dict | None = None, object: str = "toy", falsifiable_by: str = "",
+               control: str = "") -> C.Claim:
+    """A "TB − FB gap > 0" claim judged from its 95% bootstrap interval: holds only when the
+    whole interval lies strictly above 0 (:data:`GAP_BOUND`), inconclusive when it touches or
+    straddles 0. ``not checkable`` (not a false "does not hold") when a side had no episodes, so
+    the gap and its interval are NaN, and when the agent succeeded on no episode at all
+    (``counts``): TB = FB = 0 is no evidence about a gap."""
+    nc = dict(paper_value=paper_value, kind=kind, source=source, note=note, object=object)
     if not np.isfinite(ci[0]):
-        return C.not_checkable(id, statement, paper_value=paper_value, kind=kind, source=source,
+        return C.not_checkable(id, statement,
                                reason="nothing to compare at this scale: no scored TB or no scored FB episodes"
                                       + (" at a shared minimal plan length" if matched else "")
                                       + " (too few instances, or every episode was a backend error)",
                                full_scale="the quick configuration (600 instances) has both at every length 1-3",
-                               note=note)
-    return C.at_least(id, statement, measured=gap, bound=0.0, interval=(ci[0], ci[1]), paper_value=paper_value,
-                      domain=(-1, 1),
-                      kind=kind, source=source, reason=reason, note=(measured_note + " " + note).strip())
+                               **nc)
+    if counts is not None and counts["tb_success"] + counts["fb_success"] == 0:
+        return C.not_checkable(id, statement,
+                               reason=f"the agent succeeded on no episode (TB 0/{counts['tb_n']}, FB "
+                                      f"0/{counts['fb_n']}): a gap of 0 - 0 is no evidence about TB vs FB",
+                               full_scale="a model that reaches some goals (the full configuration runs GPT-5)",
+                               **nc)
+    extra = (f" Counts: TB {counts['tb_success']}/{counts['tb_n']}, FB {counts['fb_success']}/{counts['fb_n']}."
+             if counts is not None else "")
+    return C.at_least(id, statement, measured=gap, bound=GAP_BOUND, interval=(ci[0], ci[1]), paper_value=paper_value,
+                      domain=(-1, 1), kind=kind, source=source, reason=reason, object=object,
+                      falsifiable_by=falsifiable_by, control=control,
+                      note=(measured_note + extra + " " + note).strip())
 
 
 def _run_baselines(instances: list, config: Config, rng: np.random.Generator, ctx: RunContext,
@@ -233,12 +270,70 @@ def _run_baselines(instances: list, config: Config, rng: np.random.Generator, ct
 
 def _make_backend(config: Config, cache_dir: str | Path | None = None, device: str = "cpu"):
     """The configured chat backend (``None`` for ``backend=none``)."""
-    if config.backend == "none":
+    if config.backend == "none" or _constrained(config):
         return None
     return make_backend(config.backend, model=config.model, base_url=config.base_url,
                         model_path=config.model_path, cache_dir=cache_dir, device=device,
                         timeout_s=config.timeout_s, max_retries=config.max_retries,
                         reasoning=config.reasoning_model)
+
+
+def _constrained(config: Config) -> bool:
+    """Whether the LLM arm reads a local model's log-probabilities (constrained decoding)."""
+    return config.backend == "transformers" and config.decoding != "free"
+
+
+def _run_constrained(config: Config, ctx: RunContext, instances: list, per_agent: dict,
+                     out_dir: Path) -> tuple[str, UsageMeter, dict]:
+    """The local model as the agent with constrained decoding (:func:`run_choice_episode`) on the
+    first ``min(llm_instances, local_instances)`` instances; one torch thread."""
+    from .local_lm import LocalLM
+
+    t0 = time.process_time()
+    lm = LocalLM(config.model_path, threads=1)
+    load_s = time.process_time() - t0
+    name = f"{lm.name} (log-prob choice)"
+    n = min(config.llm_instances, config.local_instances)
+    for setting in config.settings:
+        per_agent[f"llm_{setting}"] = [
+            run_choice_episode(inst, lm, setting, cap=step_cap(inst, config.extra_steps), agent=f"{name} ({setting})")
+            for inst in ctx.track(instances[:n], f"local model, {setting}")]
+    with open(out_dir / "llm_episodes.jsonl", "w") as fh:
+        for k in (k for k in per_agent if k.startswith("llm_")):
+            fh.writelines(json.dumps(e.to_dict(), sort_keys=True) + "\n" for e in per_agent[k])
+    usage = UsageMeter(calls=lm.usage.calls, prompt_tokens=lm.usage.prompt_tokens + lm.usage.candidate_tokens)
+    usage.by_model = {name: lm.usage.calls}
+    cost = {"model": str(lm.folder), "instances": n, "load_cpu_s": round(load_s, 2), **lm.usage.to_dict(),
+            "decoding": "constrained: most probable grammatical action (mean log-probability per token); "
+                        "malformed share 0 by construction"}
+    return name, usage, cost
+
+
+def _vs_no_tom(per_agent: dict, llm_name: str) -> list:
+    """The model's agentic success against the no-ToM baseline on the same instances (paired)."""
+    claims = []
+    for k in (k for k in per_agent if k.startswith("llm_")):
+        eps = {e.instance_id: e for e in per_agent[k] if e.status != "error"}
+        base = {e.instance_id: e for e in per_agent["no_tom"]}
+        ids = [i for i in eps if i in base]
+        statement = (f"The model ({llm_name}, {k[4:]} setting) succeeds more often than the no-ToM baseline (put "
+                     "the object where the goal says) on the same instances.")
+        src = "inferred: the abstract compares models with humans; a ToM-free baseline is the floor any ToM must beat"
+        if len(ids) < 2:
+            claims.append(C.not_checkable(f"{k}_beats_no_tom", statement, paper_value=None, kind="reconstruction",
+                                          object="real", source=src, reason=f"{len(ids)} scored episodes",
+                                          full_scale="more instances"))
+            continue
+        d = np.array([float(eps[i].success) - float(base[i].success) for i in ids])
+        mean, iv = C.mean_interval(d, domain=(-1, 1))
+        claims.append(C.at_least(
+            f"{k}_beats_no_tom", statement, measured=mean, bound=GAP_BOUND, interval=iv, domain=(-1, 1),
+            kind="reconstruction", object="real", source=src,
+            control="the no-ToM baseline on the same instances (paired difference of success)",
+            reason=f"paired difference over {len(ids)} instances, 95% t-interval, strictly above 0",
+            note=f"model success {np.mean([eps[i].success for i in ids]):.2f}, no-ToM "
+                 f"{np.mean([base[i].success for i in ids]):.2f}, oracle 1.00 on these instances."))
+    return claims
 
 
 def preflight(config: Config) -> None:
@@ -260,6 +355,10 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     from neurips26.backends import preflight as ping
 
     cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
+    if _constrained(config):
+        from .local_lm import model_folder
+
+        model_folder(config.model_path)  # a missing model stops here, before any work
     backend = _make_backend(config, cache, ctx.device)
     if backend is not None:
         ping(backend, timeout_s=min(10.0, config.timeout_s))  # a dead endpoint stops here, before any work
@@ -290,18 +389,26 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                      for j, (k, v) in enumerate(r.items()) if k != "oracle"} for s, r in zip(seeds, runs)]
     claims += _tb_fb_gap_without_theory_of_mind(runs, gaps_by_seed, seeds)
     claims += _chat_loop_agrees_with_tracker(config, instances)
-    llm_name, usage = _run_llm_agent(config, ctx, instances, per_agent, out_dir, backend)
+    llm_cost: dict = {}
+    if _constrained(config):
+        llm_name, usage, llm_cost = _run_constrained(config, ctx, instances, per_agent, out_dir)
+    else:
+        llm_name, usage = _run_llm_agent(config, ctx, instances, per_agent, out_dir, backend)
     gaps = dict(gaps_by_seed[0])
     gaps.update({k: tb_fb_gap(v, ctx.child_rng(10 + j), config.n_boot)
                  for j, (k, v) in enumerate(per_agent.items()) if k.startswith("llm_")})
     summaries = {k: summary(v) for k, v in per_agent.items()}
     use = None
-    if backend is not None:
+    if _constrained(config):
+        use = C.BackendUse(calls=usage.calls, failed=0, what=f"local model {config.model_path} (log-probabilities)")
+    elif backend is not None:
         from neurips26.backends.preflight import describe
 
         # a failed call ends its episode: error episodes (skipped ones included) are the failed calls
         use = C.BackendUse(calls=usage.calls + usage.errors, failed=usage.errors, what=describe(backend))
-    claims += _unless_calls_ok(_paper_claims_need_frontier_models(config, summaries, gaps, llm_name), use)
+    claims += _unless_calls_ok(_paper_claims_need_frontier_models(config, summaries, gaps, llm_name, per_agent), use)
+    if llm_name:
+        claims += _vs_no_tom(per_agent, llm_name)
 
     lengths_by_type = {t: [i.min_plan_length for i in instances if i.goal_type == t] for t in types}
     _plot(per_agent, gaps, lengths_by_type, ctx, types)
@@ -311,7 +418,9 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         "summaries": summaries, "gaps": gaps, "gaps_by_seed": gaps_by_seed,
         "summaries_by_seed": [{k: summary(v) for k, v in r.items()} for r in runs],
         "tracker_actions_per_s": _tracker_throughput(instances),
-        "llm": {"backend": config.backend, "name": llm_name, "usage": usage.to_dict()},
+        "llm": {"backend": config.backend, "name": llm_name, "usage": usage.to_dict(), "cost": llm_cost,
+                "malformed_share": {k: (sum(e.malformed > 0 for e in v) / len(v) if v else None)
+                                    for k, v in per_agent.items() if k.startswith("llm_")}},
         "reference_paper": {"gpt5_agentic_success": PAPER_GPT5_AGENTIC},
     })
     notes = (
@@ -356,13 +465,14 @@ def _benchmark_is_well_formed(config: Config, instances: list, rejected: dict, r
                            and spread(counts) <= 1 and spread(context_counts) <= 1 and spread(cell_counts) <= 1),
                 tolerance="n as configured, all solvable; goal-type counts, context counts and goal-type × "
                           "context cells each differ by <= 1; JSONL round trip exact",
-                reason="exact structural property of the generator (rejection sampling)", kind="check",
+                reason="exact structural property of the generator (rejection sampling)", kind="check", object="toy",
                 source="inferred: the paper's 600 instances are not public, so scenes are generated procedurally",
                 note="the generator rejects unsolvable, already-true, contradictory and duplicate draws."),
         C.close("oracle_replay",
                 "Replaying the oracle's stored plans (after JSONL export/import) satisfies the tracker on every "
                 "instance.", measured=summary(per_agent["oracle"])["success"], target=1.0, abs_tol=0.0,
-                paper_value=None, kind="check", source="inferred: the oracle is a breadth-first search over our tracker",
+                paper_value=None, kind="check", object="toy",
+                source="inferred: the oracle is a breadth-first search over our tracker",
                 domain=(0, 1),
                 reason="deterministic tracker: any failure is a bug, so no tolerance",
                 note="planner and scorer share the goal predicate, so a wrong order-2 predicate (reading the true "
@@ -377,12 +487,13 @@ def _no_tom_cannot_induce_false_beliefs(runs: list, seeds: list[int]) -> list:
     for r in runs:
         fb = summary(r["no_tom"])["fb"]
         per_seed.append(C.at_most("no_tom_fb_zero", NO_TOM_STATEMENT, measured=fb, bound=0.0, kind="check", domain=(0, 1),
+                                  object="toy",
                                   source="inferred: after MOVE o TO L the object is at L, so a false belief about "
                                          "o cannot be induced by that move alone",
                                   paper_value="0 (an agent that ignores beliefs cannot induce a false one)",
                                   reason="exact, no sampling involved")
                         if np.isfinite(fb) else
-                        C.not_checkable("no_tom_fb_zero", NO_TOM_STATEMENT, paper_value="0", kind="check",
+                        C.not_checkable("no_tom_fb_zero", NO_TOM_STATEMENT, paper_value="0", kind="check", object="toy",
                                         source="inferred: a property of the tracker",
                                         reason="no false-belief instance at this n_instances",
                                         full_scale="any n_instances >= 2 includes FB goals (the generator "
@@ -405,7 +516,7 @@ def _tb_fb_gap_without_theory_of_mind(runs: list, gaps_by_seed: list[dict], seed
                 gap=g[name]["overall"], source=BENCH_SOURCE,
                 # the no-ToM agent never reaches an FB goal by construction: a check of our benchmark, not evidence
                 kind="check" if name == "no_tom" else "reconstruction",
-                measured_note=f"TB {s['tb']:.3f}, FB {s['fb']:.3f}.",
+                measured_note=f"TB {s['tb']:.3f}, FB {s['fb']:.3f}.", counts=_success_counts(r[name]),
                 reason=f"95% bootstrap interval over instances ({s['n']} episodes; repeats of one instance "
                        "averaged first) must lie above 0",
                 note="This agent has no theory of mind, so its gap comes from the task's structure (FB goals need "
@@ -418,6 +529,7 @@ def _tb_fb_gap_without_theory_of_mind(runs: list, gaps_by_seed: list[dict], seed
             "On our benchmark TB > FB persists for the random agent when TB and FB goals are compared at equal "
             "minimal plan length.", paper_value="TB > FB (abstract; lengths not controlled there as far as we know)",
             ci=g["random"]["matched_ci"], gap=g["random"]["matched"], matched=True, kind="reconstruction",
+            counts=_success_counts(_r["random"]),
             source=BENCH_SOURCE, measured_note=f"per-length rates {g['random']['per_length']}.",
             reason="stratified bootstrap over instances within length × TB/FB cells; the 95% interval must lie "
                    "above 0",
@@ -444,10 +556,11 @@ def _chat_loop_agrees_with_tracker(config: Config, instances: list) -> list:
                  "no-ToM agents exactly as direct replay does, in both settings.")
     source = "inferred: the agent loop is ours (the paper's prompts and parser are not public)"
     if n_pipe == 0:
-        return [C.not_checkable("chat_loop_agrees_with_tracker", statement, paper_value=None, kind="check",
+        return [C.not_checkable("chat_loop_agrees_with_tracker", statement, paper_value=None, kind="check", object="toy",
                                 source=source, reason="pipeline_instances=0: no scripted episodes were run",
                                 full_scale="the quick configuration runs 60 instances through the loop")]
-    return [C.check("chat_loop_agrees_with_tracker", statement, paper_value=None, kind="check", source=source,
+    return [C.check("chat_loop_agrees_with_tracker", statement, paper_value=None, kind="check", object="toy",
+                    source=source,
                     measured={"agree": agree, "episodes": n_pipe}, holds=bool(agree == n_pipe),
                     tolerance="all episodes agree", reason="deterministic pipeline check, no tolerance")]
 
@@ -470,7 +583,7 @@ def _run_llm_agent(config: Config, ctx: RunContext, instances: list, per_agent: 
                                                 f"(max_consecutive_errors); last: {last_error}")
             else:
                 ep = run_llm_episode(inst, backend, setting, cap=step_cap(inst, config.extra_steps),
-                                     params=params, agent=agent)
+                                     params=params, agent=agent, tolerant=True)
                 streak = streak + 1 if ep.status == "error" else 0
                 last_error = ep.error
             eps.append(ep)
@@ -500,13 +613,15 @@ def _unless_calls_ok(claims: list, use: C.BackendUse | None) -> list:
     for c in claims:
         if c.id == "gpt5_agentic_success" or c.id.startswith("tb_gt_fb_llm_"):
             c = C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
+                                object=c.object,
                                 reason=why, full_scale="rerun with a working endpoint; the measurement would "
                                                        "have rested on failed calls")
         out.append(c)
     return out
 
 
-def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: dict, llm_name: str) -> list:
+def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: dict, llm_name: str,
+                                       per_agent: dict) -> list:
     """The abstract's model and human results: judged only with a configured LLM backend."""
     claims = []
     llm_keys = [k for k in summaries if k.startswith("llm_")]
@@ -517,7 +632,8 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
         k = int(round(summaries["llm_agentic"]["success"] * n_gpt5))
         claims.append(C.close("gpt5_agentic_success", statement, measured=k / n_gpt5, target=PAPER_GPT5_AGENTIC,
                               domain=(0, 1),
-                              abs_tol=0.10, interval=C.proportion_interval(k, n_gpt5)[1], kind="paper",
+                              abs_tol=0.10, interval=C.proportion_interval(k, n_gpt5)[1], kind="paper", object="real",
+                              falsifiable_by="a success rate whose Clopper-Pearson interval lies outside 0.70-0.90",
                               source=PAPER_SOURCE,
                               reason="the abstract says 'approximately 80%' and our instances are regenerated, not "
                                      "the paper's, so ±0.10; judged on the Clopper–Pearson 95% interval",
@@ -525,6 +641,7 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
     else:
         claims.append(C.not_checkable(
             "gpt5_agentic_success", statement, paper_value=PAPER_GPT5_AGENTIC, kind="paper", source=PAPER_SOURCE,
+            object="real",
             reason="no GPT-5 offline" if not llm_keys else
             f"only {n_gpt5} scored agentic episodes (< {MIN_GPT5_EPISODES}; backend errors left out): too few to "
             "test ±0.10" if is_gpt5 else
@@ -533,13 +650,14 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
     claims.append(C.not_checkable(
         "gpt5_only_model_above_humans", "GPT-5 is the only one of six frontier models to outperform the human "
         "participants, but is less robust than humans across contexts.", kind="paper", source=PAPER_SOURCE,
-        paper_value="GPT-5 > humans > other five models; humans more robust",
+        paper_value="GPT-5 > humans > other five models; humans more robust", object="real",
         reason="needs the six frontier models and the paper's human cohort",
         full_scale=LLM_FULL_SCALE + "; per-context spread is reported as context_spread"))
     if not llm_keys:
         claims.append(C.not_checkable("tb_gt_fb_models", "All six models, like humans, do better on TB than FB "
                                       "goals.", paper_value="TB > FB for every model and humans", kind="paper",
-                                      source=PAPER_SOURCE, reason="no frontier model offline",
+                                      source=PAPER_SOURCE, object="real",
+                                      reason="the six frontier models are not available offline",
                                       full_scale=LLM_FULL_SCALE))
     for k in llm_keys:
         gk, s = gaps[k], summaries[k]
@@ -547,9 +665,11 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
             f"tb_gt_fb_{k}", f"Models do better on TB than FB goals — {llm_name}, {k[4:]} setting.",
             paper_value="TB > FB for every model", ci=gk["overall_ci"], gap=gk["overall"], kind="paper",
             source=PAPER_SOURCE, measured_note=f"TB {s['tb']:.3f}, FB {s['fb']:.3f}; length-matched gap "
-            f"{gk['matched']:.3f} {gk['matched_ci']}.",
+            f"{gk['matched']:.3f} {gk['matched_ci']}.", counts=_success_counts(per_agent[k]), object="real",
+            falsifiable_by="the model's TB - FB success gap has a 95% interval at or below 0 (inconclusive when "
+                           "it touches 0); an agent with no success at all is not checkable",
             reason=f"95% bootstrap interval over {s['n']} scored episodes (backend errors left out) must lie "
-                   "above 0"))
+                   "strictly above 0"))
     return claims
 
 

@@ -27,23 +27,86 @@ from .tokenisation import Tokenizer
 Subject = Callable[[Rendered], str]
 
 
-def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) -> Subject:
-    """Wrap a chat backend (``backend.chat(messages, params)``) as a subject, temperature 0.
+class ChatSubject:
+    """A chat backend (``backend.chat(messages, params)``) as a subject, temperature 0.
 
-    A reply that hit the token limit is flagged by raising ``BackendError`` (truncated output is
-    never scored silently as a miss).
+    A reply that hit the token limit (``completion_tokens >= max_tokens``) is still a reply: it is
+    scored on what it says and counted in :attr:`truncated` (never as a failed call). Backend
+    failures raise ``BackendError`` (counted by the caller, never scored).
+
+    Attributes:
+        replies: replies received.
+        truncated: replies cut off at ``max_tokens``.
     """
-    from neurips26.backends import BackendError, ChatParams, as_messages
 
-    params = ChatParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
+    def __init__(self, backend, *, max_tokens: int = 1024, seed: int | None = None) -> None:
+        from neurips26.backends import ChatParams
 
-    def answer(rendered: Rendered) -> str:
-        reply = backend.chat(as_messages(rendered.messages), params)
-        if reply.completion_tokens and reply.completion_tokens >= max_tokens:
-            raise BackendError(f"reply truncated at max_tokens={max_tokens}")
+        self.backend, self.max_tokens = backend, int(max_tokens)
+        self.params = ChatParams(temperature=0.0, max_tokens=self.max_tokens, seed=seed)
+        self.replies = self.truncated = 0
+
+    def __call__(self, rendered: Rendered) -> str:
+        """The reply text to ``rendered``'s messages."""
+        from neurips26.backends import as_messages
+
+        reply = self.backend.chat(as_messages(rendered.messages), self.params)
+        self.replies += 1
+        if reply.completion_tokens and reply.completion_tokens >= self.max_tokens:
+            self.truncated += 1
         return reply.text
 
-    return answer
+
+def chat_subject(backend, *, max_tokens: int = 1024, seed: int | None = None) -> ChatSubject:
+    """Wrap a chat backend as a subject (:class:`ChatSubject`): temperature 0; a reply cut off at
+    ``max_tokens`` is scored and counted in ``.truncated``, not treated as a failed call."""
+    return ChatSubject(backend, max_tokens=max_tokens, seed=seed)
+
+
+class SurprisalSubject:
+    """A local model's log-probabilities as a needle detector (cheap: one forward pass per
+    document, no generation).
+
+    The model reads the rendered task prompt (chat template, the system and user messages as a
+    chat model would get them); each recitation line's mean token surprisal (nats) is computed
+    from that single pass, and the ``k`` most surprising lines (``k`` = the number of needles) are
+    the answer, as shown. A needle is new text, every other recitation line was shown in the
+    original poem just before, so a reader that can match lines across the two copies finds the
+    needles; fragmentation changes how the lines tokenise. Needle items only.
+
+    Attributes:
+        lm: a :class:`~neurips26.ncp_tom.local_lm.LocalLM`.
+        calls: documents read.
+    """
+
+    def __init__(self, lm) -> None:
+        self.lm, self.calls = lm, 0
+
+    def line_surprisal(self, rendered: Rendered) -> list[float]:
+        """Mean surprisal (nats per token) of each recitation line of the last user message."""
+        prompt = self.lm.chat_prompt(rendered.messages)
+        shown = [rendered.shown[ln] for ln in rendered.item.recitation]
+        start = prompt.rfind("\n".join(shown))
+        if start < 0:
+            raise ValueError("the recitation block is not in the prompt as rendered")
+        spans, sur = self.lm.token_surprisal(prompt)
+        self.calls += 1
+        out, pos = [], start
+        for line in shown:
+            lo, hi = pos, pos + len(line)
+            vals = [v for (a, b), v in zip(spans, sur) if a < hi and b > lo]
+            out.append(float(np.mean(vals)) if vals else float("nan"))
+            pos = hi + 1
+        return out
+
+    def __call__(self, rendered: Rendered) -> str:
+        """The ``k`` most surprising recitation lines (as shown), one per line."""
+        if rendered.item.task != "needle":
+            raise ValueError(f"SurprisalSubject answers needle items only, got task {rendered.item.task!r}")
+        sur = np.nan_to_num(np.asarray(self.line_surprisal(rendered)), nan=-np.inf)
+        k = len(rendered.item.targets)
+        top = sorted(np.argsort(-sur, kind="stable")[:k].tolist())
+        return "\n".join(rendered.shown[rendered.item.recitation[i]] for i in top)
 
 
 class CallMeter:

