@@ -73,7 +73,7 @@ def test_model_folder_is_validated_before_work(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ValueError, match="no weights"):
         validate_model_folder(tmp_path)
-    with pytest.raises(ValueError, match="not a folder"):
+    with pytest.raises(ValueError, match="not a folder|nor an existing folder"):
         E.preflight(E.Config(model=str(tmp_path / "missing")))
     E.preflight(E.Config())                       # no model configured: nothing to check
 

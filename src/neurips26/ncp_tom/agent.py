@@ -324,7 +324,7 @@ def run_choice_episode(instance: Instance, lm, setting: str, *, cap: int, agent:
 
     Same prompts as :func:`run_llm_episode`; at each step the reply is the most probable of every
     action the grammar allows in this scene plus ``DONE`` (``lm.choose``,
-    :class:`~neurips26.ncp_tom.local_lm.LocalLM`), so no reply is malformed. ``agentic``: one
+    :class:`~neurips26.backends.local_lm.LocalLM`), so no reply is malformed. ``agentic``: one
     action per turn with the tracker's observation in between; ``one_shot``: the plan is chosen
     line by line inside one assistant reply, with no observation, until ``DONE`` or the cap.
     ``DONE`` is not offered as the first reply: no instance's goal holds at the start (the

@@ -287,7 +287,7 @@ def _run_constrained(config: Config, ctx: RunContext, instances: list, per_agent
                      out_dir: Path) -> tuple[str, UsageMeter, dict]:
     """The local model as the agent with constrained decoding (:func:`run_choice_episode`) on the
     first ``min(llm_instances, local_instances)`` instances; one torch thread."""
-    from .local_lm import LocalLM
+    from neurips26.backends.local_lm import LocalLM
 
     t0 = time.process_time()
     lm = LocalLM(config.model_path, threads=1)
@@ -356,7 +356,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
 
     cache = config.cache_dir or str(Path(ctx.out_dir) / "reply_cache")
     if _constrained(config):
-        from .local_lm import model_folder
+        from neurips26.backends.local_lm import model_folder
 
         model_folder(config.model_path)  # a missing model stops here, before any work
     backend = _make_backend(config, cache, ctx.device)

@@ -300,7 +300,7 @@ class LLMAgent:
 
 
 class GrammarBackend:
-    """A local model (:class:`~neurips26.ncp_tom.local_lm.LocalLM`) as a chat backend whose every
+    """A local model (:class:`~neurips26.backends.local_lm.LocalLM`) as a chat backend whose every
     reply follows the agent's grammar (constrained decoding): the keyword is the more probable of
     ``SEARCH:`` and ``ANSWER:`` by the model's log-probabilities, the argument is its greedy
     continuation up to the end of the line (at most ``max_tokens`` tokens). So no reply is

@@ -228,7 +228,7 @@ def make_llm_backend(config: Config, cache_dir=None, device: str = "cpu"):
     if config.backend == "none":
         return None
     if config.backend == "transformers" and config.decoding != "free":
-        from neurips26.ncp_tom.local_lm import LocalLM
+        from neurips26.backends.local_lm import LocalLM
 
         from .agents import GrammarBackend
 

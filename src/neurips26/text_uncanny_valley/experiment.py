@@ -476,7 +476,7 @@ def _surprisal_valley(config: Config, ctx: RunContext, metrics: dict, statements
     document, one thread): needle documents at ``local_rates``, random / ICL (1 shot) / regularised."""
     import time
 
-    from neurips26.ncp_tom.local_lm import LocalLM
+    from neurips26.backends.local_lm import LocalLM
 
     t0 = time.process_time()
     lm = LocalLM(config.model_path, threads=1)
@@ -556,7 +556,7 @@ def _figures(ctx: RunContext, figs: dict, config: Config) -> None:
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run every claim group; returns metrics, claims and figures."""
     if _surprisal(config):
-        from neurips26.ncp_tom.local_lm import model_folder
+        from neurips26.backends.local_lm import model_folder
 
         model_folder(config.model_path)  # a missing model stops here, before any work
     backend = make_llm_backend(config, ctx.out_dir / "llm_cache", ctx.device)

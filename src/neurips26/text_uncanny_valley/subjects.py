@@ -75,7 +75,7 @@ class SurprisalSubject:
     needles; fragmentation changes how the lines tokenise. Needle items only.
 
     Attributes:
-        lm: a :class:`~neurips26.ncp_tom.local_lm.LocalLM`.
+        lm: a :class:`~neurips26.backends.local_lm.LocalLM`.
         calls: documents read.
     """
 
