@@ -118,7 +118,8 @@ def test_silencing_claims_are_gated_on_a_network_that_integrates_and_judged_agai
     flat = [_seed_result(0.30, 0.30, 0.31, 0.30), _seed_result(0.40, 0.30, 0.31, 0.30)]
     for c in ex._silencing_claims(flat, [0, 1]):
         assert c.verdict is Verdict.NOT_CHECKABLE and "does not integrate position" in c.reason
-        assert c.kind is Kind.PAPER and c.object == "toy" and c.control
+        assert c.kind is (Kind.CHECK if c.id == "silence_pathway" else Kind.PAPER)  # the cut: by architecture
+        assert c.object == "toy" and c.control
     # an integrating network: the cut removes all of its gain -> holds; a cut that removes half -> does not
     ok = [_seed_result(0.10, 0.30, 0.30, 0.29), _seed_result(0.12, 0.30, 0.31, 0.30)]
     half = [_seed_result(0.10, 0.30, 0.20, 0.20), _seed_result(0.12, 0.30, 0.21, 0.21)]
