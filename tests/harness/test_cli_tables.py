@@ -91,3 +91,17 @@ def test_show_and_list_are_readable_at_80_columns_and_in_a_file(tmp_path):
             assert name in listed.output, name  # never cut
         flat = " ".join(" ".join(ln.strip("│┃ ").split("│")) for ln in lines)
         assert "(NCP-ExploreToM)" in "".join(listed.output.split()).replace("│", "")
+
+
+def test_the_dry_run_plan_is_readable_at_80_columns():
+    """Catches the dry-run plan's eleven-column table cut to one or two characters per column at 80
+    columns (headers 't…', a column squeezed to nothing): narrow output prints one labelled block per
+    system, with every value whole."""
+    res = runner.invoke(app, ["reproduce", "relu-symmetries", "--scale", "full", "--dry-run"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert all(len(ln) <= 80 for ln in lines), max(lines, key=len)
+    flat = " ".join(res.output.split())
+    for label in ("tasks", "CPUs", "GPUs", "h/task", "GPU-h", "parameters", "stages", "result"):
+        assert f" {label} " in flat, label
+    assert "relu-symmetries:" in flat and "…" not in res.output

@@ -575,9 +575,31 @@ def totals(plans: Sequence[SystemPlan]) -> dict[str, Any]:
             "failed": [p.system for p in plans if not p.ok]}
 
 
+#: Below this console width the plan is printed as one block per system instead of the table
+#: (its eleven columns would be cut to a character or two at 80 columns).
+PLAN_TABLE_MIN_WIDTH = 120
+
+
+def _plan_blocks(plans: Sequence[SystemPlan], console: Any) -> None:
+    """The plan table's content as one folded block per system (for narrow consoles and files):
+    the same values as :func:`plan_table`, labelled, never cut."""
+    table = plan_table(plans)
+    names = [c.header for c in table.columns]
+    cells = [list(c.cells) for c in table.columns]
+    for i in range(len(plans)):
+        row = [str(col[i]) for col in cells]
+        console.print(f"[bold]{row[0]}[/]: " + ", ".join(f"{n} {v}" for n, v in zip(names[1:], row[1:])),
+                      highlight=False, soft_wrap=False)
+
+
 def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) -> None:
-    """Print the plan table, the unchecked stages with their reasons, the totals and the failures."""
-    console.print(plan_table(plans))
+    """Print the plan (a table on a wide console, else one block per system), the unchecked stages
+    with their reasons, the totals and the failures."""
+    if getattr(console, "width", PLAN_TABLE_MIN_WIDTH) >= PLAN_TABLE_MIN_WIDTH:
+        console.print(plan_table(plans))
+    else:
+        console.print("[bold]dry run: plan[/]", highlight=False)
+        _plan_blocks(plans, console)
     for p in plans:
         if p.params:
             console.print(f"  parameters: {p.system.replace('_', '-')}: "
