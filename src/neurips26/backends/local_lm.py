@@ -27,8 +27,11 @@ def model_folder(name_or_path: str) -> Path:
     resolved by ``neurips26.backends.models.resolve_model`` (``smollm2-135m``).
 
     Raises:
-        ValueError: not a folder and no resolver knows the name (one line, the value).
+        ValueError: an empty name, or not a folder and no resolver knows the name (one line, the value).
     """
+    if not str(name_or_path).strip():  # Path("") is the working directory: never load from there
+        raise ValueError("no local model given: --set model=smollm2-135m (see `neurips26 models list`) "
+                         "or --set model_path=FOLDER")
     p = Path(name_or_path).expanduser()
     if p.is_dir():
         return p

@@ -290,7 +290,7 @@ def _run_constrained(config: Config, ctx: RunContext, instances: list, per_agent
     from neurips26.backends.local_lm import LocalLM
 
     t0 = time.process_time()
-    lm = LocalLM(config.model_path, threads=1)
+    lm = LocalLM(config.local_model, threads=1)
     load_s = time.process_time() - t0
     name = f"{lm.name} (log-prob choice)"
     n = min(config.llm_instances, config.local_instances)
@@ -358,7 +358,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     if _constrained(config):
         from neurips26.backends.local_lm import model_folder
 
-        model_folder(config.model_path)  # a missing model stops here, before any work
+        model_folder(config.local_model)  # a missing model stops here, before any work
     backend = _make_backend(config, cache, ctx.device)
     if backend is not None:
         ping(backend, timeout_s=min(10.0, config.timeout_s))  # a dead endpoint stops here, before any work
@@ -400,7 +400,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     summaries = {k: summary(v) for k, v in per_agent.items()}
     use = None
     if _constrained(config):
-        use = C.BackendUse(calls=usage.calls, failed=0, what=f"local model {config.model_path} (log-probabilities)")
+        use = C.BackendUse(calls=usage.calls, failed=0, what=f"local model {config.local_model} (log-probabilities)")
     elif backend is not None:
         from neurips26.backends.preflight import describe
 

@@ -232,7 +232,7 @@ def make_llm_backend(config: Config, cache_dir=None, device: str = "cpu"):
 
         from .agents import GrammarBackend
 
-        return GrammarBackend(LocalLM(config.model_path, threads=1), max_tokens=16)
+        return GrammarBackend(LocalLM(config.local_model, threads=1), max_tokens=16)
     from neurips26.backends import make_backend
 
     return make_backend(config.backend, model=config.model, base_url=config.base_url,

@@ -479,7 +479,7 @@ def _surprisal_valley(config: Config, ctx: RunContext, metrics: dict, statements
     from neurips26.backends.local_lm import LocalLM
 
     t0 = time.process_time()
-    lm = LocalLM(config.model_path, threads=1)
+    lm = LocalLM(config.local_model, threads=1)
     load_s = time.process_time() - t0
     subject = SurprisalSubject(lm)
     items = needle_items(config.local_docs, ctx.seed + 7, n_needles=1, doc_lines=config.local_doc_lines)
@@ -558,7 +558,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     if _surprisal(config):
         from neurips26.backends.local_lm import model_folder
 
-        model_folder(config.model_path)  # a missing model stops here, before any work
+        model_folder(config.local_model)  # a missing model stops here, before any work
     backend = make_llm_backend(config, ctx.out_dir / "llm_cache", ctx.device)
     if backend is not None:
         from neurips26.backends import preflight as ping
