@@ -61,7 +61,8 @@ class Config(ExperimentConfig):
         "none", description="LLM backend: none (baselines only), openai (any compatible server), transformers")
     model: str = Field("", validate_default=True, description="model name for backend=openai")
     base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
-    model_path: str = Field("", validate_default=True, description="local model folder for backend=transformers")
+    model_path: str = Field("", validate_default=True, description="local model folder (or a model id such as "
+                            "smollm2-135m) for backend=transformers; empty: model")
     llm_instances: int = Field(600, ge=1, le=20_000, description="instances given to the LLM (the first k; balanced)")
     settings: list[Literal["one_shot", "agentic"]] = Field(["agentic", "one_shot"], min_length=1,
                                                             description="LLM settings to run")
@@ -83,6 +84,12 @@ class Config(ExperimentConfig):
                                                              "the rest of that setting is recorded as errors "
                                                              "without calling the backend (a dead endpoint)")
 
+    @property
+    def local_model(self) -> str:
+        """For ``backend=transformers``: the folder or model id to load (``model_path``, else
+        ``model``); ``""`` for other backends (as :class:`~neurips26.harness.config.ChatBackendConfig`)."""
+        return (self.model_path or self.model) if self.backend == "transformers" else ""
+
     # field validators (not a model validator) so the CLI's one-line error names the key
     @field_validator("model")
     @classmethod
@@ -94,8 +101,9 @@ class Config(ExperimentConfig):
     @field_validator("model_path")
     @classmethod
     def _transformers_needs_path(cls, v: str, info: ValidationInfo) -> str:
-        if info.data.get("backend") == "transformers" and not v:
-            raise ValueError("backend=transformers needs model_path (a folder written by save_pretrained)")
+        if info.data.get("backend") == "transformers" and not v and not info.data.get("model"):
+            raise ValueError("backend=transformers needs model (a model id such as smollm2-135m) or model_path "
+                             "(a folder written by save_pretrained)")
         return v
 
     @field_validator("base_url")
