@@ -94,7 +94,7 @@ def test_comparison_of_untrained_models_is_not_a_verdict():
 
 
 def test_confirmation_seeds_are_three_runs_that_share_no_model():
-    """Issue 41: tuned claims were confirmed on one seed. Catches fewer than three confirmation seeds or
+    """Tuned claims were confirmed on one seed. Catches fewer than three confirmation seeds or
     confirmation runs that train the same models (run seed c trains c + config.seeds)."""
     from neurips26.afdonet.experiment import CONFIRMATION_SEEDS, Config
 

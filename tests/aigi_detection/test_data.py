@@ -183,7 +183,7 @@ def _history(tmp_path, name: str, images, quality: int | None, crop=(0, 0), side
 
 
 def test_format_audit_finds_jpeg_q90_history_that_a_fixed_margin_missed(tmp_path):
-    """Issue 43 item 7 (first setup): reals JPEG q90 then PNG vs never-compressed PNG fakes; the
+    """Reals JPEG q90 then PNG vs never-compressed PNG fakes; the
     blockiness statistic separates the classes perfectly but the median gap (≈ 0.08) stayed under the
     fixed 0.1 margin, so the audit said nothing. Catches an uncalibrated margin."""
     reals = _history(tmp_path, "r", [_smooth(128, i) for i in range(8)], 90)
@@ -194,7 +194,7 @@ def test_format_audit_finds_jpeg_q90_history_that_a_fixed_margin_missed(tmp_path
 
 
 def test_format_audit_finds_jpeg_history_after_a_crop_with_different_row_and_column_offsets(tmp_path):
-    """Issue 43 item 7 (second setup): JPEG q75 reals cropped by 3 rows and 5 columns before the PNG
+    """JPEG q75 reals cropped by 3 rows and 5 columns before the PNG
     save. Pooling both directions into one set of 8 phases halves the statistic (1.24 → 1.09 here)
     and the audit missed it; one grid phase per axis keeps it. Catches pooled phases."""
     reals = _history(tmp_path, "r", [_textured(128, i) for i in range(8)], 75, crop=(3, 5))

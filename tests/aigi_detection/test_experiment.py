@@ -39,7 +39,7 @@ def test_reduced_run_gives_every_claim_a_kind_and_verdict(tmp_path):
 
 
 def test_confirmation_seeds_are_at_least_three_and_their_worlds_do_not_overlap():
-    """Issue 41: a tuned claim held on one lucky confirmation seed. Catches fewer than 3 confirmation
+    """A tuned claim held on one lucky confirmation seed. Catches fewer than 3 confirmation
     seeds, a development seed among them, or confirmation runs sharing worlds (seed c uses worlds
     c .. c + n_seeds − 1)."""
     from neurips26.aigi_detection.experiment import CONFIRMATION_SEEDS

@@ -136,7 +136,7 @@ def test_confirmation_run_judges_only_the_tuned_claims_on_fresh_seeds(tmp_path):
 
 
 def test_development_seeds_follow_the_run_seed_and_confirmation_has_three_seeds(tmp_path):
-    """Issue 41: a development run read config.seeds whatever the run seed, so `--seeds 7,23` judged the
+    """A development run read config.seeds whatever the run seed, so `--seeds 7,23` judged the
     same videos twice as if they were replications. Catches a run seed that changes nothing, and fewer
     than three confirmation seeds."""
     from neurips26.belief_search import experiment

@@ -1,4 +1,4 @@
-"""``neurips26 show`` and ``list`` as a user reads them (issue 43, items 11, 13, 14): a corrupt
+"""``neurips26 show`` and ``list`` as a user reads them: a corrupt
 result is named, the summary lines agree with the table, and tables stay readable at 80 columns
 and in a file."""
 

@@ -1,4 +1,4 @@
-"""The time-boxed full-scale check (issue 45, item 3) on CPU with a tiny budget: it stops a long
+"""The time-boxed full-scale check on CPU with a tiny budget: it stops a long
 run at the budget and reports per stage throughput, memory and the run's ETA; a short run
 finishes inside the budget; the command prints the same."""
 

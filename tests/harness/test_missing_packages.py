@@ -1,4 +1,4 @@
-"""Missing optional packages are named before any work (issue 45, item 1): ``reproduce``,
+"""Missing optional packages are named before any work: ``reproduce``,
 ``show`` and ``list`` say which extra to install, in one line, never "not implemented"."""
 
 from __future__ import annotations

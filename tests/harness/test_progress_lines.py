@@ -1,4 +1,4 @@
-"""Progress that reaches a log (issue 45, item 4): with output to a file, each stage prints a line
+"""Progress that reaches a log: with output to a file, each stage prints a line
 when it starts and ends and at least every ``NEURIPS26_PROGRESS_EVERY`` seconds while it runs
 (stage, step/total, rate, ETA)."""
 

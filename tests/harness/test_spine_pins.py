@@ -1,4 +1,4 @@
-"""Spine behaviours that no other test pinned (issue 43, items 16-19): each test fails on the
+"""Spine behaviours that no other test pinned: each test fails on the
 wrong version a developer might plant by mistake."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
     # supervised onto a head-direction readout: HD tuning and the ring are reconstructions, not paper claims
     assert by["hd_cells"].kind is Kind.RECONSTRUCTION and by["ring_attractor_h1"].kind is Kind.RECONSTRUCTION
     assert by["hrnn_integrates_position"].kind is Kind.CHECK
-    for c in out.claims:                                            # the claim model of issue 41
+    for c in out.claims:                                            # the claim model: object and control
         if c.kind is Kind.PAPER:
             assert c.object and (c.control or c.falsifiable_by or c.verdict is Verdict.NOT_CHECKABLE), c.id
     json.dumps(out.metrics)                                         # JSON-able
@@ -109,7 +109,7 @@ def _seed_result(intact: float, stay: float, cut: float, zero: float) -> dict:
 
 
 def test_silencing_claims_are_gated_on_a_network_that_integrates_and_judged_against_it():
-    """Issue 41: silence_pathway held because the intact network already erred like stay-at-start
+    """`silence_pathway` held because the intact network already erred like stay-at-start
     (0.98–1.84×). Catches a silencing claim that is judged when the intact network does not integrate
     position, or that compares the cut network with stay-at-start alone instead of the intact one."""
     from neurips26.path_integration import experiment as ex
@@ -152,7 +152,7 @@ def test_identity_init_makes_the_recurrence_an_integrator_and_refuses_a_bad_gain
 
 
 def test_confirmation_seeds_are_three_runs_that_share_no_network():
-    """Issue 41: the tuned claims were confirmed on one seed. Catches fewer than three confirmation
+    """The tuned claims were confirmed on one seed. Catches fewer than three confirmation
     seeds, or confirmation runs that train the same networks (run seed c trains c + config.seeds)."""
     from neurips26.path_integration.experiment import CONFIRMATION_SEEDS
 
