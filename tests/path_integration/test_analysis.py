@@ -102,6 +102,51 @@ def test_connectivity_asymmetry_recovers_planted_offsets():
         connectivity_asymmetry(W, pref, np.ones(N, bool), np.zeros(N, bool), ~ccw)
 
 
+def test_symmetrised_control_separates_directed_weights_from_symmetric_ones():
+    """Catches an asymmetry claim judged on the raw score: a *symmetric* matrix with CCW→CW / CW→CCW
+    structure already scores > 0 (the former "symmetric weights give <= 0" was false); only the
+    excess over the symmetrised twin is zero for it and positive for directed weights. Also catches a
+    bootstrap that resamples the two matrices differently (the symmetric case must give exactly 0)."""
+    from neurips26.path_integration.analysis import asymmetry_score, symmetrised_control
+
+    N = 60
+    pref = np.linspace(-np.pi, np.pi, N, endpoint=False)
+    ccw = np.arange(N) % 2 == 0
+    shift = np.where(ccw, 0.4, -0.4)
+    W = np.exp(2 * np.cos(pref[:, None] - pref[None, :] - shift[None, :]))    # directed: CCW ahead, CW behind
+    S = (W + W.T) / 2
+    post = np.ones(N, bool)
+    assert asymmetry_score(S, pref, post, ccw, ~ccw) > 5                     # symmetric, yet a positive raw score
+    directed = symmetrised_control(W, pref, post, ccw, ~ccw, np.random.default_rng(0))
+    assert directed.difference_deg > 5 and directed.interval[0] > 0          # the twin loses part of the offset
+    assert directed.interval[0] <= directed.difference_deg <= directed.interval[1]
+    sym = symmetrised_control(S, pref, post, ccw, ~ccw, np.random.default_rng(0))
+    assert sym.difference_deg == pytest.approx(0, abs=1e-9) and max(map(abs, sym.interval)) < 1e-9
+    with pytest.raises(ValueError, match="n_boot"):
+        symmetrised_control(W, pref, post, ccw, ~ccw, np.random.default_rng(0), n_boot=10)
+
+
+def test_paired_ratio_uses_the_pairing_and_refuses_bad_input():
+    """Catches an unpaired interval for the intact/control error ratio: with a per-trajectory control
+    error that tracks the intact one, the paired interval is far narrower than the spread of either, and
+    it must contain the ratio of means."""
+    from neurips26.path_integration.analysis import paired_ratio
+
+    rng = np.random.default_rng(0)
+    control = rng.uniform(10, 100, 200)                                      # wide spread over trajectories
+    intact = 0.2 * control * rng.uniform(0.95, 1.05, 200)                    # paired: 0.2× each, ±5%
+    r, (lo, hi) = paired_ratio(intact, control)
+    assert r == pytest.approx(intact.mean() / control.mean()) and lo <= r <= hi
+    assert hi - lo < 0.01                                                    # unpaired CIs would be ~0.05 wide
+    assert abs(r - 0.2) < 0.01
+    r0, (lo0, _) = paired_ratio(np.zeros(5), np.ones(5))
+    assert r0 == 0 and lo0 == 0                                              # errors: never a negative end
+    with pytest.raises(ValueError, match="same length"):
+        paired_ratio(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="> 0"):
+        paired_ratio(np.ones(3), np.zeros(3))
+
+
 def test_torus_topology_two_loops_one_void():
     rng = np.random.default_rng(0)
     a, b = rng.uniform(0, 2 * np.pi, (2, 3000))

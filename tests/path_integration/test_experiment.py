@@ -158,3 +158,121 @@ def test_confirmation_seeds_are_three_runs_that_share_no_network():
 
     trained = [c + s for c in CONFIRMATION_SEEDS for s in Config().seeds]
     assert len(CONFIRMATION_SEEDS) >= 3 and len(set(trained)) == len(trained)
+
+
+def test_zero_omega_control_replaces_the_angular_input():
+    """Catches a control that does not remove ω (the angular claims would then compare the network with
+    itself, ratio 1) or that replaces the speed instead: with ω = 0 the heading errors change, and for an
+    ω-blind network they equal the intact ones; the speed control leaves heading untouched."""
+    import numpy as np
+    import torch
+
+    from neurips26.path_integration import HRNN, HeadDirectionCells, PlaceCells, evaluate, simulate_trajectories
+    from neurips26.path_integration.experiment import _perturbed_errors
+
+    torch.manual_seed(0)
+    m = HRNN(8, 16, HeadDirectionCells(8), PlaceCells(32, surround_scale=None))
+    with torch.no_grad():
+        m.angular.weight_ih_l0.normal_(0, 5)                          # ω moves the decoded heading visibly
+    te = simulate_trajectories(20, 10, np.random.default_rng(0))
+    intact, zero = evaluate(m, te), _perturbed_errors(m, te, omega=0.0)
+    assert not np.allclose(intact.heading_deg, zero.heading_deg)
+    np.testing.assert_array_equal(_perturbed_errors(m, te, speed=float(te.speed.mean())).heading_deg,
+                                  intact.heading_deg)                 # speed never reaches the angular module
+    with pytest.raises(ValueError, match="shape"):
+        _perturbed_errors(m, te, omega=np.zeros((3, 3)))
+    with torch.no_grad():
+        m.angular.weight_ih_l0.zero_()                               # an ω-blind network
+    np.testing.assert_array_equal(_perturbed_errors(m, te, omega=0.0).heading_deg, evaluate(m, te).heading_deg)
+
+
+def _ratio_result(rng, intact_scale: float) -> dict:
+    """One seed's errors for the ratio claims: per-trajectory control errors, intact = scale × control
+    (±5%), stay-at-start far above both."""
+    import numpy as np
+
+    r = {"paired": {}}
+    for tag in ("train_len", "long"):
+        ctl_h, ctl_p = rng.uniform(40, 80, 50), rng.uniform(0.3, 0.6, 50)
+        p = {"zero_omega_heading_deg": ctl_h, "mean_speed_position_m": ctl_p,
+             "hrnn_heading_deg": intact_scale * ctl_h * rng.uniform(0.95, 1.05, 50),
+             "hrnn_position_m": intact_scale * ctl_p * rng.uniform(0.95, 1.05, 50)}
+        r["paired"][tag] = p
+        for q, ctl in (("heading_deg", "zero_omega"), ("position_m", "mean_speed")):
+            r[f"{tag}_hrnn_{q}"] = float(np.mean(p[f"hrnn_{q}"]))
+            r[f"{tag}_{ctl}_{q}"] = float(np.mean(p[f"{ctl}_{q}"]))
+            r[f"{tag}_stay_{q}"] = 20 * r[f"{tag}_{ctl}_{q}"]       # a far-off floor: intact/stay is small
+            for other in ("untrained", "dead_reckoning", "other_omega"):
+                r[f"{tag}_{other}_{q}"] = r[f"{tag}_stay_{q}"]
+    r.update(train_len_zero_speed_position_m=r["train_len_stay_position_m"], place_decoding_floor_m=0.01)
+    return r
+
+
+def test_integration_claims_are_judged_against_the_network_without_its_input():
+    """Catches the angular and generalisation claims judged against the stay-at-start estimate: a network
+    that errs like itself with ω = 0 (or with the mean speed) does not integrate its input, even when its
+    error is 0.05× the stay-at-start floor; one at 0.1× its control holds."""
+    import numpy as np
+
+    from neurips26.path_integration import experiment as ex
+
+    rng = np.random.default_rng(0)
+    config = Config.quick()
+    ids = ("angular_path_integration", "generalises_longer_heading", "generalises_longer_position")
+    blind = {c.id: c for c in ex._ratio_claims(config, [_ratio_result(rng, 1.0) for _ in range(3)])}
+    good = {c.id: c for c in ex._ratio_claims(config, [_ratio_result(rng, 0.1) for _ in range(3)])}
+    for cid in ids:
+        assert blind[cid].verdict is Verdict.DOES_NOT_HOLD, (cid, blind[cid].measured)
+        assert good[cid].verdict is Verdict.HOLDS, (cid, good[cid].measured)
+        assert good[cid].control and not good[cid].falsifiable_by and good[cid].kind is Kind.PAPER
+        assert good[cid].interval is not None                        # an interval over trajectories
+    assert "set to 0" in good["angular_path_integration"].control
+    assert "mean speed" in good["generalises_longer_position"].control
+
+
+def _cell_result(trained: float, untrained: float) -> dict:
+    r = {"trained_grid_threshold": 0.3, "untrained_grid_threshold": 0.3}
+    for who, v in (("trained", trained), ("untrained", untrained)):
+        for mod, keys in (("angular", ("angular_velocity", "head_direction")),
+                          ("positional", ("speed", "pure_grid", "conjunctive"))):
+            for k in keys:
+                r[f"{who}_{mod}_{k}_fraction"] = v
+            r[f"{who}_{mod}_n_silent"] = 0
+    return r
+
+
+def test_positive_difference_claims_do_not_hold_at_a_difference_of_exactly_zero():
+    """Catches the inclusive bound of 0: training that leaves each cell-type fraction exactly at the
+    untrained control's, weights whose offset score equals their symmetrised twin's, and sweeps that
+    alternate as often under a shuffled gate as under the alternating one all held (or could hold)
+    with `measured >= 0`; each must now not hold."""
+    import numpy as np
+
+    from neurips26.path_integration import experiment as ex
+    from neurips26.path_integration.analysis import SymmetrisedControl
+    from neurips26.path_integration.theta import SweepStatistics
+
+    config = Config.quick()
+    tie = {c.id: c for c in ex._cell_claims(config, [_cell_result(0.25, 0.25) for _ in range(3)])}
+    gain = {c.id: c for c in ex._cell_claims(config, [_cell_result(0.25 + d, 0.2) for d in (0.0, 0.01, 0.02)])}
+    for cid in ("av_cells", "speed_cells", "grid_cells", "conjunctive_cells"):
+        assert tie[cid].verdict is Verdict.DOES_NOT_HOLD, cid
+        assert gain[cid].verdict is Verdict.HOLDS, cid
+    asym = type("A", (), {"offset_ccw": 0.3, "offset_cw": -0.3, "n_ccw": 5, "n_cw": 5})()
+    same = [{"asymmetry": asym, "asymmetry_control": SymmetrisedControl(17.2, 17.2, 0.0, (0.0, 0.0), 500)}] * 2
+    assert ex._asymmetry_claim(same, [0, 1]).verdict is Verdict.DOES_NOT_HOLD
+    more = [{"asymmetry": asym, "asymmetry_control": SymmetrisedControl(17.2, 5.0, 12.2, (8.0, 15.0), 500)}] * 2
+    assert ex._asymmetry_claim(more, [0, 1]).verdict is Verdict.HOLDS
+
+    def sweeps(by_traj):
+        by_traj = np.asarray(by_traj, float)
+        return SweepStatistics(np.zeros(4), float(by_traj.mean()), 20.0, 0.5, 0.5, 4, by_traj)
+
+    def theta(alt, shuffled):
+        return {"theta": sweeps(alt), "theta_traces": {"shuffled": sweeps(shuffled), "control_alternation": 0.5}}
+
+    alt = [0.8, 0.9, 0.85, 0.8]
+    (c, *_), = [ex._theta_claims(config, [theta(alt, alt)] * 3)]
+    assert c.id == "theta_alternation" and c.verdict is Verdict.DOES_NOT_HOLD   # the gate's order does nothing
+    (c, *_), = [ex._theta_claims(config, [theta(alt, [0.5, 0.45, 0.55, 0.5])] * 3)]
+    assert c.verdict is Verdict.HOLDS and c.control and not c.falsifiable_by

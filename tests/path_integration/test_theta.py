@@ -39,3 +39,35 @@ def test_sweep_statistics_on_planted_sweeps():
     assert drift.alternation == 0.0
     with pytest.raises(ValueError, match="complete theta cycles"):
         sweep_statistics(offset[:, :40], cyc[:40])
+
+
+def test_shuffled_gate_keeps_the_inhibition_and_removes_the_alternation():
+    """Catches a shuffled-gate control that is not a control: signs that are not a permutation of the
+    alternating sequence (other amounts of CCW/CW dominance), a gate that ignores ``signs`` (the control
+    would then equal the alternating gate and the paired difference would be 0 by construction), or a
+    per-trajectory gain that is not built per trajectory."""
+    from neurips26.path_integration.theta import shuffled_signs
+
+    g, cyc = theta_gate(200, 0.005, 8.0)
+    K = cyc.max() + 1
+    alternating = np.where(np.arange(K) % 2 == 0, 1.0, -1.0)
+    np.testing.assert_array_equal(theta_gate(200, 0.005, 8.0, signs=alternating)[0], g)
+    s = shuffled_signs(K, 50, np.random.default_rng(0))
+    assert s.shape == (50, K) and all(sorted(row) == sorted(alternating) for row in s)
+    flips = np.mean(s[:, 1:] != s[:, :-1])
+    assert 0.35 < flips < 0.75                                               # ≈ 0.5, not the 1.0 of alternation
+    gs, _ = theta_gate(200, 0.005, 8.0, signs=s)
+    assert gs.shape == (50, 200) and not np.allclose(gs, g)
+    np.testing.assert_allclose(np.abs(gs), np.abs(g)[None].repeat(50, 0))   # same inhibition, other sides
+    ccw, cw = np.array([True, False, False]), np.array([False, True, False])
+    gain = mutual_inhibition_gain(gs, ccw, cw, 0.5)
+    assert tuple(gain.shape) == (50, 200, 3)
+    np.testing.assert_allclose(gain[3].numpy(), mutual_inhibition_gain(gs[3], ccw, cw, 0.5)[0].numpy())
+    with pytest.raises(ValueError, match="signs"):
+        theta_gate(200, 0.005, 8.0, signs=alternating[:2])
+    # sweeps that follow their gate: the shuffled gate's sweeps agree with the shuffled signs, and the
+    # per-trajectory alternation is exposed for the paired comparison
+    planted = np.radians(20) * np.cumsum(gs, 1) / np.abs(np.cumsum(gs, 1)).max()
+    st = sweep_statistics(planted, cyc, s)
+    assert st.gate_agreement == 1.0 and st.alternation_by_trajectory.shape == (50,)
+    assert st.alternation == pytest.approx(st.alternation_by_trajectory.mean()) and st.alternation < 0.8

@@ -36,7 +36,8 @@ from .trajectories import Arena, Trajectories, wrap_angle
 
 __all__ = ["Activity", "collect_activity", "rate_maps", "rate_maps_loop", "heading_tuning", "shuffled_statistics",
            "CellTypes", "classify_cells", "gridness_scores", "gridness_null", "ring_topology", "RingTopology",
-           "connectivity_asymmetry", "ConnectivityAsymmetry", "torus_topology", "TorusTopology"]
+           "connectivity_asymmetry", "ConnectivityAsymmetry", "torus_topology", "TorusTopology", "asymmetry_score",
+           "symmetrised_control", "SymmetrisedControl", "paired_ratio"]
 
 
 @dataclass
@@ -459,3 +460,118 @@ def connectivity_asymmetry(weights: np.ndarray, preferred: np.ndarray, post_mask
         out[f"profile_{name}"] = np.bincount(idx, weights=w, minlength=bins) / np.maximum(cnt, 1)
     return ConnectivityAsymmetry(out["offset_ccw"], out["offset_cw"], (edges[:-1] + edges[1:]) / 2,
                                  out["profile_ccw"], out["profile_cw"], int(ccw_mask.sum()), int(cw_mask.sum()))
+
+
+def asymmetry_score(weights: np.ndarray, preferred: np.ndarray, post_mask: np.ndarray, ccw_mask: np.ndarray,
+                    cw_mask: np.ndarray) -> float:
+    """``min(offset_CCW, −offset_CW)`` in degrees (:func:`connectivity_asymmetry`'s offsets).
+
+    Positive only when CCW presynaptic units project ahead (+Δθ) **and** CW units behind (−Δθ);
+    0 for a population whose weights do not depend on the sign of Δθ. Shapes and errors as in
+    :func:`connectivity_asymmetry`.
+    """
+    a = connectivity_asymmetry(weights, preferred, post_mask, ccw_mask, cw_mask)
+    return math.degrees(min(a.offset_ccw, -a.offset_cw))
+
+
+@dataclass
+class SymmetrisedControl:
+    """Asymmetry of the trained ``W`` against its symmetrised twin ``(W + Wᵀ)/2``, paired.
+
+    Attributes:
+        trained_deg: :func:`asymmetry_score` of ``W``. symmetrised_deg: the same of ``(W + Wᵀ)/2``
+            (same units, masks and preferred headings).
+        difference_deg: ``trained_deg − symmetrised_deg``.
+        interval: ``(lo, hi)`` percentile bootstrap interval of the difference (degrees), resampling
+            the presynaptic CCW and CW units with replacement (the same resample for both matrices).
+        n_boot: bootstrap resamples.
+    """
+
+    trained_deg: float
+    symmetrised_deg: float
+    difference_deg: float
+    interval: tuple[float, float]
+    n_boot: int
+
+
+def symmetrised_control(weights: np.ndarray, preferred: np.ndarray, post_mask: np.ndarray, ccw_mask: np.ndarray,
+                        cw_mask: np.ndarray, rng: np.random.Generator, n_boot: int = 500,
+                        level: float = 0.95) -> SymmetrisedControl:
+    """The asymmetry score of ``weights`` [N, N] (row = post) minus that of its symmetric part.
+
+    The symmetrised twin ``(W + Wᵀ)/2`` keeps every weight's size and the units' tuning and removes
+    the directed (antisymmetric) part, the mechanism an offset profile is meant to show. A symmetric
+    matrix can still give offsets of opposite sign for CCW and CW presynaptic units (through the
+    connections between the two populations), so the raw score alone cannot show asymmetry; the
+    paired difference can. Interval: bootstrap over presynaptic units (each resample's circular
+    moment is a count-weighted sum of per-unit moments, so a resample costs one small matrix product).
+
+    Args:
+        weights: ``[N, N]``. preferred: ``[N]`` rad. post_mask, ccw_mask, cw_mask: ``[N]`` bool, non-empty.
+        rng: bootstrap generator. n_boot: resamples (>= 100). level: interval level in (0, 1).
+
+    Raises:
+        ValueError: as :func:`connectivity_asymmetry`, or ``n_boot < 100`` / ``level`` outside (0, 1).
+    """
+    if int(n_boot) != n_boot or n_boot < 100:
+        raise ValueError(f"n_boot={n_boot!r}: need an integer >= 100 for a percentile interval")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level!r}: allowed 0 < level < 1")
+    W = np.asarray(weights, np.float64)
+    Ws = (W + W.T) / 2
+    trained = asymmetry_score(W, preferred, post_mask, ccw_mask, cw_mask)   # validates shapes and masks
+    sym = asymmetry_score(Ws, preferred, post_mask, ccw_mask, cw_mask)
+    N = W.shape[0]
+    phase = np.exp(1j * wrap_angle(preferred[:, None] - preferred[None, :]))
+    post = post_mask[:, None] & ~np.eye(N, dtype=bool)
+    # per presynaptic unit j: Σ_i∈post, i≠j W_ij e^{iΔ_ij}
+    moment = {name: (np.where(post, M, 0.0) * phase).sum(0) for name, M in (("W", W), ("S", Ws))}
+    diffs = np.empty(n_boot)
+    pre = {"ccw": np.flatnonzero(ccw_mask), "cw": np.flatnonzero(cw_mask)}
+    for b in range(n_boot):
+        draw = {k: rng.choice(v, len(v), replace=True) for k, v in pre.items()}
+        score = {}
+        for name in ("W", "S"):
+            off_ccw = np.angle(moment[name][draw["ccw"]].sum())
+            off_cw = np.angle(moment[name][draw["cw"]].sum())
+            score[name] = math.degrees(min(off_ccw, -off_cw))
+        diffs[b] = score["W"] - score["S"]
+    lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
+    return SymmetrisedControl(trained, sym, trained - sym, (float(lo), float(hi)), int(n_boot))
+
+
+def paired_ratio(numerator: np.ndarray, denominator: np.ndarray, level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Ratio of means ``mean(a) / mean(b)`` of paired per-item values and its delta-method interval.
+
+    For paired items (the same trajectory under two conditions) the linearised ratio
+    ``z_i = (a_i − r·b_i) / mean(b)`` has mean 0 and standard error ``sd(z)/√n``; the interval is
+    ``r ± t_{(1+level)/2, n−1} · sd(z)/√n``, its lower end kept at ``>= 0`` when every value is
+    non-negative (errors).
+
+    Args:
+        numerator, denominator: ``[n]`` finite, ``n >= 2``, ``mean(denominator) > 0``.
+        level: confidence level in (0, 1).
+
+    Raises:
+        ValueError: shapes differ, fewer than 2 items, non-finite values, or ``mean(b) <= 0``.
+
+    Source: the delta method for a ratio of means (e.g. Cochran, *Sampling Techniques*, ratio estimator).
+    """
+    from scipy import stats
+
+    a, b = np.asarray(numerator, np.float64).ravel(), np.asarray(denominator, np.float64).ravel()
+    if a.shape != b.shape or a.size < 2:
+        raise ValueError(f"paired_ratio(): need two arrays of the same length >= 2, got {a.shape} and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("paired_ratio(): values must be finite")
+    if not b.mean() > 0:
+        raise ValueError(f"paired_ratio(): mean of the denominator is {b.mean()!r}; must be > 0")
+    if not 0 < level < 1:
+        raise ValueError(f"paired_ratio(): level={level!r}; allowed 0 < level < 1")
+    r = float(a.mean() / b.mean())
+    z = (a - r * b) / b.mean()
+    half = float(stats.t.ppf(0.5 + level / 2, a.size - 1)) * float(z.std(ddof=1)) / math.sqrt(a.size)
+    lo = r - half
+    if (a >= 0).all() and (b >= 0).all():
+        lo = max(lo, 0.0)
+    return r, (lo, r + half)

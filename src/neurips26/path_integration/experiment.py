@@ -31,14 +31,16 @@ from .analysis import (
     connectivity_asymmetry,
     gridness_null,
     gridness_scores,
+    paired_ratio,
     rate_maps,
     ring_topology,
     shuffled_statistics,
+    symmetrised_control,
     torus_topology,
 )
 from .baselines import dead_reckoning, stay_at_start
 from .cells import HeadDirectionCells, PlaceCells
-from .hrnn import HRNN, TrainingConfig, evaluate, identity_init, train_hrnn
+from .hrnn import HRNN, PathIntegrationError, TrainingConfig, evaluate, identity_init, train_hrnn
 from .theta import theta_sweeps
 from .trajectories import (
     DT,
@@ -49,6 +51,7 @@ from .trajectories import (
     load_rat_recording,
     recording_to_trajectories,
     simulate_trajectories,
+    wrap_angle,
 )
 
 ABSTRACT = "abstract"
@@ -67,7 +70,18 @@ FORMED_POSITION_RATIO = 0.5
 TUNED_THETA = ("β = 0.3 and balanced CW/CCW groups chosen after a scan on seed 0 (β ∈ {0.1, 0.3}, group sizes "
                "4/8/16) in which the raw offset drifted; the excursion is measured from the offset at cycle start")
 TUNED_ANGULAR = ("bound 0.5 → 0.2 after a review showed that comparing decoded and true heading one step apart "
-                 "gives 0.30 and still held at 0.5 (the aligned comparison gave 0.11)")
+                 "gives 0.30 and still held at 0.5 (the aligned comparison gave 0.11); the bound was chosen on the "
+                 "ratio to the stay-at-start estimate, and the denominator was then changed to the zero-ω control "
+                 "(same network, ω = 0) with the same bound, before that control's value was seen")
+#: The harness's ``at_least`` is inclusive (``measured >= bound``). A claim that a paired difference is
+#: *positive* (training or the mechanism adds something over its control) must not hold at a difference of
+#: exactly 0, so its bound sits just above 0: below any non-zero difference of two fractions of at most
+#: 4096 units (>= 1/4096² ≈ 6e-8) and far above float rounding of a difference of angles in degrees.
+STRICTLY_POSITIVE = 1e-9
+#: Theta alternation: the alternating gate must raise the fraction of alternating cycle pairs by at least
+#: this much over the shuffled-sign gate (the former absolute bound 0.7 minus the ≈ 0.5 of independent
+#: signs, which a sweep that follows a shuffled gate shows); fixed when the control was added, from that rule.
+THETA_ALTERNATION_GAIN = 0.2
 
 
 class Config(ExperimentConfig):
@@ -186,17 +200,41 @@ def _cell_analysis(model: HRNN, traj, rng: np.random.Generator, bins: int, posit
     return out
 
 
-def _position_error_with_speed(model: HRNN, traj, speed: float) -> float:
-    """Mean position error (m) when the speed input is replaced by the constant ``speed`` (m/s) while
-    ω, the start cue and the targets stay those of ``traj`` (a perturbation of the input, so not a
-    :class:`Trajectories`)."""
+def _perturbed_errors(model: HRNN, traj, *, omega: np.ndarray | float | None = None,
+                      speed: np.ndarray | float | None = None):
+    """Decoding errors (:class:`~.hrnn.PathIntegrationError`, ``[B, T]`` degrees and m) of ``model`` on
+    ``traj`` when its angular-velocity input is replaced by ``omega`` (rad/s) and/or its speed input by
+    ``speed`` (m/s) — a constant or a ``[B, T]`` array; ``None`` keeps ``traj``'s own input. The start
+    cue and the targets stay those of ``traj`` (a perturbation of the input, so not a
+    :class:`Trajectories`).
+
+    Raises:
+        ValueError: ``traj`` made with another dt or arena than the model's, or an array of another shape.
+    """
     model.check_inputs(traj)
+
+    def replaced(own: np.ndarray, new) -> torch.Tensor:
+        if new is None:
+            return torch.as_tensor(own)
+        arr = np.broadcast_to(np.asarray(new, np.float32), own.shape) if np.ndim(new) == 0 else np.asarray(new)
+        if arr.shape != own.shape:
+            raise ValueError(f"replacement input of shape {arr.shape}; expected {own.shape} or a scalar")
+        return torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32))
+
     t = torch.as_tensor
     with torch.no_grad():
-        out = model(t(traj.angular_velocity), torch.full(traj.speed.shape, speed), t(traj.heading[:, 0]),
+        out = model(replaced(traj.angular_velocity, omega), replaced(traj.speed, speed), t(traj.heading[:, 0]),
                     t(traj.position[:, 0]))
+    hd = model.hd_cells.decode(out.hd_logits).numpy()
     pos = model.place_cells.decode(out.place_logits).numpy()
-    return float(np.linalg.norm(pos - traj.position[:, 1:], axis=-1).mean())
+    return PathIntegrationError(np.degrees(np.abs(wrap_angle(hd - traj.heading[:, 1:]))),
+                                np.linalg.norm(pos - traj.position[:, 1:], axis=-1))
+
+
+def _position_error_with_speed(model: HRNN, traj, speed: float) -> float:
+    """Mean position error (m) when the speed input is replaced by the constant ``speed`` (m/s) while
+    ω, the start cue and the targets stay those of ``traj`` (see :func:`_perturbed_errors`)."""
+    return _perturbed_errors(model, traj, speed=speed).mean_position_m
 
 
 def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
@@ -214,21 +252,32 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     noise = dict(omega_noise=config.odometer_noise * SIGMA_ROTATION, speed_noise=config.odometer_noise * RAYLEIGH_SPEED)
     for tag, T in (("train_len", config.seq_len), ("long", config.generalisation_factor * config.seq_len)):
         te = _sim(config, config.n_test, T, ctx.child_rng(2000 + seed * 10 + T), arena)
-        for name, err in (("hrnn", evaluate(model, te)), ("stay", stay_at_start(te)), ("untrained", evaluate(untrained, te)),
+        intact = evaluate(model, te)
+        # controls that remove the integrated input from the same network on the same trajectories:
+        # ω = 0 (its mean: the rotation information goes, the start cue stays), another trajectory's ω
+        # (a batch roll: realistic input, wrong path), the batch-mean speed (the speed information goes)
+        zero_omega = _perturbed_errors(model, te, omega=0.0)
+        other_omega = _perturbed_errors(model, te, omega=np.roll(te.angular_velocity, 1, axis=0))
+        mean_speed = _perturbed_errors(model, te, speed=float(te.speed.mean()))
+        r.setdefault("paired", {})[tag] = {"hrnn_heading_deg": intact.heading_deg.mean(1),
+                                           "zero_omega_heading_deg": zero_omega.heading_deg.mean(1),
+                                           "hrnn_position_m": intact.position_m.mean(1),
+                                           "mean_speed_position_m": mean_speed.position_m.mean(1)}
+        for name, err in (("hrnn", intact), ("stay", stay_at_start(te)), ("untrained", evaluate(untrained, te)),
                           ("dead_reckoning", dead_reckoning(te, rng, **noise)),
-                          ("pathway_off", evaluate(model, te, pathway=False))):
+                          ("pathway_off", evaluate(model, te, pathway=False)), ("zero_omega", zero_omega),
+                          ("other_omega", other_omega), ("mean_speed", mean_speed)):
             r[f"{tag}_{name}_heading_deg"] = err.mean_heading_deg
             r[f"{tag}_{name}_position_m"] = err.mean_position_m
-            if tag == "long":
+            if tag == "long" and name not in ("zero_omega", "other_omega", "mean_speed"):
                 r.setdefault("error_by_step_long", {})[name] = {"heading_deg": err.heading_deg.mean(0).tolist(),
                                                                 "position_m": err.position_m.mean(0).tolist()}
         if tag == "train_len":
             r["train_len_zero_speed_position_m"] = _position_error_with_speed(model, te, 0.0)
-            r["train_len_mean_speed_position_m"] = _position_error_with_speed(model, te, float(te.speed.mean()))
             x = torch.as_tensor(te.position[:, 1:])
             r["place_decoding_floor_m"] = float((model.place_cells.decode(model.place_cells.targets(x)) - x)
                                                 .norm(dim=-1).mean())       # top-3 decoding of the exact code
-            r["error_by_step"] = {"hrnn_position_m": evaluate(model, te).position_m.mean(0).tolist(),
+            r["error_by_step"] = {"hrnn_position_m": intact.position_m.mean(0).tolist(),
                                   "stay_position_m": stay_at_start(te).position_m.mean(0).tolist()}
     # tuning and cell types, trained vs untrained
     an_traj = _sim(config, config.n_analysis, config.seq_len, ctx.child_rng(3000 + seed), arena)
@@ -258,8 +307,12 @@ def _one_seed(config: Config, ctx: RunContext, seed: int) -> dict:
     # connectivity asymmetry by preferred heading
     hd = ctA.masks["head_direction"]
     ccw, cw = ctA.masks["ccw"] & hd, ctA.masks["cw"] & hd
-    r["asymmetry"] = (connectivity_asymmetry(model.recurrent_angular.detach().numpy(), stA["preferred"], hd, ccw, cw)
-                      if ccw.any() and cw.any() else None)
+    W = model.recurrent_angular.detach().numpy()
+    r["asymmetry"] = connectivity_asymmetry(W, stA["preferred"], hd, ccw, cw) if ccw.any() and cw.any() else None
+    # control: the symmetrised twin (W + Wᵀ)/2, same units and tuning (the untrained network cannot serve:
+    # identity-initialised, it has no off-diagonal recurrent weights and scores 0 by construction)
+    r["asymmetry_control"] = (symmetrised_control(W, stA["preferred"], hd, ccw, cw, ctx.child_rng(8000 + seed))
+                              if ccw.any() and cw.any() else None)
     # silencing the AV units of the angular module
     te = _sim(config, config.n_test, config.seq_len, ctx.child_rng(5000 + seed), arena)
     av = ctA.masks["angular_velocity"]
@@ -304,7 +357,8 @@ def _theta(config: Config, ctx: RunContext, seed: int, model: HRNN, arena: Arena
         ccw_g[order[-k:]] = True
         th = _sim(config, config.n_theta, config.theta_steps, ctx.child_rng(6000 + seed), arena)
         r["theta"], r["theta_traces"] = theta_sweeps(model, th, ccw_g, cw_g, strength=config.theta_strength,
-                                                     frequency=config.theta_frequency)
+                                                     frequency=config.theta_frequency,
+                                                     control_rng=ctx.child_rng(6500 + seed))
 
 
 # --------------------------------------------------------------------------- claims
@@ -312,34 +366,52 @@ def _theta(config: Config, ctx: RunContext, seed: int, model: HRNN, arena: Arena
 def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -> list:
     seeds = config.seeds
     claims = []
+    long = f"{config.generalisation_factor}× longer than trained"
+    omega_control = ("the same trained network on the same trajectories with its angular-velocity input set to 0 "
+                     "(start cue intact), which removes the rotation information (ω's mean is 0); paired by "
+                     "trajectory, ratio of mean errors with a delta-method interval over trajectories")
+    speed_control = ("the same trained network on the same trajectories with its speed input replaced by the batch "
+                     "mean speed (ω and the start cue intact), which removes the speed information and keeps the "
+                     "average distance; paired by trajectory, ratio of mean errors with a delta-method interval "
+                     "over trajectories")
     specs = [
         ("angular_path_integration", "train_len", "heading_deg", 0.2,
          "The HRNN performs angular path integration: its mean heading error at the trained length is at most "
-         "0.2× that of the stay-at-start baseline (same trajectories, decoded and true heading at the same step).",
-         TUNED_ANGULAR),
+         "0.2× that of the same network with its angular-velocity input set to 0 (same trajectories, start cue "
+         "intact, decoded and true heading at the same step).",
+         "zero_omega", omega_control, TUNED_ANGULAR,
+         "a decoder fed the true state errs by ≈ 1.5° (top-3 of 32 cells), a one-step misalignment by ≈ 11°: 0.2× "
+         "the no-integration error separates them"),
         ("generalises_longer_heading", "long", "heading_deg", 0.5,
-         f"Heading integration generalises to sequences {config.generalisation_factor}× longer than trained: "
-         "error at most half the stay-at-start baseline.", ""),
+         f"Heading integration generalises to sequences {long}: the heading error is at most half that of the same "
+         "network with its angular-velocity input set to 0 (same trajectories).",
+         "zero_omega", omega_control, "",
+         "'well below' read as ≤ 0.5× the error without the integrated input, fixed before training"),
         ("generalises_longer_position", "long", "position_m", 0.8,
-         f"Position integration generalises to sequences {config.generalisation_factor}× longer than trained: "
-         "error at most 0.8× the stay-at-start baseline.", ""),
+         f"Position integration generalises to sequences {long}: the position error is at most 0.8× that of the "
+         "same network with its speed input replaced by the batch mean speed (same trajectories, ω intact).",
+         "mean_speed", speed_control, "",
+         "0.8× for position at 3× length, where the error of any integrator grows (the same 0.8 as the "
+         "trained-length speed control)"),
     ]
-    for cid, tag, q, bound, statement, tuned in specs:
-        per = [C.at_most(cid, statement, measured=r[f"{tag}_hrnn_{q}"] / r[f"{tag}_stay_{q}"], bound=bound,
-                         reason=("'well below' read as ≤ 0.5× the no-integration floor at the trained length; 0.8× "
-                                 "for position at 3× length where the error of any integrator grows" if bound > 0.5
-                                 else "a decoder fed the true state errs by ≈ 1.5° (top-3 of 32 cells), a one-step "
-                                 "misalignment by ≈ 11°: 0.2× the floor separates them" if bound < 0.5
-                                 else "'well below' read as ≤ 0.5× the no-integration floor, fixed before training"),
-                         paper_value="path integration (no number in the abstract)", kind="paper", source=ABSTRACT,
-                         domain=(0, math.inf), tuned_after_look=tuned, object="toy",
-                         falsifiable_by="a network that does not integrate errs like the stay-at-start estimate "
-                                        "(ratio ≈ 1; the untrained network of the same initialisation, run on the "
-                                        "same trajectories, is in the note)",
-                         note=f"untrained network / stay = {r[f'{tag}_untrained_{q}'] / r[f'{tag}_stay_{q}']:.2f}; "
-                              f"dead reckoning with {config.odometer_noise:.0%} input noise / stay = "
-                              f"{r[f'{tag}_dead_reckoning_{q}'] / r[f'{tag}_stay_{q}']:.2f}")
-               for r in res]
+    for cid, tag, q, bound, statement, ctrl, control, tuned, reason in specs:
+        per = []
+        for r in res:
+            p = r["paired"][tag]
+            ratio, iv = paired_ratio(p[f"hrnn_{q}"], p[f"{ctrl}_{q}"])
+            stay = r[f"{tag}_stay_{q}"]
+            extra = (f"; another trajectory's ω / stay = {r[f'{tag}_other_omega_{q}'] / stay:.2f}"
+                     if ctrl == "zero_omega" else "")
+            per.append(C.at_most(
+                cid, statement, measured=ratio, interval=iv, bound=bound, reason=reason,
+                paper_value="path integration (no number in the abstract)", kind="paper", source=ABSTRACT,
+                domain=(0, math.inf), tuned_after_look=tuned, object="toy", control=control,
+                note=f"errors over {len(p[f'hrnn_{q}'])} trajectories: intact {r[f'{tag}_hrnn_{q}']:.3g}, control "
+                     f"{r[f'{tag}_{ctrl}_{q}']:.3g}, stay-at-start {stay:.3g} ({q.split('_')[-1]}); intact / stay = "
+                     f"{r[f'{tag}_hrnn_{q}'] / stay:.2f}, control / stay = {r[f'{tag}_{ctrl}_{q}'] / stay:.2f}"
+                     f"{extra}; untrained network / stay = {r[f'{tag}_untrained_{q}'] / stay:.2f}; dead reckoning "
+                     f"with {config.odometer_noise:.0%} input noise / stay = "
+                     f"{r[f'{tag}_dead_reckoning_{q}'] / stay:.2f}"))
         claims.append(C.over_seeds(per, seeds))
     if confirmation:                                   # confirmation run: tuned claims only
         return claims[:1]
@@ -450,9 +522,11 @@ def _cell_claims(config: Config, res: list[dict]) -> list:
                                           full_scale="4096 positional units, DoG place cells, 10^5 steps on a GPU"))
             continue
         mean, iv = C.mean_interval([a - b for a, b in zip(trained, control)], domain=(-1, 1))
-        claims.append(C.at_least(cid, statement, measured=mean, interval=iv, bound=0.0, domain=(-1, 1),
+        claims.append(C.at_least(cid, statement, measured=mean, interval=iv, bound=STRICTLY_POSITIVE, domain=(-1, 1),
                                  reason="an excess over the untrained control, judged on the seed interval (noise); "
-                                        "the abstract gives no fraction", note=note, **kw))
+                                        "strictly positive (bound 1e-9, not 0: the same fraction as the control, a "
+                                        "difference of exactly 0, is no emergence and must not hold); the abstract "
+                                        "gives no fraction", note=note, **kw))
     return claims
 
 
@@ -488,21 +562,7 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                                                                                      r["torus"].n_long_h2],
                                             holds=r["torus"].is_torus, tolerance="exactly 2 long H1 and 1 long H2 bars",
                                             reason="the Betti numbers of a torus", **torus_kw) for r in res], seeds))
-    per = []
-    for r in res:
-        a = r["asymmetry"]
-        m = math.degrees(min(a.offset_ccw, -a.offset_cw)) if a else float("nan")
-        per.append(C.at_least("asymmetric_connectivity", "Recurrent weights of the angular module are asymmetric by "
-                              "preferred heading: CCW-tuned units project ahead (+Δθ) and CW-tuned units behind (−Δθ); "
-                              "measured min(offset_CCW, −offset_CW) in degrees.", measured=m, bound=0.0, kind="paper",
-                              source=ABSTRACT, paper_value="asymmetric connectivity", domain=(-180, 180),
-                              object="toy",
-                              falsifiable_by="symmetric weights, or offsets of the wrong sign for either population, "
-                                             "give a value <= 0 (nothing in the loss asks for a sign)",
-                              reason="opposite-signed offsets are the asymmetry; 0 is the symmetric case",
-                              note=(f"offsets CCW {math.degrees(a.offset_ccw):.1f}°, CW {math.degrees(a.offset_cw):.1f}° "
-                                    f"({a.n_ccw}/{a.n_cw} units)") if a else "no HD-tuned CW or CCW units"))
-    claims.append(C.over_seeds(per, seeds))
+    claims.append(_asymmetry_claim(res, seeds))
     claims += _silencing_claims(res, seeds)
     per = [C.at_least("silence_av_units", "Silencing the angular-velocity units of the angular module derails "
                       "heading: error ≥ 2× the intact network's.",
@@ -515,6 +575,36 @@ def _circuit_claims(config: Config, res: list[dict]) -> list:
                            "AV cells from silencing most of the module)") for r in res]
     claims.append(C.over_seeds(per, seeds))
     return claims
+
+
+def _asymmetry_claim(res: list[dict], seeds: list[int]) -> C.Claim:
+    """``asymmetric_connectivity``: the trained W^A's offset score minus its symmetrised twin's, per seed
+    (``r["asymmetry"]``, ``r["asymmetry_control"]``), judged strictly positive over the seeds."""
+    per = []
+    for r in res:
+        a, ctl = r["asymmetry"], r["asymmetry_control"]
+        statement = ("Recurrent weights of the angular module are asymmetric by preferred heading: CCW-tuned units "
+                     "project ahead (+Δθ) and CW-tuned units behind (−Δθ); measured as the score min(offset_CCW, "
+                     "−offset_CW) in degrees of the trained weights minus that of their symmetrised twin "
+                     "(W + Wᵀ)/2, which must be positive.")
+        kw = dict(kind="paper", source=ABSTRACT, paper_value="asymmetric connectivity", domain=(-360, 360),
+                  object="toy", control="the symmetrised twin (W + Wᵀ)/2 of the same trained weights, scored with "
+                  "the same units, masks and preferred headings (it keeps each connection's size and removes the "
+                  "directed part); paired difference, bootstrap interval over presynaptic units",
+                  reason="a symmetric matrix can already give opposite-signed offsets through the connections between "
+                         "the CCW and CW populations, so only the excess over the symmetrised twin shows asymmetry; "
+                         "strictly positive (bound 1e-9, not 0), fixed when the control was added")
+        if ctl is None:
+            per.append(C.at_least("asymmetric_connectivity", statement, measured=float("nan"), bound=STRICTLY_POSITIVE,
+                                  note="no HD-tuned CW or CCW units", **kw))
+            continue
+        per.append(C.at_least("asymmetric_connectivity", statement, measured=ctl.difference_deg, interval=ctl.interval,
+                              bound=STRICTLY_POSITIVE,
+                              note=(f"score {ctl.trained_deg:.1f}° trained, {ctl.symmetrised_deg:.1f}° symmetrised "
+                                    f"twin; offsets CCW {math.degrees(a.offset_ccw):.1f}°, CW "
+                                    f"{math.degrees(a.offset_cw):.1f}° ({a.n_ccw}/{a.n_cw} units); "
+                                    f"{ctl.n_boot} bootstrap resamples"), **kw))
+    return C.over_seeds(per, seeds)
 
 
 def _lost_fraction(r: dict, key: str) -> float:
@@ -575,17 +665,36 @@ def _theta_claims(config: Config, res: list[dict]) -> list:
                                 reason="a seed had no CW or CCW units", full_scale="larger angular module",
                                 kind="paper", source=ABSTRACT, tuned_after_look=TUNED_THETA, object="toy")]
     note = "gate strength β and group sizes: see tuned_after_look"
-    per = [C.at_least("theta_alternation", "Theta-paced mutual inhibition between the CW and CCW AV populations "
-                      "produces sweeps that alternate left/right in successive theta cycles (fraction of cycle pairs "
-                      "with opposite sweep signs).", measured=r["theta"].alternation, bound=0.7, kind="paper",
-                      domain=(0, 1), tuned_after_look=TUNED_THETA, object="toy",
-                      falsifiable_by="sweeps whose sign does not follow the gate alternate in about half of the cycle "
-                                     "pairs (0.5 < 0.7); the same network without the gate is in the note",
-                      source=ABSTRACT, paper_value="bidirectional theta sweeps (≈78–83% alternation in rats)",
+    per = []
+    for r in ok:
+        shuffled = r["theta_traces"]["shuffled"]
+        mean, iv = C.mean_interval(r["theta"].alternation_by_trajectory - shuffled.alternation_by_trajectory,
+                                   domain=(-1, 1))
+        per.append(C.at_least(
+            "theta_alternation", "Theta-paced mutual inhibition between the CW and CCW AV populations produces sweeps "
+            "that alternate left/right in successive theta cycles: the fraction of cycle pairs with opposite sweep "
+            f"signs exceeds that under the same inhibition with shuffled dominance by at least "
+            f"{THETA_ALTERNATION_GAIN:g}.", measured=mean, interval=iv, bound=THETA_ALTERNATION_GAIN, kind="paper",
+            domain=(-1, 1), tuned_after_look=TUNED_THETA, object="toy",
+            control="the same network, trajectories, CW/CCW groups and β with each trajectory's sequence of dominant "
+                    "sides shuffled (the same number of CCW- and CW-dominant cycles in random order), which keeps the "
+                    "inhibition and removes its alternation; paired by trajectory, t-interval over trajectories",
+            source=ABSTRACT, paper_value="bidirectional theta sweeps (≈78–83% alternation in rats)",
+            reason=f"{THETA_ALTERNATION_GAIN:g}: the former absolute bound 0.7 (below the ≈0.8 alternation reported "
+                   "in rats, to allow decoding noise) minus the ≈0.5 a sweep that follows a shuffled gate alternates; "
+                   "sweeps that alternate whatever the gate does give ≈ 0",
+            note=f"alternation {r['theta'].alternation:.2f} with the alternating gate, {shuffled.alternation:.2f} with "
+                 f"shuffled dominance (gate agreement {r['theta'].gate_agreement:.2f} vs {shuffled.gate_agreement:.2f}); "
+                 f"no-theta control alternation {r['theta_traces']['control_alternation']:.2f}; " + note))
+    claims.append(C.over_seeds(per, seeds))
+    per = [C.at_least("theta_alternation_rate", "With the alternating gate, sweeps alternate left/right in at least "
+                      "70% of successive theta-cycle pairs (rats: ≈78–83%).", measured=r["theta"].alternation,
+                      bound=0.7, kind="reconstruction", domain=(0, 1), tuned_after_look=TUNED_THETA, object="toy",
+                      source="inferred: the alternation level depends on the gate's form and strength β, which the "
+                             "abstract does not give (the paper claim is judged against the shuffled-gate control)",
+                      paper_value="≈78–83% alternation in rats",
                       reason="0.7: below the ≈0.8 alternation reported in rats to allow decoding noise, well above "
-                             "the ≈0.5 of independent signs",
-                      note=f"no-theta control alternation {r['theta_traces']['control_alternation']:.2f}; gate "
-                           f"agreement {r['theta'].gate_agreement:.2f}; " + note) for r in ok]
+                             "the ≈0.5 of independent signs", note=note) for r in ok]
     claims.append(C.over_seeds(per, seeds))
     per = [C.within("theta_sweep_offset", "Mean |sweep excursion| of the internal heading lies in 10°–50° "
                     "(rats: ≈28° ± 8° either side).", measured=r["theta"].mean_abs_offset_deg, low=10, high=50,
@@ -745,26 +854,30 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         res = [_one_seed(config, ctx, ctx.seed + s) for s in ctx.track(config.seeds, "HRNN seeds")]
         if ctx.confirmation:                           # only the claims tuned after a look (CONFIRMATION_SEEDS)
             return Outcome(metrics={"per_seed": [{k: v for k, v in r.items() if k not in
-                                                  ("model", "theta", "theta_traces")} for r in res],
+                                                  ("model", "theta", "theta_traces", "paired")} for r in res],
                                     "cpu_seconds": time.process_time() - t0},
                            claims=_ratio_claims(config, res, confirmation=True) + _theta_claims(config, res),
                            notes="Confirmation run: the claims tuned after a look, on seeds never used while choosing.")
         claims = (_ratio_claims(config, res) + _cell_claims(config, res) + _circuit_claims(config, res)
                   + _theta_claims(config, res) + _real_claims(config, res) + _check_claims(config, ctx))
         _figures(ctx, res, config)
-    skip = {"trained_cells", "ring", "ring_untrained", "asymmetry", "theta", "theta_traces", "model", "torus"}
+    skip = {"trained_cells", "ring", "ring_untrained", "asymmetry", "asymmetry_control", "theta", "theta_traces",
+            "model", "torus", "paired"}
     metrics = {"per_seed": [{k: v for k, v in r.items() if k not in skip} for r in res]}
     for i, r in enumerate(res):
         metrics["per_seed"][i].update(
             ring_h1_lifetimes=r["ring"].lifetimes[:5].tolist(), ring_ratio=r["ring"].ratio,
             ring_untrained_ratio=r["ring_untrained"].ratio if r["ring_untrained"] else None,
             asymmetry_offsets_deg=[math.degrees(r["asymmetry"].offset_ccw), math.degrees(r["asymmetry"].offset_cw)]
-            if r["asymmetry"] else None)
+            if r["asymmetry"] else None,
+            asymmetry_symmetrised_control=({k: v for k, v in vars(r["asymmetry_control"]).items()}
+                                           if r["asymmetry_control"] else None))
         if "theta" in r:
             th = r["theta"]
             metrics["per_seed"][i].update(theta_alternation=th.alternation, theta_mean_abs_offset_deg=th.mean_abs_offset_deg,
                                           theta_gate_agreement=th.gate_agreement, theta_lateral_agreement=th.lateral_agreement,
                                           theta_control_alternation=r["theta_traces"]["control_alternation"],
+                                          theta_shuffled_gate_alternation=r["theta_traces"]["shuffled"].alternation,
                                           theta_drift_deg_per_s=r["theta_traces"]["drift_deg_per_s"])
     metrics["cpu_seconds"] = time.process_time() - t0
     notes = ("Paper not found; only its abstract was read. The HRNN's equations, losses, cell criteria and the theta "

@@ -23,33 +23,61 @@ signs; lateral position offset = decoded-position shift perpendicular to the hea
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from .trajectories import Trajectories, wrap_angle
 
-__all__ = ["theta_gate", "mutual_inhibition_gain", "SweepStatistics", "theta_sweeps", "sweep_statistics"]
+__all__ = ["theta_gate", "shuffled_signs", "mutual_inhibition_gain", "SweepStatistics", "theta_sweeps", "sweep_statistics"]
 
 
-def theta_gate(steps: int, dt: float, frequency: float = 8.0) -> tuple[np.ndarray, np.ndarray]:
-    """``(g [T], cycle [T])``: the alternating theta gate ``(−1)^k sin(2π f t)`` at ``t = dt, 2dt, …``.
+def theta_gate(steps: int, dt: float, frequency: float = 8.0,
+               signs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(g, cycle [T])``: the theta gate ``s_k sin(2π f t)`` at ``t = dt, 2dt, …``, ``k`` the cycle.
+
+    Args:
+        signs: the dominant side ``s_k = ±1`` of each cycle ``k = 0 … ⌊f·T·dt⌋``, as ``[K]`` (one gate,
+            ``g`` is ``[T]``) or ``[B, K]`` (one gate per trajectory, ``g`` is ``[B, T]``); default
+            ``(−1)^k`` (dominance alternates every cycle). Another sequence (a shuffle of the
+            alternating one) is the control that keeps the inhibition and removes its alternation.
 
     Raises:
-        ValueError: frequency not in (0, 1/(4 dt)] (fewer than 4 steps per cycle cannot resolve a sweep).
+        ValueError: frequency not in (0, 1/(4 dt)] (fewer than 4 steps per cycle cannot resolve a
+            sweep), or ``signs`` with too few cycles or values other than ±1.
     """
     if not (math.isfinite(frequency) and 0 < frequency <= 1 / (4 * dt)):
         raise ValueError(f"theta frequency={frequency!r} Hz: allowed 0 < f <= 1/(4·dt) = {1 / (4 * dt):g} Hz "
                          "(at least 4 steps per theta cycle)")
     t = (np.arange(steps) + 1) * dt
     cycle = np.floor(frequency * t + 1e-9).astype(int)
-    return np.where(cycle % 2 == 0, 1.0, -1.0) * np.sin(2 * math.pi * frequency * t), cycle
+    if signs is None:
+        s = np.where(cycle % 2 == 0, 1.0, -1.0)
+    else:
+        signs = np.asarray(signs, np.float64)
+        if signs.ndim not in (1, 2) or signs.shape[-1] <= cycle.max() or not np.isin(signs, (-1.0, 1.0)).all():
+            raise ValueError(f"signs of shape {signs.shape}: need [K] or [B, K] of ±1 with K >= {cycle.max() + 1} "
+                             "(one per theta cycle)")
+        s = signs[..., cycle]
+    return s * np.sin(2 * math.pi * frequency * t), cycle
+
+
+def shuffled_signs(n_cycles: int, batch: int, rng: np.random.Generator) -> np.ndarray:
+    """``[batch, n_cycles]``: per trajectory, a random permutation of the alternating ``(−1)^k``.
+
+    The same number of CCW- and CW-dominant cycles as the alternating gate, in random order: the
+    control for sweep alternation (a sweep that follows its gate alternates only as often as the
+    shuffled sequence changes sign, about half the time).
+    """
+    base = np.where(np.arange(n_cycles) % 2 == 0, 1.0, -1.0)
+    return np.stack([rng.permutation(base) for _ in range(batch)])
 
 
 def mutual_inhibition_gain(gate: np.ndarray, ccw_mask: np.ndarray, cw_mask: np.ndarray,
                            strength: float) -> torch.Tensor:
-    """Gains ``[1, T, N_A]`` on the angular units from the gate (formula in the module docstring).
+    """Gains ``[1, T, N_A]`` (gate ``[T]``) or ``[B, T, N_A]`` (gate ``[B, T]``) on the angular units
+    from the gate (formula in the module docstring).
 
     Raises:
         ValueError: strength outside [0, 1], overlapping or empty groups.
@@ -60,11 +88,12 @@ def mutual_inhibition_gain(gate: np.ndarray, ccw_mask: np.ndarray, cw_mask: np.n
         raise ValueError(f"need both populations: {int(ccw_mask.sum())} CCW and {int(cw_mask.sum())} CW units")
     if np.any(ccw_mask & cw_mask):
         raise ValueError("a unit cannot be in both the CW and the CCW population")
-    g = np.asarray(gate, np.float64)[:, None]
-    gain = np.ones((len(gate), len(ccw_mask)))
-    gain = np.where(cw_mask[None], 1 - strength * np.clip(g, 0, None), gain)
-    gain = np.where(ccw_mask[None], 1 - strength * np.clip(-g, 0, None), gain)
-    return torch.tensor(gain[None], dtype=torch.float32)
+    g = np.asarray(gate, np.float64)
+    g = (g[None] if g.ndim == 1 else g)[..., None]                         # [B or 1, T, 1]
+    gain = np.ones(g.shape[:2] + (len(ccw_mask),))
+    gain = np.where(cw_mask, 1 - strength * np.clip(g, 0, None), gain)
+    gain = np.where(ccw_mask, 1 - strength * np.clip(-g, 0, None), gain)
+    return torch.tensor(gain, dtype=torch.float32)
 
 
 @dataclass
@@ -79,6 +108,7 @@ class SweepStatistics:
         lateral_agreement: fraction of cycles whose lateral position shift has the heading offset's sign
             (NaN when positions are not given).
         n_cycles: complete cycles used.
+        alternation_by_trajectory: ``[B]`` alternation of each trajectory (for paired comparisons).
     """
 
     peak_offset_deg: np.ndarray
@@ -87,6 +117,7 @@ class SweepStatistics:
     gate_agreement: float
     lateral_agreement: float
     n_cycles: int
+    alternation_by_trajectory: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def sweep_statistics(offset: np.ndarray, cycle: np.ndarray, expected_sign: np.ndarray | None = None,
@@ -96,7 +127,8 @@ def sweep_statistics(offset: np.ndarray, cycle: np.ndarray, expected_sign: np.nd
     Only complete cycles are used (first and last partial cycles dropped).
 
     Args:
-        expected_sign: ``[n_cycles_total]`` ±1 side of the dominant population per cycle index.
+        expected_sign: ``[n_cycles_total]`` (or ``[B, n_cycles_total]``, one gate per trajectory) ±1
+            side of the dominant population per cycle index.
         lateral: ``[B, T]`` signed lateral position shift (m), or None.
 
     Raises:
@@ -116,43 +148,58 @@ def sweep_statistics(offset: np.ndarray, cycle: np.ndarray, expected_sign: np.nd
         if lateral is not None:
             lat.append((lateral[:, cycle == k] - lateral[:, i0, None])[np.arange(len(seg)), j])
         if expected_sign is not None:
-            exp.append(np.full(len(seg), expected_sign[k]))
+            exp.append(np.broadcast_to(np.asarray(expected_sign)[..., k], (len(seg),)))
     P = np.stack(peaks, 1)                                                 # [B, n_cycles]
-    alt = float(np.mean(np.sign(P[:, 1:]) != np.sign(P[:, :-1])))
+    flips = np.sign(P[:, 1:]) != np.sign(P[:, :-1])
+    alt = float(np.mean(flips))
     agree = float(np.mean(np.sign(P) == np.stack(exp, 1))) if expected_sign is not None else math.nan
     lat_agree = float(np.mean(np.sign(np.stack(lat, 1)) == np.sign(P))) if lateral is not None else math.nan
     return SweepStatistics(np.degrees(P).ravel(), alt, float(np.degrees(np.abs(P)).mean()), agree, lat_agree,
-                           P.shape[1])
+                           P.shape[1], flips.mean(1))
 
 
 def theta_sweeps(model, traj: Trajectories, ccw_mask: np.ndarray, cw_mask: np.ndarray, *, strength: float = 0.5,
-                 frequency: float = 8.0) -> tuple[SweepStatistics, dict]:
+                 frequency: float = 8.0, control_rng: np.random.Generator | None = None) -> tuple[SweepStatistics, dict]:
     """Run the trained model with and without theta-paced mutual inhibition and measure sweeps.
 
     The offset is the decoded heading under inhibition minus the decoded heading of the same
     network without it (so path-integration drift cancels); the lateral shift is the decoded
     position difference projected on the left normal of the unperturbed decoded heading.
 
+    Args:
+        control_rng: when given, also run the **shuffled-gate control**: the same network, trajectories,
+            groups and β, with each trajectory's sequence of dominant sides a random permutation of the
+            alternating one (:func:`shuffled_signs`), so the inhibition stays and its alternation goes.
+
     Returns:
         ``(SweepStatistics, traces)`` with traces ``offset_deg [B, T]``, ``gate [T]``,
         ``baseline_offset_deg [B, T]`` (unperturbed decoded minus true heading, the no-theta control),
         ``control_alternation`` (the same statistics on that control), ``drift_deg_per_s`` (mean
-        |offset| at the end / duration).
+        |offset| at the end / duration), and with ``control_rng`` ``shuffled`` (the
+        :class:`SweepStatistics` of the shuffled-gate control, its expected signs the shuffled ones).
     """
     gate, cycle = theta_gate(traj.steps, traj.dt, frequency)
     gain = mutual_inhibition_gain(gate, ccw_mask, cw_mask, strength)
     base = model.run(traj)
-    pert = model.run(traj, angular_gain=gain)
     hd0 = model.hd_cells.population_vector(base.hd_logits).numpy()
-    hd1 = model.hd_cells.population_vector(pert.hd_logits).numpy()
-    offset = wrap_angle(hd1 - hd0)
     p0 = model.place_cells.decode(base.place_logits).numpy()
-    p1 = model.place_cells.decode(pert.place_logits).numpy()
-    lateral = (p1 - p0)[..., 0] * -np.sin(hd0) + (p1 - p0)[..., 1] * np.cos(hd0)
+
+    def sweeps(gain: torch.Tensor, expected: np.ndarray):
+        pert = model.run(traj, angular_gain=gain)
+        offset = wrap_angle(model.hd_cells.population_vector(pert.hd_logits).numpy() - hd0)
+        p1 = model.place_cells.decode(pert.place_logits).numpy()
+        lateral = (p1 - p0)[..., 0] * -np.sin(hd0) + (p1 - p0)[..., 1] * np.cos(hd0)
+        return sweep_statistics(offset, cycle, expected, lateral), offset
+
     expected = np.where(np.arange(cycle.max() + 1) % 2 == 0, 1.0, -1.0)   # even cycles: CCW dominant (+)
-    stats = sweep_statistics(offset, cycle, expected, lateral)
+    stats, offset = sweeps(gain, expected)
     control = sweep_statistics(wrap_angle(hd0 - traj.heading[:, 1:]), cycle)
     drift = float(np.degrees(np.abs(offset[:, -1])).mean() / (traj.steps * traj.dt))
-    return stats, {"offset_deg": np.degrees(offset), "gate": gate, "cycle": cycle, "drift_deg_per_s": drift,
-                   "baseline_offset_deg": np.degrees(wrap_angle(hd0 - traj.heading[:, 1:])),
-                   "control_alternation": control.alternation}
+    traces = {"offset_deg": np.degrees(offset), "gate": gate, "cycle": cycle, "drift_deg_per_s": drift,
+              "baseline_offset_deg": np.degrees(wrap_angle(hd0 - traj.heading[:, 1:])),
+              "control_alternation": control.alternation}
+    if control_rng is not None:
+        signs = shuffled_signs(cycle.max() + 1, traj.batch, control_rng)
+        shuffled_gate, _ = theta_gate(traj.steps, traj.dt, frequency, signs=signs)
+        traces["shuffled"], _ = sweeps(mutual_inhibition_gain(shuffled_gate, ccw_mask, cw_mask, strength), signs)
+    return stats, traces
