@@ -35,8 +35,9 @@ def test_tiny_run_returns_well_formed_claims(tmp_path):
     assert by["hd_cells"].kind is Kind.RECONSTRUCTION and by["ring_attractor_h1"].kind is Kind.RECONSTRUCTION
     assert by["hrnn_integrates_position"].kind is Kind.CHECK
     for c in out.claims:                                            # the claim model: object and control
-        if c.kind is Kind.PAPER:
-            assert c.object and (c.control or c.falsifiable_by or c.verdict is Verdict.NOT_CHECKABLE), c.id
+        if c.kind is Kind.PAPER:                                    # every paper claim has a same-run control
+            assert c.object and (c.control or c.verdict is Verdict.NOT_CHECKABLE), c.id
+    assert by["theta_alternation_rate"].kind is Kind.RECONSTRUCTION  # the level depends on our gate's β
     json.dumps(out.metrics)                                         # JSON-able
     for name in ("path_integration_error", "rate_maps", "ring", "theta_sweeps"):
         assert (tmp_path / "figures" / f"{name}.png").exists()

@@ -4,10 +4,13 @@ Only the abstract was read; the paper itself was not found. The model follows th
 wording and the Sorscher / Banino / Cueva lineage (see :mod:`.hrnn`). Per seed: train an HRNN on
 simulated foraging; compare its heading and position errors with same-run baselines (stay at
 start, an untrained network of the same architecture, dead reckoning from noisy self-motion) at
-the trained length and 3× longer; classify cell types against the untrained control; H1 of the
-angular module's activity; weight asymmetry by preferred heading; silencing (angular→positional
-pathway, AV units); theta-paced mutual inhibition between the CW and CCW AV populations; replay
-of real rat paths (Sargolini et al. 2006, shipped in ratinabox).
+the trained length and 3× longer, and with the same network's ω input set to 0 or its speed input
+replaced by the batch mean (the controls of the integration claims, paired by trajectory); classify
+cell types against the untrained control; H1 of the angular module's activity; weight asymmetry by
+preferred heading against the symmetrised twin (W + Wᵀ)/2; silencing (angular→positional pathway,
+AV units); theta-paced mutual inhibition between the CW and CCW AV populations, against the same
+inhibition with shuffled dominance; replay of real rat paths (Sargolini et al. 2006, shipped in
+ratinabox).
 """
 
 from __future__ import annotations
