@@ -61,7 +61,7 @@ def main() -> None:
     td = (time.process_time() - t) / steps
     print(f"training step (CPU): sparse {ts * 1e3:.1f} ms, dense {td * 1e3:.1f} ms; "
           f"sparse/dense {ts / td:.2f}× (top-k projection of {len(sparse.matrices())} matrices per step)")
-    record("training step, tiny GPT: sparse (top-k projection, 6.25 % kept) vs its dense twin", ts, td,
+    record("training step, tiny GPT: sparse (top-k projection, annealed to 6.25 % kept) vs its dense twin", ts, td,
            note=f"{steps} steps, batch 16, same batches, one validation pass included; ratio < 1: the projection's cost")
 
     refs = sample_nonzero_weights(sparse, 200, np.random.default_rng(0))
