@@ -113,7 +113,7 @@ def repair_steps(data):
         record(f"LoRA repair to 90 % ({'trained' if train_A else 'frozen'} A), planted bottleneck in R^1024, r = 8: "
                "probe-informed vs random init", total[0], total[1], unit="steps", clock="count",
                note="steps summed over seeds 0–2 (probe / random: " + ", ".join(f"{a}/{b}" for a, b in per_seed)
-                    + "); 'never' counted as the 400-step cap")
+                    + "); 'never' counted as the 400-step cap (a ratio with a 'never' is a lower bound)")
 
 
 def cached_vs_forward(model, data):

@@ -98,7 +98,7 @@ def main() -> None:
     t_mc, mc = timed(lambda: simulate_sgd(sp, eta, 1, n_seeds=pilot, eval_steps=[T], rng=np.random.default_rng(0)))
     rel_se = float(mc.sem[0] / mc.mean[0])
     need = pilot * (rel_se / 0.01) ** 2
-    rows.append((f"deterministic dynamics (exact) vs MC needing {need:.0f} runs for 1% s.e.", t_det,
+    rows.append((f"deterministic dynamics (exact; MC needs {need:.0f} runs for 1% s.e.)", t_det,
                  "Monte Carlo SGD at equal accuracy", t_mc * need / pilot,
                  f"Monte Carlo time extrapolated from a {pilot}-run pilot"))
 
