@@ -2,8 +2,8 @@
 
 * Residual capture throughput (prompt tokens per CPU second): forward hooks vs
   ``output_hidden_states`` on an untrained tiny Llama (4 blocks, d = 128), same prompts; both
-  return identical states (asserted). ``output_hidden_states`` is the default (it was the faster
-  one here: hooks/hs 0.91).
+  return identical states (asserted). ``output_hidden_states`` is the default; the recorded
+  row (``benchmarks/results/counting_readout.json``) says how the two compare on this machine.
 * Probe fitting: CPU seconds per layer for the logistic probe, the shuffled-label control, the
   ridge R² and the count subspace + SNR, at n prompts × d, against one plain sklearn
   LogisticRegression on the raw states (the baseline), same data, same run.
