@@ -13,13 +13,14 @@
   case ran for minutes).
 * The cell step (LPs) vs the orbit step on one pair: the price of the general fallback.
 
+Each comparison is recorded through ``record()`` (CPU seconds).
 Run: ``.venv/bin/python benchmarks/relu_symmetries.py`` (about a minute on 2 cores).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from _timing import best_cpu
+from _timing import best_cpu, record
 
 from neurips26.relu_symmetries import (
     Box,
@@ -55,6 +56,9 @@ def decision_vs_width(widths=(16, 32, 64, 128, 256, 512, 1024)):
         assert d.is_equivalent is True and p.is_equivalent is False
         rows.append((n, te, tp, tr))
         print(f"{n:6d} {te:11.4f} {tp:10.4f} {tr:9.4f} {tr / max(te, 1e-9):13.1f} {tr / max(tp, 1e-9):12.1f}")
+        for t, what in ((te, "orbit pair (equivalent)"), (tp, "perturbed pair (not equivalent)")):
+            record(f"(3, {n}, {n}, 1), {what}: certified decision vs random evaluation at {n_rand} points", max(t, 1e-9),
+                   tr, note="random evaluation: p = 1e-3, δ = 1e-6, certifies nothing")
     w = np.log([r[0] for r in rows])
     for k, name in ((1, "orbit pair"), (2, "perturbed"), (3, "random")):
         slope = np.polyfit(w, np.log(np.maximum([r[k] for r in rows], 1e-6)), 1)[0]
@@ -86,6 +90,9 @@ def exact_vs_float_rank():
             ranks.add(r)
         ts, (rs, _) = best_cpu(lambda: numerical_rank(J))
         assert len(ranks) == 1
+        for b, t in zip(backends, times):
+            record(f"Jacobian rank, {name} ({len(E)}×{J.shape[1]}): exact over Q ({b}) vs float SVD", t, max(ts, 1e-9),
+                   note="same rank; ratio < 1: the price of an exact rank")
         print(f"{name:<48} {len(E):>4}×{J.shape[1]:<4} {ranks.pop():6d} {rs:4d} " + " ".join(f"{t:8.4f}" for t in times)
               + f" {ts:8.5f} " + " ".join(f"{t / max(ts, 1e-9):10.0f}" for t in times))
 
@@ -105,6 +112,9 @@ def cells_vs_orbit():
         t_cells, c = best_cpu(lambda: equivalent(net, dup, box), 1)
         print(f"  (2,{n},{n},1): orbit {t_orbit:.4f} s ({d.proof}); cells {t_cells:.3f} s ({c.proof}, "
               f"{c.evidence.get('n_cells')} cells, {c.evidence.get('lps')} LPs); ratio {t_cells / max(t_orbit, 1e-9):.0f}")
+        record(f"equivalence of (2, {n}, {n}, 1) pairs: cell step (LPs) vs orbit step", t_cells, max(t_orbit, 1e-9),
+               note=f"{c.evidence.get('n_cells')} cells, {c.evidence.get('lps')} LPs; ratio < 1: the price of the "
+                    "general fallback (duplicated unit, off the orbit)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
    same windows; ratios from the same run.
 3. Sparse training step vs its dense twin (same model, same batches): the top-k projection's cost.
 
+Times are CPU seconds (``time.process_time``: not inflated by other processes on a shared
+machine); each comparison is recorded through ``record()``.
 Run: ``.venv/bin/python benchmarks/weight_interp.py``.
 """
 
@@ -18,6 +20,7 @@ import time
 
 import numpy as np
 import torch
+from _timing import record
 
 from neurips26.weight_interp import (
     SelectionSettings,
@@ -43,17 +46,23 @@ def main() -> None:
     text, _ = stdlib_source_text(400_000)
     c = make_corpus(text, 32, {"val": 50, "explain": 150, "score": 150, "train": -1}, seed=0)
     mc = SparseGPTConfig(c.vocab.size)
+    steps = 150
     torch.manual_seed(0)
     sparse = SparseGPT(mc)
-    rs = train_lm(sparse, c.split("train"), c.split("val"),
-                  TrainConfig(steps=150, batch=16, lr=0.03, target_fraction=0.0625, eval_every=150), 0)
+    t = time.process_time()
+    train_lm(sparse, c.split("train"), c.split("val"),
+             TrainConfig(steps=steps, batch=16, lr=0.03, target_fraction=0.0625, eval_every=steps), 0)
+    ts = (time.process_time() - t) / steps
     torch.manual_seed(0)
     dense = SparseGPT(mc)
-    rd = train_lm(dense, c.split("train"), c.split("val"),
-                  TrainConfig(steps=150, batch=16, lr=0.03, target_fraction=1.0, eval_every=150), 0)
-    print(f"training step: sparse {rs.seconds_per_step * 1e3:.1f} ms, dense {rd.seconds_per_step * 1e3:.1f} ms; "
-          f"sparse/dense {rs.seconds_per_step / rd.seconds_per_step:.2f}× (top-k projection of "
-          f"{len(sparse.matrices())} matrices per step)")
+    t = time.process_time()
+    train_lm(dense, c.split("train"), c.split("val"),
+             TrainConfig(steps=steps, batch=16, lr=0.03, target_fraction=1.0, eval_every=steps), 0)
+    td = (time.process_time() - t) / steps
+    print(f"training step (CPU): sparse {ts * 1e3:.1f} ms, dense {td * 1e3:.1f} ms; "
+          f"sparse/dense {ts / td:.2f}× (top-k projection of {len(sparse.matrices())} matrices per step)")
+    record("training step, tiny GPT: sparse (top-k projection, annealed to 6.25 % kept) vs its dense twin", ts, td,
+           note=f"{steps} steps, batch 16, same batches, one validation pass included; ratio < 1: the projection's cost")
 
     refs = sample_nonzero_weights(sparse, 200, np.random.default_rng(0))
     t = time.process_time()
@@ -75,25 +84,32 @@ def main() -> None:
     print(f"pipeline (CPU): ours {ours:,.0f} weights/min ({len(refs)} weights, 2×150 windows of 32 tokens, symbolic "
           f"explainer; {sum(r.interpretable for r in reps)} interpretable); baseline with exact per-position ablation "
           f"importance {base:,.1f} weights/min ({k_base} weights); ratio ours/baseline {ours / base:,.0f}×")
+    record("explanation pipeline per weight: attribution importance vs exact per-position ablation importance",
+           dt / len(refs), db, note=f"{len(refs)} weights ours, {k_base} baseline; 2×150 windows of 32 tokens, "
+                                    "symbolic explainer")
 
     w = c.split("score")[:64]
     n = 100
     sub = refs[:n]
-    t = time.perf_counter()
+    t = time.process_time()
     attributions(sparse, capture(sparse, w, sorted({r.module for r in sub})), sub)
-    t_attr = (time.perf_counter() - t) / n
+    t_attr = (time.process_time() - t) / n
     k = 10
-    t = time.perf_counter()
+    t = time.process_time()
     for r in sub[:k]:
         ablation_effects(sparse, w, r, per_position=False)
-    t_abl = (time.perf_counter() - t) / k
-    t = time.perf_counter()
+    t_abl = (time.process_time() - t) / k
+    t = time.process_time()
     for r in sub[:2]:
         ablation_effects(sparse, w[:8], r, per_position=True)
-    t_pos = (time.perf_counter() - t) / 2 * (len(w) / 8)
+    t_pos = (time.process_time() - t) / 2 * (len(w) / 8)
     print(f"attribution: {t_attr * 1e3:.2f} ms/weight (per token, {n} weights share one backward) vs whole-window "
           f"ablation {t_abl * 1e3:.1f} ms/weight (per window only): {t_abl / t_attr:.0f}×; vs per-position ablation "
           f"{t_pos * 1e3:.0f} ms/weight (per token, same resolution): {t_pos / t_attr:.0f}× — on {len(w)} windows")
+    record(f"importance per weight, {len(w)} windows: gradient × weight attribution vs whole-window ablation", t_attr,
+           t_abl, note=f"attribution per token ({n} weights share one backward); ablation per window only")
+    record(f"importance per weight, {len(w)} windows: gradient × weight attribution vs per-position ablation", t_attr,
+           t_pos, note="same (per-token) resolution; ablation timed on 8 windows and scaled")
 
 
 if __name__ == "__main__":
