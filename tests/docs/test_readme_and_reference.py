@@ -85,7 +85,7 @@ def test_every_docs_page_is_in_the_site_navigation():
 
 # the one install form: from a checkout, pinned by constraints.txt, extras by name
 # (`-e` for the development venv, `.` alone for the light core); an author's package apart
-INSTALL_OK = re.compile(r"pip install (?:-q )?-c constraints\.txt (?:-e )?'\.\[[a-z,]+\]'|pip install \.(?![\w\[])"
+INSTALL_OK = re.compile(r"pip install (?:-q )?-c constraints\.txt (?:-e )?'\.\[[A-Za-z,]+\]'|pip install \.(?![\w\[])"
                         r"|pip install --no-deps sublevel-flood")
 
 
