@@ -123,3 +123,62 @@ def test_ratio_pattern_tells_ratios_from_shapes():
     assert found == ["4.17×", "3.0 ×", "12x"], found
     assert COUNT.search("paper claims 7 hold, 1 inconclusive")
     assert not COUNT.search("the claim holds on seed 7")
+
+
+# a measured time typed by hand: "35 s CPU", "9.8 CPU-s", "795 s wall", "~15 min", "2 hours"
+TIMING = re.compile(r"(?<![\w.^{])(\d+(?:[.,]\d+)?)\s?(?:ms|s|CPU-s|CPU-seconds?|CPU-minutes|CPU-hours|GPU-hours|"
+                    r"min|minutes|hours?)(?:\s(?:wall|CPU))?(?![\w/])")
+# a measured speed-up typed by hand: "process pool 2.0×, Ray 1.9× over sequential", "3.7× the CPU"
+SPEEDUP = re.compile(RATIO.pattern + r"[^.;\n]{0,40}?(?:faster|slower|speed-?up|cheaper|over sequential|"
+                     r"the CPU|the wall|as long as)")
+# "the 190-task run": a task count of the full-scale plan
+TASKS = re.compile(r"\b(\d+)-task\b")
+#: (page, text) -> why a time on a page is not a measurement (a setting, a configuration value)
+NOT_MEASURED: dict[tuple[str, str], str] = {
+    ("docs/guide/seeds-sweeps-clusters.md", "10 s"): "the executor benchmark's task size (a setting of benchmarks/executor.py)",
+    ("docs/systems/path_integration.md", "0.02 s"): "the simulator's time step dt (a configuration value)",
+}
+
+
+def prose_and_comments(path) -> str:
+    """A page's hand-written text (:func:`hand_text`) plus the comments of its code blocks, where
+    a timing was also typed by hand ("# one system (≈ 35 s CPU)")."""
+    text = path.read_text()
+    comments = [ln.split("#", 1)[1] for block in re.findall(r"(?ms)^```.*?^```", text)
+                for ln in block.splitlines()[1:-1] if "#" in ln]
+    body = hand_text(path)
+    if "systems" in path.parts:  # the Benchmark section is the bench tables' (checked above)
+        body = re.sub(r"(?ms)^## Benchmark$.*?(?=^## |\Z)", "", body)
+    return body + "\n" + "\n".join(comments)
+
+
+@pytest.mark.parametrize("page", hand_pages(), ids=_ids(hand_pages()))
+def test_no_page_states_a_measured_time_speedup_or_task_count_by_hand(page):
+    """No timing, speed-up or plan size typed by hand in the README or a docs page: they live in
+    generated blocks (the README's counts and dry-run blocks, the executor table of the guide,
+    the system pages' Results and Benchmark includes).
+
+    Catches: the README's "process pool 2.0×, Ray 1.9× over sequential" and the guide's executor
+    table typed from a run no file records; "(≈ 35 s CPU)" for one system and "(~15 min)" for the
+    main job; lanczos-ddpm's "795 s wall / 155 s CPU with 2 threads"; the backends guide's
+    hand-measured CPU-seconds; "the 190-task run" when the plan has another count.
+    """
+    rel = page.relative_to(ROOT).as_posix()
+    text = prose_and_comments(page)
+    allowed = {t for (p, t) in NOT_MEASURED if p == rel}
+    found = [m.group(0).strip() for m in TIMING.finditer(text)] + [m.group(0) for m in SPEEDUP.finditer(text)]
+    found = [f for f in found if not any(f.startswith(a) or a.startswith(f) for a in allowed)]
+    plan = ROOT / "docs" / "results" / "dryrun-full.txt"
+    total = re.search(r"(?m)^total: (\d+) tasks", plan.read_text()) if plan.is_file() else None
+    found += [f"{m.group(0)} (the plan has {total.group(1) if total else '?'})" for m in TASKS.finditer(text)
+              if not total or m.group(1) != total.group(1)]
+    assert not found, (f"{rel} states measured numbers by hand: {found}; generate them (scripts/docs_snapshot.py) "
+                       "or point to the generated table")
+
+
+def test_timing_patterns_find_measurements():
+    """The patterns above find the hand-typed numbers this test was written for (else it could not fail)."""
+    text = "(≈ 35 s CPU), (~15 min), 795 s wall / 155 s CPU, 9.8 CPU-s; process pool 2.0×, Ray 1.9× over sequential"
+    assert [m.group(0).strip() for m in TIMING.finditer(text)] == ["35 s CPU", "15 min", "795 s wall", "155 s CPU", "9.8 CPU-s"]
+    assert SPEEDUP.search(text) and TASKS.search("the 190-task run")
+    assert not TIMING.search("16 × 64 matrices, 8x8 digits, 3 seeds, 1e-3 steps, $s$")

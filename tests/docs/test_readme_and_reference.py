@@ -81,3 +81,30 @@ def test_every_docs_page_is_in_the_site_navigation():
         if rel.startswith("results/"):
             continue  # generated snippets, included into the system pages (exclude_docs in mkdocs.yml)
         assert re.search(rf"(?m)^\s*- (?:.*: )?{re.escape(rel)}$", nav), f"mkdocs.yml nav lacks {rel}"
+
+
+# the one install form: from a checkout, pinned by constraints.txt, extras by name
+# (`-e` for the development venv, `.` alone for the light core); an author's package apart
+INSTALL_OK = re.compile(r"pip install (?:-q )?-c constraints\.txt (?:-e )?'\.\[[A-Za-z,]+\]'|pip install \.(?![\w\[])"
+                        r"|pip install --no-deps sublevel-flood")
+
+
+def test_every_page_installs_the_same_way():
+    """Every ``pip install`` in the README and the docs pages is one form:
+    ``pip install -c constraints.txt '.[EXTRA]'`` (or ``pip install .`` for the core).
+
+    Catches: ``pip install neurips26[models]`` (the project is on no package index, so that
+    cannot work), an install without the constraints (unpinned versions, another torch), and a
+    page in another quoting style than the rest.
+    """
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    bad = []
+    for page in pages:
+        if "results" in page.relative_to(ROOT).parts[:2]:
+            continue  # generated from the dry run's output
+        for m in re.finditer(r"pip install[^`\n]*", page.read_text()):
+            if not INSTALL_OK.match(m.group(0)):
+                bad.append(f"{page.relative_to(ROOT)}: {m.group(0).strip()}")
+    assert not bad, bad
+    assert INSTALL_OK.match("pip install -c constraints.txt '.[systems,rl]'") and not INSTALL_OK.match(
+        "pip install 'neurips26[models]'") and not INSTALL_OK.match('pip install -c constraints.txt ".[systems]"')

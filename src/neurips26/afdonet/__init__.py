@@ -23,7 +23,7 @@ Example::
     z = boundary_points(2048)
     f = 1 / (1 - 0.95 * z) + z ** 2
     res = adaptive_fourier_decomposition(f, 5)
-    res.poles, res.remainder_energy      # first pole ≈ 0.95, energy drops to ~0
+    print(res.poles[:2], res.remainder_energy[-1])   # first pole ≈ 0.95, remainder energy ≈ 0
 """
 
 from .hardy import (

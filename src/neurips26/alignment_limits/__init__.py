@@ -29,6 +29,9 @@ Example::
     sol = max_reward_gain(pi0, r, epsilon=1.0)            # exact: beta(eps), gain, Jeffreys
     est = estimate_frontier(r[np.random.default_rng(1).integers(0, 1000, 10_000)], [1.0, 0.5])
     bon = best_of_n(pi0, r, [4, 16, 64])                   # exact KL and gain of best-of-N
+    print(sol)
+    print(est)
+    print(bon)
 
 References:
     Monteiro Paes, Mackraz, Theobald, Danieli (2026), "Theoretical Limits of Language Model

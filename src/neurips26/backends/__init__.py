@@ -1,9 +1,16 @@
 """Model backends shared by the LLM/VLM-based systems: one small chat interface, three kinds.
 
-A backend maps chat messages to a reply with token usage and latency::
+A backend maps chat messages to a reply with token usage and latency; an endpoint or a local
+model answers through the same ``chat`` as the scripted one here.
 
-    reply = backend.chat([Message("system", "..."), Message("user", "...")], ChatParams(temperature=0))
-    reply.text, reply.prompt_tokens, reply.completion_tokens, reply.latency_s, reply.cached
+Example::
+
+    from neurips26.backends import ChatParams, Message, ScriptedBackend, replies
+    backend = ScriptedBackend(replies(["Paris."]))   # or make_backend("openai", ...), TransformersBackend(...)
+    reply = backend.chat([Message("system", "Answer in one word."), Message("user", "The capital of France?")],
+                         ChatParams(temperature=0))
+    print(reply.text, reply.prompt_tokens, reply.completion_tokens, reply.cached)   # Paris. 8 1 False
+    print(f"{reply.latency_s:.3f} s")                # wall time of the call
 
 * :class:`OpenAIBackend` — any OpenAI-compatible server through the ``openai`` client (base URL,
   model, key from arguments or ``OPENAI_BASE_URL``/``OPENAI_API_KEY``); the client's own retries on

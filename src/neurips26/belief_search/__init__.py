@@ -33,7 +33,7 @@ Example (offline, the synthetic task)::
     sensor = PixelSensor()
     look = lambda seg, seen: (f := sample_segment_frames(bounds, seg, 2, rng, seen), sensor.observe(frames[f], rng=rng))
     out = belief_search(prior, SensorModel.binary(0.8, 0.05), look, budget=8, rng=rng)
-    vid.options[out.answer] == vid.answer, out.n_looks
+    print(vid.options[out.answer] == vid.answer, out.n_looks)   # right answer?, looks spent (<= budget)
 """
 
 from .belief import (

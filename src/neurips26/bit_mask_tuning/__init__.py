@@ -16,14 +16,20 @@ denominator, file format and geometry formulas are ours (inferred, labelled in e
 * :mod:`.trl_adapters` — the mask under trl's ``GRPOTrainer`` and ``SDFTTrainer``.
 * :mod:`.task` — the toy two-rule task and tiny Qwen2/Llama models.
 
-Example::
+Example (a tiny Qwen2 from :mod:`.task` stands in for your transformers causal LM)::
 
+    import torch
     from neurips26.bit_mask_tuning import attach_bit_mask, save_mask, apply_mask
+    from neurips26.bit_mask_tuning.task import build_model, sequence_loss, target_batch
+    model = build_model("qwen2", seed=0)                 # or AutoModelForCausalLM.from_pretrained(folder)
     bm = attach_bit_mask(model, rho=0.0005)              # k = ⌊ρ · all parameters⌋
     opt = torch.optim.SGD(bm.parameters(), lr=1.0)       # scores only; base weights frozen
-    ...                                                   # any loss; loss.backward(); opt.step()
-    save_mask(bm, "task.bmt")                             # a few MB for an 8B model
-    apply_mask(fresh_base_model, "task.bmt")             # bit-exact; refuses another base
+    batch = target_batch(32, torch.Generator().manual_seed(0))
+    for _ in range(5):                                   # any loss: backward, step
+        opt.zero_grad(); sequence_loss(model, batch).backward(); opt.step()
+    print(bm.k, bm.n_deleted(), save_mask(bm, "task.bmt"), "bytes")   # 62 62 665 bytes
+    fresh = build_model("qwen2", seed=0)                 # the same base weights, unmasked
+    print(apply_mask(fresh, "task.bmt"), "entries zeroed")   # bit-exact; refuses another base
 """
 
 from .codec import (

@@ -20,12 +20,20 @@ keeping general capabilities. The SNR formula, the subspace estimator and the Lo
 * :mod:`.models` — tiny Llama/Qwen2 trained on counting; loading a local checkpoint.
 * :mod:`.diagnosis` — the whole pipeline on any model: :func:`diagnose_model`.
 
-Example (a local checkpoint; nothing is downloaded)::
+For your own checkpoint (a ``save_pretrained`` folder; nothing is downloaded): ``model, tok =
+load_local_model("/path/to/Qwen3-8B")``, then ``diagnose_model(model, tok, n_prompts=900)``.
 
-    from neurips26.counting_readout import load_local_model, diagnose_model
-    model, tok = load_local_model("/path/to/Qwen3-8B")
-    report = diagnose_model(model, tok, n_prompts=900)
-    report.summary()     # per-layer probe accuracy / SNR, cos θ₁, diagnosis kind
+Example (a tiny Llama trained briefly in-process)::
+
+    import numpy as np
+    import torch
+    from neurips26.counting_readout import make_counting_data, build_tiny_model, train_counting_model, diagnose_model
+    torch.manual_seed(0)
+    data = make_counting_data(np.random.default_rng(0), n_train=400)
+    model = build_tiny_model(data.tokenizer, arch="llama")
+    train_counting_model(model, data, steps=50)          # far too short to count well: a demo
+    report = diagnose_model(model, data.tokenizer, fit=data.probe, test=data.test, digits=data.digits)
+    print(report.summary())     # per-layer probe accuracy / SNR, cos θ₁, diagnosis kind
 """
 
 from .bottleneck import Diagnosis, diagnose, plant_late_overwrite, plant_readout_bottleneck, subspace_ablation_accuracy

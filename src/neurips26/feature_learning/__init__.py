@@ -19,12 +19,17 @@ Public API:
     polar_factor_newton_schulz, polar_factor_svd, whiten_update, GramWhitening, gram_relative_change;
     nc1; LinearityTracker; mlp, VAE, vae_loss.
 
-Example::
+Example (the Feature Learning Equation holds layer by layer, to rounding)::
 
-    from neurips26.feature_learning import FeatureRecorder, feature_learning_residual, LinearityTracker
+    import torch
+    from torch.nn import functional as F
+    from neurips26.feature_learning import FeatureRecorder, feature_learning_residual, mlp
+    torch.manual_seed(0)
+    model = mlp(8, 16, 2, 3)                             # or any nn.Module with Linear/Conv2d layers
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
     with FeatureRecorder(model) as rec:
-        model.zero_grad(); loss_fn(model(x), y).backward()
-        for name in rec.names:
+        model.zero_grad(); F.cross_entropy(model(x), y).backward()
+        for name in rec.names:                           # "0", "2", "4": residuals ~1e-7 (float32)
             print(name, feature_learning_residual(rec.W(name), rec.G_W(name), rec.H(name), rec.G_H(name)))
 """
 

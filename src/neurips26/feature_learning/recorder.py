@@ -80,10 +80,17 @@ class FeatureRecorder:
 
     Use as a context manager (hooks are removed on exit) or call :meth:`remove` yourself::
 
+        import torch
+        from torch.nn import functional as F
+        from neurips26.feature_learning import FeatureRecorder, mlp
+        torch.manual_seed(0)
+        model = mlp(8, 16, 1, 3)                         # Linear layers "0" and "2"
+        x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
         with FeatureRecorder(model) as rec:
-            loss = loss_fn(model(x), y)
+            loss = F.cross_entropy(model(x), y)
             model.zero_grad(); loss.backward()
             H, G_H, G_W, W = rec.H("0"), rec.G_H("0"), rec.G_W("0"), rec.W("0")
+        print(rec.names, H.shape, G_H.shape, G_W.shape, W.shape)   # (n, p), (n, q), (q, p), (q, p)
 
     Args:
         model: any ``nn.Module``.

@@ -17,12 +17,18 @@ Public API:
     delay_embedding, DelayEmbedding, SublevelFloodFeatures; baselines
     delaunay_lowerstar_bifiltration, rips_codensity_bifiltration.
 
-Example::
+Example (a noisy circle of 400 points in the plane)::
 
+    import numpy as np
     from neurips26.flood_bifiltration import codensity, sublevel_flood_bifiltration, to_simplextree_multi
+    rng = np.random.default_rng(0)
+    theta = rng.uniform(0, 2 * np.pi, 400)
+    X = np.c_[np.cos(theta), np.sin(theta)] + 0.05 * rng.normal(size=(400, 2))   # (N, d) points
     f = codensity(X, "kde", bandwidth=0.1)                   # (N,) in [0, 1]
     slf = sublevel_flood_bifiltration(X, f, n_landmarks=64)  # masked mode; exact=True for exact grades
+    print([len(s) for s in slf.simplices])                  # simplices of Del(L) by dimension
     st = to_simplextree_multi(slf)                           # k-critical multipers.SimplexTreeMulti
+    print(st.num_simplices, st.num_parameters)               # the same simplices, 2 parameters
 """
 
 from .baselines import delaunay_lowerstar_bifiltration, rips_codensity_bifiltration

@@ -69,11 +69,22 @@ class ExperimentConfig(BaseModel):
         """What a run of this config needs (default: 1 CPU, no GPU, no credential).
 
         Systems override it where a config needs more, typically depending on the config's
-        own fields, so ``full()`` runs land on GPU nodes of a Ray cluster::
+        own fields, so ``full()`` runs land on GPU nodes of a Ray cluster.
 
-            def resources(self) -> Resources:
-                big = self.n_points > 100_000
-                return Resources(num_cpus=4, num_gpus=1 if big else 0, memory_gb=16, hours=3)
+        Example::
+
+            from pydantic import Field
+            from neurips26.harness.config import ExperimentConfig, Resources
+
+            class Config(ExperimentConfig):
+                n_points: int = Field(1000, ge=1, description="points in the cloud")
+
+                def resources(self) -> Resources:
+                    big = self.n_points > 100_000
+                    return Resources(num_cpus=4, num_gpus=1 if big else 0, memory_gb=16, hours=3)
+
+            print(Config().resources())                  # the quick size: no GPU
+            print(Config(n_points=1_000_000).resources())   # a GPU node
         """
         return Resources()
 

@@ -1,25 +1,42 @@
-"""Full-covariance DDPM reverse steps and the Lanczos Gaussian sampler (paper 13).
+r"""Full-covariance DDPM reverse steps and the Lanczos Gaussian sampler (paper 13).
 
 Akhtar, El Gadarri, Farias, Jozefiak (2026), "The Value of Covariance Matching in Gaussian
 DDPMs and the Lanczos Sampler", arXiv:2605.22723.
 
-The method in short. A DDPM reverse step t → s draws x_s = μ_t + ξ with
+The method in short. A DDPM reverse step :math:`t \to s` draws :math:`x_s = \mu_t + \xi` with
 
-    μ_t  = c0 E[x_0|x_t] + c1 x_t,    c0 = √ᾱ_s β/(1-ᾱ_t),  c1 = √(1-β)(1-ᾱ_s)/(1-ᾱ_t)
-    Σ*_t = β̃ I + c0² Cov[x_0|x_t],   Cov[x_0|x_t] = ((1-ᾱ_t)/√ᾱ_t) ∂E[x_0|x_t]/∂x_t  (Tweedie)
+.. math::
 
-Isotropic Σ_t gives path KL Ω(1/T); Σ*_t gives O(1/T²). Σ*_t v is one Jacobian-vector product
-of the network's posterior mean, so the Lanczos Gaussian sampler (LGS) draws ξ ≈ Σ*^{1/2} z as
+    \begin{aligned}
+    \mu_t &= c_0\,\mathbb{E}[x_0 \mid x_t] + c_1 x_t, &
+    c_0 &= \frac{\sqrt{\bar\alpha_s}\,\beta}{1-\bar\alpha_t}, \quad
+    c_1 = \frac{\sqrt{1-\beta}\,(1-\bar\alpha_s)}{1-\bar\alpha_t},\\
+    \Sigma^*_t &= \tilde\beta I + c_0^2\,\mathrm{Cov}[x_0 \mid x_t], &
+    \mathrm{Cov}[x_0 \mid x_t] &= \frac{1-\bar\alpha_t}{\sqrt{\bar\alpha_t}}\,
+    \frac{\partial\,\mathbb{E}[x_0 \mid x_t]}{\partial x_t} \quad \text{(Tweedie)}.
+    \end{aligned}
 
-    ξ_k = ‖z‖ V_k T_k^{1/2} e_1       (k Lanczos steps on v ↦ Σ*_t v from z/‖z‖; k JVPs)
+Isotropic :math:`\Sigma_t` gives path KL :math:`\Omega(1/T)`; :math:`\Sigma^*_t` gives
+:math:`O(1/T^2)`. :math:`\Sigma^*_t v` is one Jacobian-vector product of the network's posterior
+mean, so the Lanczos Gaussian sampler (LGS) draws :math:`\xi \approx \Sigma^{*1/2} z` as
 
-matrix-free ((k+2)·d memory), training-free, with error decaying geometrically in k.
+.. math::
 
-Public API::
+    \xi_k = \lVert z\rVert\, V_k T_k^{1/2} e_1
+    \qquad (k \text{ Lanczos steps on } v \mapsto \Sigma^*_t v \text{ from } z/\lVert z\rVert;\ k \text{ JVPs}),
 
+matrix-free (:math:`(k+2)\,d` memory), training-free, with error decaying geometrically in
+:math:`k`.
+
+Example (a stand-in network; pass your trained ε-, x0- or v-prediction model)::
+
+    import torch
     from neurips26.lanczos_ddpm import ddpm_sample, spaced_timesteps, vp_alphas_cumprod
-    x0, stats = ddpm_sample(model, (16, 3, 32, 32), alphas_cumprod, timesteps,
-                            prediction_type="epsilon", covariance="lanczos", k=3)
+    model = lambda x, t: 0.1 * torch.tanh(x)             # noqa: E731 — model(x, t) -> ε̂, t a LongTensor (B,)
+    x0, stats = ddpm_sample(model, (4, 3, 8, 8), vp_alphas_cumprod(1000), spaced_timesteps(1000, 10),
+                            prediction_type="epsilon", covariance="lanczos", k=3,
+                            generator=torch.Generator().manual_seed(0))
+    print(x0.shape, stats.forward, stats.jvp)            # 10 network calls, k JVPs per noisy step
 """
 
 from .covariance import (

@@ -39,8 +39,8 @@ Example::
         opt.zero_grad(); loss = flow_matching_loss(field, target.sample(256)); loss.backward()
         monitor(step, loss); opt.step()
     x = sample_flow(field, torch.randn(2000, 2)).detach()
-    mode_coverage(x, target.means, target.std).n_covered      # 8 = no mode dropped
-    monitor.figure()                                          # effective ranks per layer over steps
+    print(mode_coverage(x, target.means, target.std).n_covered)   # 8 = no mode dropped
+    fig = monitor.figure()                                    # effective ranks per layer over steps
 """
 
 from .baselines import train_zuko_reverse_kl, zuko_flow, zuko_sample

@@ -286,9 +286,16 @@ def capture_layer_signals(layers: list[nn.Linear]):
 
     Usage::
 
+        import torch
+        from neurips26.lowrank_collapse import MLPVectorField, capture_layer_signals, eight_gaussians, flow_matching_loss
+        torch.manual_seed(0)
+        field = MLPVectorField(dim=2, width=32, depth=2)
+        x1 = eight_gaussians().sample(256, torch.Generator().manual_seed(0))
         with capture_layer_signals(field.linear_layers) as signals:
-            loss = flow_matching_loss(field, x1); loss.backward()
-        signals[0].gradient()   # == field.linear_layers[0].weight.grad for first-order losses
+            loss = flow_matching_loss(field, x1, torch.Generator().manual_seed(1)); loss.backward()
+        grad = field.linear_layers[0].weight.grad       # float32; the signals are float64
+        print(float((signals[0].gradient() - grad.double()).abs().max() / grad.abs().max()))   # ~1e-7
+        print(signals[0].rank_bound())                  # min(rank H, rank Δ) = 3 (inputs: x and t)
 
     Yields a list (same order as ``layers``) filled with :class:`LayerSignals` when the block
     exits. A layer called several times (the steps of an ODE solve) contributes one row per call

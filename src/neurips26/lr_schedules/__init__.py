@@ -20,6 +20,7 @@ Quick use::
     spectrum = PowerLawTask(alpha=1.5, beta=0.25, N=500, M=5000, sigma0_sq=0.05).spectrum()
     opt = optimal_schedule(spectrum, T=2000)            # opt.eta: (2000,) schedule, opt.loss: L_T
     wsd = tune_family(spectrum, 2000, "wsd")             # tuned warmup-stable-decay baseline
+    print(opt.loss, wsd)
 """
 
 from .baselines import FAMILIES, TunedSchedule, family_schedule, tune_family

@@ -16,14 +16,18 @@ and is *inferred*: only the paper's abstract was read. Finite ``S``, ``A``; stat
   the universal **test** of ``T = T0``.
 * **Coding exponent** ``E(R) = min{D(Q‖Q_1⊗P) : Q balanced, H(Q_{2|1}|Q_1) ≥ R}``.
 
-Example::
+Example (FrozenLake 8x8: log 100,000 steps, bound the greedy policy's value from below)::
 
-    from neurips26.mdp_types import toy_text_mdp, log_episodes, transition_counts, pessimistic_values
-    mdp = toy_text_mdp("FrozenLake-v1", map_name="8x8")
-    data = log_episodes("FrozenLake-v1", behaviour, 100_000, seed=0, map_name="8x8")
+    from neurips26.mdp_types import (toy_text_mdp, log_episodes, transition_counts, pessimistic_values,
+                                     optimal_values, greedy_policy)
+    mdp = toy_text_mdp("FrozenLake-v1", map_name="8x8")  # exact tables shipped with gymnasium
+    V_star, Q_star = optimal_values(mdp.T, mdp.r, 0.99)
+    pi_eval = greedy_policy(Q_star)                      # the policy to evaluate, (S, A)
+    behaviour = 0.5 * pi_eval + 0.5 / 4                  # logging policy: half greedy, half uniform
+    data = log_episodes("FrozenLake-v1", behaviour, 100_000, seed=0, map_name="8x8")  # (s, a, s') rows
     N = transition_counts(data, 64, 4)
-    low = pessimistic_values(N, mdp.R, pi_eval=pi_eval, gamma=0.99, delta=0.05, radius="per_pair", support=mdp.T > 0)
-    low.V[0]   # a value lower bound holding with probability >= 0.95
+    low = pessimistic_values(N, mdp.r, pi_eval=pi_eval, gamma=0.99, delta=0.05, radius="per_pair", support=mdp.T > 0)
+    print(low.V[0], "<=", V_star[0])   # a lower bound on V^pi(start), holding with probability >= 0.95
 """
 
 from .coding import coding_error_exponent, coding_error_probability_exact

@@ -21,11 +21,13 @@ gap at equal plan length), ``env`` (Gymnasium), ``experiment`` (the reproduction
 Example::
 
     from neurips26.ncp_tom import generate_instances, run_llm_episode, step_cap
-    from neurips26.backends import OpenAIBackend
+    from neurips26.backends import OpenAIBackend, StubOpenAIServer
     instances, _ = generate_instances(600, seed=0)
-    llm = OpenAIBackend("my-model", base_url="http://localhost:8000/v1")
-    ep = run_llm_episode(instances[0], llm, "agentic", cap=step_cap(instances[0]))
-    ep.status, ep.steps, ep.prompt_tokens
+    # your endpoint: llm = OpenAIBackend("my-model", base_url="http://localhost:8000/v1")
+    with StubOpenAIServer(reply="MOVE nothing TO nowhere") as server:   # here: a loopback stand-in
+        llm = OpenAIBackend("stub", base_url=server.url)
+        ep = run_llm_episode(instances[0], llm, "agentic", cap=step_cap(instances[0]))
+    print(ep.status, ep.steps, ep.prompt_tokens)
 """
 
 from .agent import SETTINGS, ParseError, parse_line, parse_plan, run_llm_episode, scripted_agent, task_prompt

@@ -181,13 +181,20 @@ def simulate_trajectories(n: int, steps: int, rng: np.random.Generator, *, arena
                           dt: float = DT, sigma_rotation: float = SIGMA_ROTATION,
                           rayleigh_speed: float = RAYLEIGH_SPEED, border: float = WALL_BORDER,
                           speed_scale_range: tuple[float, float] = (1.0, 1.0)) -> Trajectories:
-    """Simulate ``n`` random-foraging trajectories of ``steps`` steps (vectorised over the batch).
+    r"""Simulate ``n`` random-foraging trajectories of ``steps`` steps (vectorised over the batch).
 
-    Per step (Sorscher et al. 2019 defaults, see the module docstring)::
+    Per step (Sorscher et al. 2019 defaults, see the module docstring):
 
-        turn = dt · N(0, σ_rot)  (+ sign(φ_wall)(π/2 − |φ_wall|) if d_wall < border and |φ_wall| < π/2)
-        θ_t = θ_{t−1} + turn ;  v_t ~ Rayleigh(b) (× 0.25 near a wall)
-        x_t = x_{t−1} + min(v_t dt, distance to the wall along θ_t) (cos θ_t, sin θ_t)
+    .. math::
+
+        \begin{aligned}
+        \mathrm{turn}_t &= dt \cdot \mathcal{N}(0, \sigma_{\mathrm{rot}})
+          \;\big(+\,\mathrm{sign}(\varphi_{\mathrm{wall}})(\tfrac{\pi}{2} - |\varphi_{\mathrm{wall}}|)
+          \text{ if } d_{\mathrm{wall}} < \text{border and } |\varphi_{\mathrm{wall}}| < \tfrac{\pi}{2}\big),\\
+        \theta_t &= \theta_{t-1} + \mathrm{turn}_t, \qquad
+          v_t \sim \mathrm{Rayleigh}(b)\ (\times 0.25 \text{ near a wall}),\\
+        x_t &= x_{t-1} + \min(v_t\,dt,\ \text{distance to the wall along } \theta_t)\,(\cos\theta_t, \sin\theta_t).
+        \end{aligned}
 
     Start positions are uniform in the box, start headings uniform on the circle. With
     ``speed_scale_range = (a, b)`` each trajectory's Rayleigh scale is multiplied by a factor drawn

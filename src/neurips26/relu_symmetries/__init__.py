@@ -30,7 +30,7 @@ Example::
     rng = np.random.default_rng(0)
     net = random_network((3, 4, 3, 1), rng)
     moved = random_orbit_element(net, rng).net
-    equivalent(net, moved, Box.cube(3, 3.0))      # Equivalent(proof='orbit', evidence={...})
+    print(equivalent(net, moved, Box.cube(3, 3.0)))   # Equivalent(proof='orbit', evidence={...})
 """
 
 from .baselines import naive_canonical_equal, points_for_confidence, random_evaluation_equal
