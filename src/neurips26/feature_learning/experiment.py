@@ -419,8 +419,8 @@ def _linearity_dynamics(config: Config, ctx: RunContext, metrics: dict, figs: di
                    tuned_after_look="threshold 0.2 → 0.05 after the first run showed TL ≈ 0.83 at initialisation "
                    "on digits (random GELU features of nearly linearly separable images), which made a rise of "
                    "0.2 impossible; the shuffled-label control was added later with the bound kept at 0.05",
-                   note=f"{setup}. Per seed: rise with the labels {[round(v, 4) for v in rise]}, with shuffled "
-                   f"labels {[round(v, 4) for v in rise_ctrl]}. Before the control the claim was the rise alone "
+                   note=f"{setup}. Per seed: rise with the labels {[round(float(v), 4) for v in rise]}, with "
+                   f"shuffled labels {[round(v, 4) for v in rise_ctrl]}. Before the control the claim was the rise alone "
                    f"(≥ 0.05): {m_raw:.3f} [{iv_raw[0]:.3f}, {iv_raw[1]:.3f}]"),
         C.at_least("tl_closes_gap", "Training closes at least half of the last hidden layer's gap to full target "
                    "linearity: (TL_end − TL_init)/(1 − TL_init), mean over seeds.", measured=m_gap, interval=iv_gap,
