@@ -149,3 +149,28 @@ def test_beta_claim_reads_the_abstract_and_its_grid_reaches_the_small_beta_regim
     assert "'grows with the KL penalty factor' (abstract)" in c.statement
     assert "grows as the KL penalty beta decreases" in c.statement and c.kind.value == "reconstruction"
     assert c.rule == {"op": "at_least", "bound": 0.0} and c.interval is not None
+
+
+def test_rank_preserving_control_never_misranks_and_never_raises_the_gap():
+    """Catches a control of proxy_gap_grows_with_error that is not one: the raw error left in place (the
+    paired difference is then exactly 0 on every step), or the error sorted without aligning it to the
+    reward (it would still misrank outcomes). The comonotone rearrangement keeps the error's values, ranks
+    outcomes as r does, and by Chebyshev's association inequality its gap is <= 0 and falls with the
+    error's size."""
+    rng = np.random.default_rng(0)
+    r, e = rng.normal(size=300), rng.normal(size=300)
+    out = ex.rank_preserving_error(r, e)
+    assert sorted(out) == sorted(e) and not np.array_equal(out, e)
+    assert (np.argsort(r + 3.0 * out, kind="stable") == np.argsort(r, kind="stable")).all()
+    with pytest.raises(ValueError, match="same length"):
+        ex.rank_preserving_error(r, e[:-1])
+    cfg = ex.Config(**SMALL)
+    ctx = RunContext(seed=0, out_dir=".")
+    pi0, rr = ex.synthetic_policy(cfg.n_outcomes, cfg.logit_scale, ctx.child_rng(1))
+    metrics: dict = {}
+    claims = {c.id: c for c in ex._proxy_gap_synthetic(cfg, ctx, pi0, rr, metrics, {})}
+    ctrl = np.asarray(metrics["proxy_gap_vs_error_rank_preserving"])      # (scales, betas), mean over draws
+    # exact expectations on a finite support: only float rounding (~1e-12) can put it above 0 or let it rise
+    assert (ctrl <= 1e-12).all() and (np.diff(ctrl, axis=0) <= 1e-12).all()
+    c = claims["proxy_gap_grows_with_error"]
+    assert "rank" in c.control and not c.falsifiable_by and c.measured > 0

@@ -44,6 +44,15 @@ def test_tiny_run_produces_well_formed_claims(tmp_path):
     sw, m = by_id["swiss_roll_linearises"], out.metrics["swiss_roll"]
     assert sw.control and len(m["gain_frozen"]) == len(m["gain_trained"]) == 2
     assert sw.measured == pytest.approx(np.mean(np.array(m["gain_trained"]) - np.array(m["gain_frozen"])))
+    # the TL paper claims are judged on trained − shuffled labels, both measured in this run on the same seeds
+    tl = out.metrics["tl_dynamics"]
+    for cid, key in (("tl_rises", "rise_last_trained_minus_shuffled"),
+                     ("tl_increases_with_depth", "depth_min_step_trained_minus_shuffled")):
+        c = by_id[cid]
+        assert "shuffled" in c.control and not c.falsifiable_by and len(tl[key]) == 2, cid
+        assert c.measured == pytest.approx(np.mean(tl[key])), cid
+    assert tl["rise_last_trained_minus_shuffled"] == pytest.approx(
+        np.array(tl["rise_last"]) - np.array(tl["rise_last_shuffled_labels"]))
     assert by_id["whitening_image_grids"].verdict is Verdict.NOT_CHECKABLE
     figures = {p.name for p in (tmp_path / "figures").iterdir()}
     assert {"tl_by_layer.png", "whitening_vs_sgd.png", "swiss_roll_virtual_features.png", "grokking.png",
@@ -196,3 +205,25 @@ def test_every_random_part_follows_the_run_seed(tmp_path, monkeypatch):
     assert seen[0]["_swiss_roll"] == ((0, 1), 0)                    # seed 0: the numbers of earlier runs
     assert seen[7]["_swiss_roll"] == ((7000, 7001), 7) and seen[23]["_vae"] == ((23000, 23001), 23)
     assert all(len(set(parts.values())) == 1 for parts in seen.values())   # every part alike
+
+
+def test_shuffled_label_control_keeps_everything_but_the_labels():
+    """Catches a shuffled-label control that is not paired or not a control: labels left unpermuted
+    (the control then equals the trained run, and tl_rises / tl_increases_with_depth measure 0), TL
+    measured against the permuted labels instead of the true ones, or a different initialisation
+    (the two runs must start from the same network, so their TL at initialisation is identical)."""
+    from neurips26.feature_learning.data import digits
+    from neurips26.feature_learning.experiment import _tl_run
+
+    cfg = Config(**{**TINY, "tl_epochs": 4})
+    split = digits(seed=0)
+    real, ctrl = _tl_run(split, cfg, 5), _tl_run(split, cfg, 5, shuffled=True)
+    last = real.names[-1]
+    (e_r, tl_r), (e_c, tl_c) = real.series(last, "tl"), ctrl.series(last, "tl")
+    assert tl_r[0] == tl_c[0]                                   # same initialisation, same true-label TL
+    assert list(e_c) == [0, 4] and len(e_r) > 2                 # the control is measured at the ends only
+    # trained on the labels the last layer's true-label TL rises; on shuffled labels it cannot follow
+    # the true labels: after 4 epochs the gap is far above run-to-run noise (> 0.02 at width 16)
+    assert tl_r[-1] - tl_c[-1] > 0.02
+    again = _tl_run(split, cfg, 5, shuffled=True)
+    assert again.series(last, "tl")[1][-1] == tl_c[-1]          # the permutation follows the seed

@@ -41,7 +41,12 @@ def test_tiny_run_produces_well_formed_claims(tmp_path):
     syn = by_id["synthetic_accuracy"]
     assert syn.kind.value == "paper" and syn.object == "toy" and "one-parameter" in syn.control
     assert syn.rule == {"op": "at_least", "bound": 0.5 / 12} and syn.interval is not None
-    assert by_id["ucr_ItalyPowerDemand_above_majority"].object == "real"
+    ucr = by_id["ucr_ItalyPowerDemand_above_majority"]
+    assert ucr.object == "real" and "shuffled" in ucr.control and not ucr.falsifiable_by
+    # judged on the paired difference with the shuffled-label control measured in this run
+    acc = out.metrics["accuracy"]["ItalyPowerDemand (67/20)"]
+    assert ucr.measured == pytest.approx(acc["bifiltration"] - acc["shuffled_labels"])
+    assert ucr.interval is not None and ucr.rule == {"op": "at_least", "bound": 0.15}
     # classification margins carry a paired interval (inconclusive when it straddles the bound)
     assert by_id["synthetic_margin"].interval is not None and "McNemar" in by_id["synthetic_margin"].note
     for c in out.claims:
@@ -147,3 +152,35 @@ def test_ucr_split_follows_the_run_seed():
     assert not (b[0] == a[0]).all() and not (b[0] == c[0]).all()
     assert sorted(set(b[1])) == sorted(set(train[1]))            # stratified: both classes in train
     assert (ucr_split(train, test, 7, 50)[0] == b[0]).all()       # same seed, same split
+
+
+def test_shuffled_label_control_removes_the_class_information():
+    """Catches a shuffled-label control that is not one: labels left unpermuted (or permuted together
+    with the features), which would score like the real classifier and turn the UCR paper claims'
+    paired margin into ~0; and a control whose permutations ignore the generator (not seed-driven)."""
+    import numpy as np
+
+    from neurips26.flood_bifiltration.experiment import paired_bootstrap, shuffled_label_correct
+
+    rng = np.random.default_rng(0)
+    ytr, yte = np.repeat([0, 1], 40), np.repeat([0, 1], 50)
+    Ftr = ytr[:, None] + 0.3 * rng.normal(size=(80, 5))          # features that carry the class
+    Fte = yte[:, None] + 0.3 * rng.normal(size=(100, 5))
+    real = E_holdout(Ftr, ytr, Fte, yte)
+    ctrl = shuffled_label_correct(Ftr, ytr, Fte, yte, np.random.default_rng(1))
+    assert real.mean() >= 0.95                                   # class separation of ~3.3 sd: near perfect
+    # balanced classes: a classifier fit on permuted labels is right on half the series in expectation;
+    # 10 permutations x 100 series, so 0.35 leaves > 3 standard errors of room
+    assert ctrl.shape == (100,) and ctrl.mean() < 0.65
+    margin, (lo, hi) = paired_bootstrap(real.astype(float) - ctrl, seed=0)
+    assert lo <= margin <= hi and lo > 0.2
+    again = shuffled_label_correct(Ftr, ytr, Fte, yte, np.random.default_rng(1))
+    assert (again == ctrl).all()                                 # same generator, same control
+    with pytest.raises(ValueError, match="n_shuffles"):
+        shuffled_label_correct(Ftr, ytr, Fte, yte, rng, n_shuffles=0)
+
+
+def E_holdout(Ftr, ytr, Fte, yte):
+    from neurips26.flood_bifiltration.experiment import _holdout_correct
+
+    return _holdout_correct(Ftr, ytr, Fte, yte)

@@ -523,6 +523,31 @@ _PENALTY_READING = ("The abstract says the gap 'grows with the KL penalty factor
                     "opposite, so the direction is our inference and this is a reconstruction claim. ")
 
 
+def rank_preserving_error(r: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The comonotone rearrangement of the error ``e`` along the reward ``r``: the same values, sorted so that
+    the largest error sits on the outcome with the largest reward (ties in ``r`` keep their index order).
+
+    ``r + c·rank_preserving_error(r, e)`` ranks the outcomes exactly as ``r`` does for every c >= 0, so a
+    policy tilted by it cannot prefer a worse outcome: the control that removes reward hacking's mechanism
+    (misranking) while keeping the error's values.
+
+    Args:
+        r, e: shape (K,), float.
+
+    Returns:
+        float64 array of shape (K,), a permutation of ``e``.
+
+    Raises:
+        ValueError: different lengths.
+    """
+    r, e = np.asarray(r, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    if r.shape != e.shape or r.ndim != 1:
+        raise ValueError(f"r and e must be 1-D of the same length, got shapes {r.shape} and {e.shape}")
+    out = np.empty_like(e)
+    out[np.argsort(r, kind="stable")] = np.sort(e)
+    return out
+
+
 def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
     """Proxy gap vs beta, ensemble size M and error size, over independent error draws (synthetic)."""
     sd_r = float(np.sqrt(pi0 @ (r - pi0 @ r) ** 2))
@@ -589,29 +614,39 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
     scales = np.array(config.proxy_error_scales)
     rng_s = ctx.child_rng(8)
     err_gaps = np.zeros((config.proxy_seeds, scales.size, pb.size))
+    ctrl_gaps = np.zeros_like(err_gaps)
     for s in range(config.proxy_seeds):
         e = rng_s.normal(0.0, config.proxy_sigma, pi0.size)
+        e_ranked = rank_preserving_error(r, e)
         for i, c in enumerate(scales):
             err_gaps[s, i] = proxy_gap(pi0, r, r + c * e, pb).gap
-    egaps = err_gaps.mean(0)
-    metrics.update(proxy_error_scales=scales, proxy_gap_vs_error=egaps)
-    mean_e, iv_e, z_e, _ = _weakest_step(np.diff(err_gaps, axis=1))
+            ctrl_gaps[s, i] = proxy_gap(pi0, r, r + c * e_ranked, pb).gap
+    egaps, cgaps = err_gaps.mean(0), ctrl_gaps.mean(0)
+    metrics.update(proxy_error_scales=scales, proxy_gap_vs_error=egaps, proxy_gap_vs_error_rank_preserving=cgaps)
+    mean_e, iv_e, z_e, _ = _weakest_step(np.diff(err_gaps, axis=1) - np.diff(ctrl_gaps, axis=1))
+    mean_raw, iv_raw, _, _ = _weakest_step(np.diff(err_gaps, axis=1))
     claims.append(C.at_least(
         "proxy_gap_grows_with_error",
         "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward error "
-        f"(along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in "
-        f"{np.round(pb, 3).tolist()}; measured: the mean increase at the weakest step)",
+        "more than it does for an error of the same values that never misranks outcomes (along error sd = "
+        f"{np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in {np.round(pb, 3).tolist()}; "
+        "measured: the paired difference of the gap's increase, error − rank-preserving control, at the weakest "
+        "step)",
         measured=mean_e, bound=0.0, interval=iv_e,
         paper_value="grows with the reward error's magnitude", kind="paper", source="abstract", object="toy",
-        falsifiable_by="the gap of the proxy-tilted policy is not monotone in the error's size in general (at small "
-                       "beta both policies sit on a few outcomes and the gap saturates; an error correlated with "
-                       "the reward can lower it): a step along the grid whose paired change is significantly "
-                       "below 0 makes it fail",
-        reason=f"mean over {draws}, each rescaled along the grid (paired differences); same weakest-step rule as "
-               "proxy_gap_grows_as_beta_falls",
+        control="the same error draws rearranged to rise with the true reward (the comonotone rearrangement: the "
+                "same values over the outcomes, the largest on the best outcome), scaled along the same grid at the "
+                "same betas: an error as large that a tilted policy cannot exploit, since r + c·e then ranks the "
+                "outcomes as r does; verdict on the paired difference of the gap's increase per step",
+        reason=f"paired differences over {draws} per step and beta (each draw rescaled along the grid and "
+               "rearranged for the control); same weakest-step rule as proxy_gap_grows_as_beta_falls",
         note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; weakest step "
-             f"z = {z_e:.1f}; mean gaps per beta: "
-             + "; ".join(f"beta={b:.3g}: {np.round(egaps[:, j], 4).tolist()}" for j, b in enumerate(pb))))
+             f"z = {z_e:.1f}; mean gaps per beta (error; rank-preserving control): "
+             + "; ".join(f"beta={b:.3g}: {np.round(egaps[:, j], 4).tolist()}; {np.round(cgaps[:, j], 4).tolist()}"
+                         for j, b in enumerate(pb))
+             + f". Before the control the claim was the error's own increase at the weakest step (≥ 0): "
+               f"{mean_raw:.4f} [{iv_raw[0]:.4f}, {iv_raw[1]:.4f}]. The control's gap is ≤ 0 and falls with the "
+               "error's size (a rank-preserving error only sharpens the tilt toward the best outcomes)"))
     return claims
 
 

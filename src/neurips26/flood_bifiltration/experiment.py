@@ -178,6 +178,50 @@ def _holdout_correct(Ftr, ytr, Fte, yte) -> np.ndarray:
     return clf.predict(Fte) == yte
 
 
+#: Label permutations averaged in the shuffled-label control of the UCR claims (each a classifier refit:
+#: ~0.01 CPU-s on these feature matrices, so ten cost nothing next to the features).
+N_LABEL_SHUFFLES = 10
+
+
+def shuffled_label_correct(Ftr: np.ndarray, ytr: np.ndarray, Fte: np.ndarray, yte: np.ndarray,
+                           rng: np.random.Generator, n_shuffles: int = N_LABEL_SHUFFLES) -> np.ndarray:
+    """The shuffled-label control: the same features and classifier trained on permuted training labels.
+
+    Args:
+        Ftr, Fte: feature matrices (n_train, p) and (n_test, p), the ones the claim's classifier used.
+        ytr, yte: the true labels (n_train,), (n_test,).
+        rng: source of the ``n_shuffles`` permutations (derived from the run seed by the caller).
+        n_shuffles: permutations averaged (>= 1).
+
+    Returns:
+        float64 (n_test,): per test series, the fraction of the permuted-label classifiers that label it
+        correctly (a paired control for each test series; its mean is the control's accuracy).
+
+    Raises:
+        ValueError: ``n_shuffles < 1`` or mismatched lengths.
+    """
+    if n_shuffles < 1:
+        raise ValueError(f"n_shuffles={n_shuffles}; allowed: >= 1")
+    if len(Ftr) != len(ytr) or len(Fte) != len(yte):
+        raise ValueError(f"features and labels differ in length: {len(Ftr)}/{len(ytr)} train, {len(Fte)}/{len(yte)} "
+                         "test")
+    ytr = np.asarray(ytr)
+    hits = np.zeros(len(yte))
+    for _ in range(n_shuffles):
+        hits += _holdout_correct(Ftr, ytr[rng.permutation(len(ytr))], Fte, yte)
+    return hits / n_shuffles
+
+
+def paired_bootstrap(diff: np.ndarray, n_boot: int = 4000, seed: int = 0) -> tuple[float, tuple[float, float]]:
+    """Mean of per-item paired differences ``diff`` and its paired-bootstrap 95% interval (resampling items).
+
+    Source: paired bootstrap over samples (Efron & Tibshirani 1993)."""
+    d = np.asarray(diff, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    boots = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    return float(d.mean()), (float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975)))
+
+
 def ucr_split(train: tuple, test: tuple, seed: int, max_test: int) -> tuple:
     """The train/test split of a UCR set for run seed ``seed``.
 
@@ -529,7 +573,7 @@ def _classification(config: Config, ctx: RunContext, metrics: dict, ucr: bool = 
                              paper_value=None, note="the original statement, fixed before the first run; " + note))
     from aeon.datasets import load_classification
 
-    for name in config.ucr_datasets if ucr else ():
+    for i_set, name in enumerate(config.ucr_datasets if ucr else ()):
         Xtr, ytr, Xte, yte = ucr_split(load_classification(name, split="train"),
                                        load_classification(name, split="test"), ctx.seed, config.ucr_max_test)
         emb = DelayEmbedding(dimension=2, delay=1)
@@ -542,26 +586,44 @@ def _classification(config: Config, ctx: RunContext, metrics: dict, ucr: bool = 
                                          points_per_edge=8)
             tr, te = (None, None) if mode == "alpha" else (shared_tr, shared_te)
             Ftr = feat.fit_transform(Ptr, complexes=tr)
-            correct[mode] = _holdout_correct(Ftr, ytr, feat.transform(Pte, complexes=te), yte)
+            Fte = feat.transform(Pte, complexes=te)
+            correct[mode] = _holdout_correct(Ftr, ytr, Fte, yte)
+            if mode == "bifiltration":
+                shuffled = shuffled_label_correct(Ftr, ytr, Fte, yte, np.random.default_rng([ctx.seed, 31, i_set]))
         acc = {m: float(c.mean()) for m, c in correct.items()}
         majority = max(Counter(yte).values()) / len(yte)
         acc["majority"] = majority
         table[f"{name} ({len(Xtr)}/{len(Xte)})"] = acc
-        k, n = int(correct["bifiltration"].sum()), len(yte)
+        acc["shuffled_labels"] = float(shuffled.mean())
+        n = len(yte)
+        k = int(correct["bifiltration"].sum())
         lo, hi = C.proportion_interval(k, n)[1]
+        margin, ci = paired_bootstrap(correct["bifiltration"] - shuffled, seed=ctx.seed)
+        tests[f"{name}_vs_shuffled_labels"] = {"margin": margin, "ci": ci}
         claims.append(C.at_least(f"ucr_{name}_above_majority", f"{name}: bifiltration features classify real time "
-                                 "series (delay embedding, KDE co-density) at least 0.15 above the majority class.",
-                                 measured=acc["bifiltration"] - majority, bound=0.15,
-                                 interval=(lo - majority, hi - majority), kind="paper", domain=(-1, 1),
-                                 tuned_after_look=tuned + " (the confirmation runs do not repeat the UCR part, "
-                                 "so this verdict stays exploratory)", object="real",
-                                 falsifiable_by="the test accuracy's Clopper–Pearson interval can lie below majority "
-                                                "+ 0.15 (features that carry no class information classify at the "
-                                                "majority rate)",
+                                 "series (delay embedding, KDE co-density) at least 0.15 more accurately than the "
+                                 "same features and classifier trained on shuffled labels (paired test accuracy "
+                                 "difference).",
+                                 measured=margin, bound=0.15, interval=ci, kind="paper", domain=(-1, 1),
+                                 tuned_after_look=tuned + " (0.15 was the margin over the majority rate; the "
+                                 "shuffled-label control replaced the majority rate later with the bound kept; the "
+                                 "confirmation runs do not repeat the UCR part, so this verdict stays exploratory)",
+                                 object="real",
+                                 control=f"shuffled labels: the same features, splits and classifier trained on "
+                                         f"{N_LABEL_SHUFFLES} permutations of the training labels drawn from the run seed (features "
+                                         "without the class information the claim rests on); verdict on the paired "
+                                         "per-series difference of test correctness, bifiltration − control",
                                  source="abstract (classification on real-world time series datasets)",
-                                 reason=f"Clopper–Pearson 95% interval over {n} test series, minus the majority "
-                                        f"rate; {proto}", paper_value="competitive (no number in the abstract)",
-                                 note=_split_note(ctx.seed)))
+                                 reason=f"paired bootstrap 95% interval over the {n} test series (the control's "
+                                        f"correctness of each series averaged over its {N_LABEL_SHUFFLES} "
+                                        f"permutations); {proto}",
+                                 paper_value="competitive (no number in the abstract)",
+                                 note=f"{_split_note(ctx.seed)}; accuracy: bifiltration {acc['bifiltration']:.3f}, "
+                                      f"shuffled-label control {acc['shuffled_labels']:.3f}, majority class "
+                                      f"{majority:.3f}. Before the control the claim was the accuracy minus the "
+                                      f"majority rate (≥ 0.15): {acc['bifiltration'] - majority:+.3f}, Clopper–Pearson "
+                                      f"[{lo - majority:+.3f}, {hi - majority:+.3f}]. The one-parameter filtrations on "
+                                      f"the same series are the control of ucr_{name}_beats_single_parameter"))
         best = max(("flood", "alpha"), key=lambda m: acc[m])
         test = paired_margin_test(correct["bifiltration"], correct[best], seed=ctx.seed)
         tests[name] = {**test, "baseline": best}

@@ -453,14 +453,44 @@ def _unless_control_covers(claims: list, rows: dict, config: Config, plateau: li
 
 # --------------------------------------------------------------------------- 4. flow-matching updates
 
-def _fm_first_layer_update(x: torch.Tensor, width: int, steps: int, batch: int, lr: float, seed: int) -> torch.Tensor:
-    """Train an FM field on ``x`` and return ΔW_1 restricted to the state columns (width × D)."""
+def shuffled_target_fm_loss(field, x1: torch.Tensor, generator: torch.Generator,
+                            perm_generator: torch.Generator) -> torch.Tensor:
+    """The shuffled-target control of :func:`flow_matching_loss`: the same inputs x_t = (1 − t) x_0 + t x_1
+    (drawn from ``generator`` exactly as :func:`flow_matching_loss` draws them), regressed on the targets
+    u = x_1 − x_0 of a random permutation of the batch (from ``perm_generator``). Inputs and targets keep
+    their distributions; the pairing between them, the signal flow matching learns, is gone.
+
+    Args:
+        field: ``field(t, x)``; x1: ``(B, d)`` data batch.
+
+    Returns:
+        scalar loss (mean over the batch of the squared error summed over d).
+    """
+    x0 = torch.randn(x1.shape, generator=generator, dtype=x1.dtype)
+    t = torch.rand(x1.shape[0], generator=generator, dtype=x1.dtype)
+    xt = (1 - t[:, None]) * x0 + t[:, None] * x1
+    u = (x1 - x0)[torch.randperm(x1.shape[0], generator=perm_generator)]
+    return (field(t, xt) - u).pow(2).sum(1).mean()
+
+
+def _fm_first_layer_update(x: torch.Tensor, width: int, steps: int, batch: int, lr: float, seed: int,
+                           shuffled_targets: bool = False) -> torch.Tensor:
+    """Train an FM field on ``x`` and return ΔW_1 restricted to the state columns (width × D).
+
+    ``shuffled_targets=True``: the control :func:`shuffled_target_fm_loss` with the same seed, initialisation,
+    batches and (x_0, t) draws (the permutations come from a second generator seeded from ``seed``)."""
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
+    g_perm = torch.Generator().manual_seed(seed + 7919)
     field = MLPVectorField(x.shape[1], width, 2, activation="silu")
     W0 = field.linear_layers[0].weight.detach().clone()
     n = len(x)
-    train(field, lambda step: flow_matching_loss(field, x[torch.randint(n, (batch,), generator=g)], g), steps, lr)
+
+    def loss(step):
+        xb = x[torch.randint(n, (batch,), generator=g)]
+        return shuffled_target_fm_loss(field, xb, g, g_perm) if shuffled_targets else flow_matching_loss(field, xb, g)
+
+    train(field, loss, steps, lr)
     return (field.linear_layers[0].weight.detach() - W0)[:, : x.shape[1]]
 
 
@@ -512,6 +542,9 @@ def _flow_matching_low_rank(config: Config, ctx: RunContext, metrics: dict, figs
         control = scale * torch.randn(config.n_train_sub, D, generator=torch.Generator().manual_seed(s))
         dC = _fm_first_layer_update(control, w, config.sub_steps, config.batch, lr, s)
         rows[-1]["pr_control"] = participation_ratio(singular_values(dC))
+        # same-run control of the paper claim: the same data, seed and batches with shuffled targets
+        dS = _fm_first_layer_update(data.x, w, config.sub_steps, config.batch, lr, s, shuffled_targets=True)
+        rows[-1]["pr_shuffled_targets"] = participation_ratio(singular_values(dS))
         if not spectra:
             spectra = {"subspace": singular_values(dW).numpy(), "control": singular_values(dC).numpy()}
     if tuned_only:
@@ -533,19 +566,30 @@ def _flow_matching_low_rank(config: Config, ctx: RunContext, metrics: dict, figs
     metrics["fm_low_rank"] = {"subspace": rows, "gaussian_reference_pr": ref, "digits": drows,
                               "digits_top_pca_variance_fraction": var_frac}
     figs["fm_spectra"] = (spectra, rows, drows, kp, x.shape[1], var_frac)
-    ratio = [r["pr"] / ref for r in rows]
+    ratio = [r["pr"] / r["pr_shuffled_targets"] for r in rows]
     m, iv = C.mean_interval(ratio, domain=(0.0, math.inf))
+    ratio_ref = [r["pr"] / ref for r in rows]
+    m_ref, iv_ref = C.mean_interval(ratio_ref, domain=(0.0, math.inf))
+    ratio_shuffled = [r["pr_shuffled_targets"] / ref for r in rows]
     ratio_iso = [r["pr_control"] / ref for r in rows]
     claims = [C.at_most("fm_low_rank_updates", f"Flow matching induces a low-rank bias: on data in a {k}-D subspace "
-                        f"of R^{D} the first layer's cumulative update has a participation ratio at most 1/2 of an "
-                        "i.i.d. Gaussian matrix's of the same shape.", measured=m, interval=iv, bound=0.5,
+                        f"of R^{D} the first layer's cumulative update has a participation ratio at most 1/2 of the "
+                        "same layer's update when the same training regresses on shuffled targets (ratio paired by "
+                        "seed, mean over seeds).", measured=m, interval=iv, bound=0.5,
                         kind="paper", source=ABSTRACT, domain=(0.0, math.inf), object="toy",
-                        falsifiable_by="an update with no rank bias has the participation ratio of an i.i.d. "
-                        "Gaussian matrix (ratio 1); the same training on isotropic data in this run reaches "
-                        f"{np.mean(ratio_iso):.2f} (fm_rank_follows_data_rank), so the ratio can exceed 1/2",
-                        reason="same 'half the unbiased effective rank' line as for VI, fixed before the run",
+                        control="the same field, data, seeds, batches and (x_0, t) draws trained on shuffled "
+                        "targets (each batch's velocities x_1 − x_0 permuted across the batch): the same optimiser "
+                        "and input statistics without the input–target pairing that flow matching learns; verdict "
+                        "on the paired ratio PR(update) / PR(control update)",
+                        reason="same 'half the unbiased effective rank' line as for VI, fixed before the run; the "
+                        "unbiased reference is now the shuffled-target update of the same run instead of an i.i.d. "
+                        "Gaussian matrix; Student-t interval over the paired seeds",
                         paper_value="low-rank bias (no number)",
-                        note=f"Gaussian reference PR = {ref:.1f}; per seed {np.round(ratio, 3).tolist()}")]
+                        note=f"per seed PR ratio {np.round(ratio, 3).tolist()}; PR / Gaussian reference PR "
+                        f"({ref:.1f}): updates {np.round(ratio_ref, 3).tolist()}, shuffled-target control "
+                        f"{np.round(ratio_shuffled, 3).tolist()}, isotropic data {np.round(ratio_iso, 3).tolist()}. "
+                        f"Before the control the claim was the ratio to the Gaussian reference (≤ 1/2): "
+                        f"{m_ref:.3f} [{iv_ref[0]:.3f}, {iv_ref[1]:.3f}]")]
     claims.append(_align_claim(config, rows))
     diff = [r["pr"] - r["pr_control"] for r in rows]
     m, iv = C.mean_interval(diff)
