@@ -189,6 +189,8 @@ def test_hard_decay_fraction_is_judged_against_the_easy_phase_control():
     """Catches a decay-fraction claim that ignores its control: a hard-phase fraction that shrinks only as
     fast as the easy phase's (a shrinkage both phases share, e.g. from the knot resolution) must not hold;
     one shrinking while the easy fraction stays put holds."""
+    same = _phase_claims_for(fractions=(0.4, 0.3, 0.22, 0.16))["hard_decay_fraction_shrinks"]
+    assert same.verdict is Verdict.DOES_NOT_HOLD and abs(same.measured) < 1e-12   # the control removes nothing
     faster_easy = _phase_claims_for(fractions=(0.8, 0.5, 0.3, 0.18))["hard_decay_fraction_shrinks"]
     assert faster_easy.verdict is Verdict.DOES_NOT_HOLD and faster_easy.control
     shrinks = _phase_claims_for()["hard_decay_fraction_shrinks"]
