@@ -310,7 +310,8 @@ def _path_kl_order(config: Config, ctx: RunContext, plt):
                  reason=paired_reason + "; ±0.3 around the predicted slope −1 (Ω(1/T) allows no faster decay; "
                         "−0.8 leaves room for pre-asymptotic curvature)",
                  interval=iv_excess, kind="paper", source="abstract",
-                 tuned_after_look=PROTOTYPE_SLOPE, object="theory", control=_ISO_CONTROL,
+                 tuned_after_look=PROTOTYPE_SLOPE + "; kept unchanged when the measured quantity became the paired "
+                 "excess over the full-covariance control", object="theory", control=_ISO_CONTROL,
                  note=f"total path KL of the isotropic chain alone: slope {slopes['trace']:.3f} (95% interval "
                       f"[{ivs['trace'][0]:.3f}, {ivs['trace'][1]:.3f}]); excess per T {[round(float(x), 5) for x in excess]}. "
                       "The excess is exactly the summed covariance-mismatch term, since both chains share the "
