@@ -128,20 +128,38 @@ def test_momentum_claim_verdict_at_batch_one_and_other_batches_reported(tmp_path
     assert extra["m"] == 4 and extra["sgd"][0].eta_max > mom["sgd"][0].eta_max  # a larger batch raises the cap
 
 
-def _easy_claims_for(deltas, peaks=(0.2, 0.15, 0.11, 0.08)):
-    """Easy-phase claims on a synthetic sweep: schedule shapes with the given δ per horizon."""
+def _phase(peaks, deltas, fractions, T):
+    """A synthetic phase sweep: schedule shapes with the given peak, δ and decay fraction per horizon."""
+    from types import SimpleNamespace
+
+    from neurips26.lr_schedules.optimal import ScheduleShape, fit_exponent
+
+    shape = [ScheduleShape(p, 0, f, d, 0.01) for p, d, f in zip(peaks, deltas, fractions)]
+    return {"shape": shape, "xi_peak": fit_exponent(T, list(peaks)), "label": "synthetic", "T": list(T.astype(int)),
+            "decay_fraction_fit": fit_exponent(T, list(fractions)),
+            "opt": [SimpleNamespace(eta_max=1.0) for _ in peaks]}
+
+
+def _phase_claims_for(deltas=(0.4, 0.4, 0.4, 0.4), peaks=(0.2, 0.15, 0.11, 0.08), hard_peaks=(0.5, 0.5, 0.5, 0.5),
+                      fractions=(0.6, 0.6, 0.6, 0.6), hard_fractions=(0.4, 0.3, 0.22, 0.16)):
+    """Easy- and hard-phase claims on synthetic sweeps (the hard phase is the easy claims' control and vice versa)."""
     import numpy as np
 
-    from neurips26.lr_schedules.experiment import _easy_phase_claims, _task_spectrum
-    from neurips26.lr_schedules.optimal import ScheduleShape, fit_exponent
+    from neurips26.lr_schedules.experiment import _easy_phase_claims, _hard_phase_claims, _task_spectrum
+    from neurips26.lr_schedules.optimal import fit_exponent
 
     cfg = Config(horizons=[500, 1000, 2000, 4000])
     T = np.array(cfg.horizons, dtype=float)
     task, _ = _task_spectrum(cfg, "easy")
-    shape = [ScheduleShape(p, 0, 0.0, d, 0.01) for p, d in zip(peaks, deltas)]
-    easy = {"task": task, "shape": shape, "xi_peak": fit_exponent(T, list(peaks)), "label": "easy",
-            "xi_const": fit_exponent(T, [0.3 * t ** -0.6 for t in T])}
-    return {c.id: c for c in _easy_phase_claims(cfg, easy)}
+    easy = _phase(peaks, deltas, fractions, T)
+    easy.update(task=task, xi_const=fit_exponent(T, [0.3 * t ** -0.6 for t in T]))
+    hard = _phase(hard_peaks, [0.6] * len(T), hard_fractions, T)
+    return {c.id: c for c in _easy_phase_claims(cfg, easy, hard) + _hard_phase_claims(cfg, hard, easy)}
+
+
+def _easy_claims_for(deltas, peaks=(0.2, 0.15, 0.11, 0.08)):
+    """Easy-phase claims on a synthetic sweep: schedule shapes with the given δ per horizon."""
+    return _phase_claims_for(deltas=deltas, peaks=peaks)
 
 
 def test_easy_decay_power_must_be_constant_in_T():
@@ -155,3 +173,34 @@ def test_easy_decay_power_must_be_constant_in_T():
     drift = _easy_claims_for([0.8, 0.6, 0.45, 0.33])["easy_decay_power_constant_in_T"]
     assert drift.verdict is Verdict.DOES_NOT_HOLD and drift.measured < -0.1
     assert _easy_claims_for([0.4, 0.4, -0.1, 0.4])["easy_decay_power_constant_in_T"].verdict is Verdict.DOES_NOT_HOLD
+
+
+def test_easy_polynomial_decay_is_judged_against_the_hard_phase_control():
+    """Catches a peak-decay claim that ignores its control: a peak that falls with T in *both* phases (a
+    horizon effect common to the optimiser, not the easy phase's mechanism) must not hold; the verdict is on
+    the paired exponent of peak_easy/peak_hard, which holds only when the easy peak falls faster."""
+    both = _phase_claims_for(hard_peaks=(0.2, 0.15, 0.11, 0.08))["easy_polynomial_decay"]
+    assert both.verdict is Verdict.DOES_NOT_HOLD and abs(both.measured) < 1e-9 and both.control
+    flat_control = _phase_claims_for()["easy_polynomial_decay"]
+    assert flat_control.verdict is Verdict.HOLDS and flat_control.measured > 0.3 and flat_control.kind.value == "paper"
+
+
+def test_hard_decay_fraction_is_judged_against_the_easy_phase_control():
+    """Catches a decay-fraction claim that ignores its control: a hard-phase fraction that shrinks only as
+    fast as the easy phase's (a shrinkage both phases share, e.g. from the knot resolution) must not hold;
+    one shrinking while the easy fraction stays put holds."""
+    same = _phase_claims_for(fractions=(0.4, 0.3, 0.22, 0.16))["hard_decay_fraction_shrinks"]
+    assert same.verdict is Verdict.DOES_NOT_HOLD and abs(same.measured) < 1e-12   # the control removes nothing
+    faster_easy = _phase_claims_for(fractions=(0.8, 0.5, 0.3, 0.18))["hard_decay_fraction_shrinks"]
+    assert faster_easy.verdict is Verdict.DOES_NOT_HOLD and faster_easy.control
+    shrinks = _phase_claims_for()["hard_decay_fraction_shrinks"]
+    assert shrinks.verdict is Verdict.HOLDS and shrinks.measured < -0.3
+
+
+def test_zero_exponent_claims_are_reconstructions_judged_on_their_own_fit():
+    """Catches a claim that an exponent is zero being counted as a confirmed paper claim although no control
+    can judge it on a paired difference: it is a reconstruction, and it still fails on a drifting quantity."""
+    cl = _phase_claims_for(hard_peaks=(0.3, 0.4, 0.5, 0.6))
+    assert cl["hard_constant_peak"].kind.value == "reconstruction"
+    assert cl["hard_constant_peak"].verdict is Verdict.DOES_NOT_HOLD
+    assert cl["easy_decay_power_constant_in_T"].kind.value == "reconstruction"

@@ -27,7 +27,13 @@ from neurips26.harness.claims import Verdict
 from neurips26.lr_schedules import PowerLawTask, Spectrum, optimal_schedule, tune_family
 from neurips26.lr_schedules import experiment as E
 from neurips26.lr_schedules.dynamics import stability_bound
-from neurips26.lr_schedules.optimal import fit_exponent, interpolation_matrix, knot_objective, knot_positions
+from neurips26.lr_schedules.optimal import (
+    ScheduleShape,
+    fit_exponent,
+    interpolation_matrix,
+    knot_objective,
+    knot_positions,
+)
 from neurips26.lr_schedules.real_data import _ols
 from neurips26.lr_schedules.torch_adapter import ScheduleLR, wsd_schedule
 
@@ -74,13 +80,15 @@ def test_constant_lr_exponent_is_the_derived_one_and_the_claim_rejects_the_other
     sp = task.spectrum()
     Ts = [500, 1000, 2000, 4000]
     fit = fit_exponent(np.array(Ts, float), [tune_family(sp, T, "constant").params["eta0"] for T in Ts])
-    easy = {"task": task, "xi_const": fit, "shape": [], "xi_peak": fit, "label": "easy"}
+    shape = [ScheduleShape(0.2 * (T / 500) ** -0.4, 0, 0.6, 0.4, 0.01) for T in Ts]
+    easy = {"task": task, "xi_const": fit, "shape": shape, "xi_peak": fit, "label": "easy"}
+    hard = {"shape": [ScheduleShape(0.5, 0, 0.3, 0.6, 0.01) for _ in Ts], "xi_peak": fit}
     cfg = E.Config()
-    ok = E._easy_phase_claims(cfg, easy)[0]
+    ok = E._easy_phase_claims(cfg, easy, hard)[0]
     assert ok.id == "easy_best_constant_xi" and ok.verdict is Verdict.HOLDS, ok.measured
     # bug: the constant rate's exponent taken from the decaying schedule's law
     monkeypatch.setattr(PowerLawTask, "constant_lr_exponent", PowerLawTask.decaying_schedule_exponent)
-    bad = E._easy_phase_claims(cfg, easy)[0]
+    bad = E._easy_phase_claims(cfg, easy, hard)[0]
     assert bad.verdict is Verdict.DOES_NOT_HOLD
 
 

@@ -77,12 +77,16 @@ class PathKL:
         non_gaussian: E[KL(q(x_s|x_t) ‖ N(μ*, Σ*))] per step, shape (T,) (Monte Carlo).
         mismatch: covariance name → E[KL(N(μ*,Σ*) ‖ N(μ*,Σ))] per step, shape (T,).
         stderr: covariance name → Monte Carlo standard error of the total.
+        cov: covariance name → covariance name → Monte Carlo covariance of the two totals (the
+            estimates share their draws, so differences between choices are paired; the diagonal
+            is ``stderr**2``).
     """
 
     prior: float
     non_gaussian: np.ndarray
     mismatch: dict[str, np.ndarray]
     stderr: dict[str, float] = field(default_factory=dict)
+    cov: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def total(self, covariance: str) -> float:
         """The path KL of one covariance choice: prior + Σ_t (non-Gaussian + mismatch)."""
@@ -148,4 +152,10 @@ def path_kl_gaussian_mixture(law: GaussianMixtureLaw, alphas_cumprod, timesteps,
             mism[c][i] = float(m_i.mean())
             per_sample_total[c] = per_sample_total[c] + ng_i + m_i
     stderr = {c: float(v.std() / math.sqrt(num_samples)) for c, v in per_sample_total.items()}
-    return PathKL(prior, ng, mism, stderr)
+    names = list(per_sample_total)
+    finite = {c: bool(torch.isfinite(per_sample_total[c]).all()) for c in names}
+    # sample covariance (ddof = 1, as the standard errors) of the per-sample totals, over num_samples
+    cov = {a: {b: (float(((per_sample_total[a] - per_sample_total[a].mean())
+                          * (per_sample_total[b] - per_sample_total[b].mean())).sum()) / (num_samples - 1) / num_samples)
+                   if finite[a] and finite[b] else math.inf for b in names} for a in names}
+    return PathKL(prior, ng, mism, stderr, cov)

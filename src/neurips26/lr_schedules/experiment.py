@@ -269,10 +269,13 @@ def _batch_part(spectrum: Spectrum, easy: dict, cfg: Config, ctx: RunContext) ->
                              eta_init=min(0.05 * m, 0.5 * stability_bound(spectrum.lambdas, m)))
         losses.append(o.loss)
         etas.append(o.eta)
+    # reported beside the degeneracy: the m=1 optimum's per-step schedule at the same fraction of training,
+    # reused at every m (η not traded against m), on the same budget
+    untraded = [float(loss_curve(spectrum, etas[0][::m][:S // m], m)[-1]) for m in cfg.batch_sizes]
     # batch ramps: η_c fixed across budgets (the smallest budget's optimal peak), m(s) = η_c / η*(s)
     eta_c = easy["shape"][0].peak
     ramps = [batch_ramp(spectrum, o.eta, eta_c) for o in easy["opt"]]
-    return {"losses": losses, "etas": etas, "ramps": ramps, "eta_c": eta_c}
+    return {"losses": losses, "etas": etas, "ramps": ramps, "eta_c": eta_c, "untraded": untraded}
 
 
 def _monte_carlo_part(cfg: Config, ctx: RunContext) -> dict:
@@ -504,7 +507,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     cfg, timings = config, {}
     easy = _timed(timings, "easy_phase_s", lambda: _phase(cfg, ctx, "easy"))
     hard = _timed(timings, "hard_phase_s", lambda: _phase(cfg, ctx, "hard"))
-    claims = _easy_phase_claims(cfg, easy) + _hard_phase_claims(cfg, hard) + _baseline_claims(easy, hard)
+    claims = _easy_phase_claims(cfg, easy, hard) + _hard_phase_claims(cfg, hard, easy) + _baseline_claims(easy, hard)
     mom = _timed(timings, "momentum_s", lambda: _momentum_with_extras(cfg, ctx))
     claims += _momentum_claims(cfg, mom)
     batch = _timed(timings, "batch_s", lambda: _batch_part(easy["spectrum"], easy, cfg, ctx))
@@ -571,18 +574,26 @@ def _pontryagin_part(cfg: Config, easy: dict, hard: dict) -> dict:
 _ABSTRACT = "abstract"
 
 
-def _easy_phase_claims(cfg: Config, easy: dict) -> list:
-    """Easy phase: the best constant LR's exponent (derived) and the polynomial-decay shape (abstract)."""
+def _easy_phase_claims(cfg: Config, easy: dict, hard: dict) -> list:
+    """Easy phase: the best constant LR's exponent (derived), the polynomial-decay shape (abstract, judged
+    against the hard phase as its control) and a T-independent δ (a zero exponent: reconstruction)."""
     task = easy["task"]
     xi_c, xi_wrong = task.constant_lr_exponent(), task.decaying_schedule_exponent()
     fit = easy["xi_const"]
     tol = 0.5 * abs(xi_c - xi_wrong)
     shp = easy["shape"]
-    xi_p = -easy["xi_peak"].slope
-    lo, hi = -easy["xi_peak"].ci_high, -easy["xi_peak"].ci_low
+    T = np.array(cfg.horizons, dtype=float)
+    # paired contrast with the control (the hard phase, same optimiser, knots and horizons): the slope of
+    # log(peak_easy / peak_hard) against log T is ξ_hard − ξ_easy; the fit on the ratio cancels the
+    # finite-T curvature common to both sweeps
+    paired = fit_exponent(T, [e.peak / h.peak for e, h in zip(shp, hard["shape"])])
+    xi_p, lo, hi = -paired.slope, -paired.ci_high, -paired.ci_low
     deltas = [s.delta for s in shp]
     ok = all(np.isfinite(d) and d > 0 for d in deltas)
-    delta_fit = fit_exponent(np.array(cfg.horizons, dtype=float), deltas) if ok else None
+    delta_fit = fit_exponent(T, deltas) if ok else None
+    hard_deltas = [s.delta for s in hard["shape"]]
+    hard_ok = all(np.isfinite(d) and d > 0 for d in hard_deltas)
+    hard_delta = (f"{fit_exponent(T, hard_deltas).slope:.3f}" if hard_ok else "no value (a δ <= 0)")
     return [
         C.close(
             "easy_best_constant_xi",
@@ -598,38 +609,53 @@ def _easy_phase_claims(cfg: Config, easy: dict) -> list:
                  f"curvature of the finite-T fit (deterministic dynamics, no sampling noise)."),
         C.at_least(
             "easy_polynomial_decay",
-            "Easy phase: the optimal schedule is a polynomial decay η*_T(t) ≃ T^{-ξ}(1 − t/T)^δ: its peak falls "
-            "with T (measured: ξ of peak ∝ T^{-ξ}).",
+            "Easy phase: the optimal schedule is a polynomial decay η*_T(t) ≃ T^{-ξ}(1 − t/T)^δ whose peak falls "
+            "with T, unlike the hard phase's (measured: ξ_easy − ξ_hard, the paired exponent of the peak ratio "
+            "easy/hard against T).",
             measured=xi_p, bound=cfg.flat_exponent, interval=(lo, hi), kind="paper", source=_ABSTRACT,
-            object="theory", falsifiable_by="the numerically optimal schedule's peak could stay flat in T (as "
-            "the hard phase's does) or grow: the fitted exponent's interval would then reach below the flatness "
-            "resolution",
+            object="theory",
+            control="the hard phase's optimal schedule (the abstract's other phase, whose peak it says is constant "
+            "in T), optimised by the same L-BFGS-B on the same knots and horizons; judged on the paired slope of "
+            "log(peak_easy/peak_hard) against log T",
             reason=f"the abstract gives no value of ξ; {cfg.flat_exponent} is the resolution below which an exponent "
-                   "over an 8× range of T is read as flat (a 15% change); judged on the fit's 95% CI",
+                   "over an 8× range of T is read as flat (a 15% change); judged on the 95% CI of the paired fit "
+                   "(deterministic dynamics: the interval is the fit's, from the curvature across horizons)",
             paper_value="η* ≃ T^{-ξ}(1−t/T)^δ; ξ, δ depend on features and task",
-            note=f"phase label from exponents: {easy['label']}; fitted δ per T {[round(d, 3) for d in deltas]}"),
+            note=f"easy-phase peak exponent alone ξ = {-easy['xi_peak'].slope:.3f} (CI [{-easy['xi_peak'].ci_high:.3f}, "
+                 f"{-easy['xi_peak'].ci_low:.3f}]); control (hard phase) ξ = {-hard['xi_peak'].slope:.3f}; phase "
+                 f"label from exponents: {easy['label']}; fitted δ per T {[round(d, 3) for d in deltas]}"),
         C.within(
             "easy_decay_power_constant_in_T",
             "Easy phase: the decay power δ of η*_T(t) ≃ T^{-ξ}(1 − t/T)^δ is the same at every horizon (it depends on "
             "features and task, not on T): exponent of the fitted δ against T.",
             measured=delta_fit.slope if delta_fit is not None else float("nan"), low=-cfg.flat_exponent,
             high=cfg.flat_exponent, interval=None if delta_fit is None else (delta_fit.ci_low, delta_fit.ci_high),
-            kind="paper", source=_ABSTRACT, object="theory",
-            falsifiable_by="the fitted decay power δ of the optimal schedules could drift with the horizon (its "
-            "exponent against T outside ±flatness), or some schedule could fail to decay (δ ≤ 0, no value)",
+            kind="reconstruction", object="theory",
+            source="inferred: the abstract's form T^{-ξ}(1 − t/T)^δ with δ set by features and task implies a "
+                   "T-independent δ; a statement that an exponent is zero has no control that removes its "
+                   "mechanism and leaves a paired difference to judge (the hard phase, where the abstract predicts "
+                   "no such form, could only show δ drifting less than there, not that it is constant), so it is "
+                   "judged on its own fit and counted as our reconstruction, not as evidence for the paper",
             reason=f"|exponent| ≤ {cfg.flat_exponent} is the same flatness resolution as for the peak (a 15% change "
                    f"over the {cfg.horizons[0]}–{cfg.horizons[-1]} range); judged on the fit's 95% CI over the horizons",
             paper_value="δ a constant of the task (no value)",
             note=f"fitted δ per T={cfg.horizons}: {[round(d, 3) for d in deltas]} (no value when some δ ≤ 0: a "
-                 "schedule that does not decay)"),
+                 f"schedule that does not decay). Hard phase (reported, not judged): exponent of its δ {hard_delta}."),
     ]
 
 
-def _hard_phase_claims(cfg: Config, hard: dict) -> list:
-    """Hard phase: a T-independent plateau (WSD-like) and a decay fraction that shrinks with T (abstract)."""
+def _hard_phase_claims(cfg: Config, hard: dict, easy: dict) -> list:
+    """Hard phase: a T-independent plateau (a zero exponent: reconstruction) and a decay fraction that shrinks
+    with T, judged against the easy phase as its control (abstract)."""
     peaks = [s.peak for s in hard["shape"]]
     fr = [s.decay_fraction for s in hard["shape"]]
-    px, fx = hard["xi_peak"], hard["decay_fraction_fit"]
+    fr_easy = [s.decay_fraction for s in easy["shape"]]
+    px = hard["xi_peak"]
+    T = np.array(cfg.horizons, dtype=float)
+    # paired contrast with the control (the easy phase, same optimiser and horizons): slope of
+    # log(fraction_hard / fraction_easy) against log T; common artefacts of the fraction measurement
+    # (knot resolution, the 0.9 plateau level) cancel in the ratio
+    fx = fit_exponent(T, [a / b for a, b in zip(fr, fr_easy)])
     span = math.log(cfg.horizons[-1] / cfg.horizons[0])
     bound = math.log(1.15) / span
     return [
@@ -637,26 +663,37 @@ def _hard_phase_claims(cfg: Config, hard: dict) -> list:
             "hard_constant_peak",
             "Hard phase: the optimal schedule resembles warmup-stable-decay with a constant (in T) initial learning "
             "rate: the exponent of the peak learning rate against T is near 0.",
-            measured=px.slope, low=-bound, high=bound, interval=(px.ci_low, px.ci_high), kind="paper",
-            source=_ABSTRACT, paper_value="peak LR constant in T", object="theory",
-            falsifiable_by="the optimal peak could fall with T as in the easy phase (the same optimiser and fit "
-            "give ξ well above 0 there), putting the interval outside the ±15% band",
+            measured=px.slope, low=-bound, high=bound, interval=(px.ci_low, px.ci_high), kind="reconstruction",
+            paper_value="peak LR constant in T", object="theory",
+            source="inferred: the abstract's hard-phase statement, tested on our hard-phase task as a zero exponent; "
+                   "a statement that an exponent is zero has no control that removes its mechanism and leaves a "
+                   "paired difference to judge (the easy phase, run in the same sweep, could only show the hard "
+                   "peak falls less than the easy one, not that it is constant), so it is judged on its own fit "
+                   "and counted as our reconstruction, not as evidence for the paper",
             reason=f"|exponent| ≤ {bound:.3f} = a change of at most 15% over the {cfg.horizons[0]}–{cfg.horizons[-1]} "
                    "horizon range (the same resolution as the easy phase's flat threshold); judged on the fit's 95% CI",
             note=f"peaks {[round(p, 4) for p in peaks]}; peak / stability cap "
                  f"{[round(p / o.eta_max, 3) for p, o in zip(peaks, hard['opt'])]}; peak step / T "
-                 f"{[round(s.peak_step / T, 3) for s, T in zip(hard['shape'], hard['T'])]} (a warm-up when > 0)"),
+                 f"{[round(s.peak_step / T, 3) for s, T in zip(hard['shape'], hard['T'])]} (a warm-up when > 0). "
+                 f"Easy phase in the same sweep (reported, not judged): peak exponent {easy['xi_peak'].slope:.3f}."),
         C.at_most(
             "hard_decay_fraction_shrinks",
-            "Hard phase: annealing is performed over a vanishing (in T) fraction of training steps: the exponent of "
-            "the decay fraction against T is negative.",
-            measured=fx.slope, bound=0.0, interval=(fx.ci_low, fx.ci_high), kind="paper", source=_ABSTRACT,
+            "Hard phase: annealing is performed over a vanishing (in T) fraction of training steps, unlike the easy "
+            "phase's polynomial decay over the whole run: the paired exponent of the decay fraction hard/easy "
+            "against T is negative.",
+            measured=fx.slope, bound=-1e-12, interval=(fx.ci_low, fx.ci_high), kind="paper", source=_ABSTRACT,
             paper_value="decay fraction → 0 as T → ∞", object="theory",
-            falsifiable_by="a schedule that anneals over a fixed share of training (as a power-law decay does) "
-            "gives an exponent ≥ 0",
-            reason="a vanishing fraction needs a negative exponent; judged on the fit's 95% CI over the horizons",
-            note=f"decay fractions {[round(f, 3) for f in fr]} at T={cfg.horizons}; phase label from exponents: "
-                 f"{hard['label']}"),
+            control="the easy phase's optimal schedule (polynomial decay over a fixed share of training, by the "
+            "abstract), optimised by the same L-BFGS-B on the same knots and horizons; judged on the paired slope "
+            "of log(fraction_hard/fraction_easy) against log T",
+            reason="a vanishing fraction needs a negative exponent relative to a decay over a fixed share (strictly: "
+                   "a fraction that shrinks exactly as the control's gives 0 and does not hold; 1e-12 is round-off); judged "
+                   "on the 95% CI of the paired fit over the horizons (deterministic dynamics: the interval is the "
+                   "fit's, from the curvature across horizons)",
+            note=f"decay fractions hard {[round(f, 3) for f in fr]}, easy {[round(f, 3) for f in fr_easy]} at "
+                 f"T={cfg.horizons}; hard-phase exponent alone {hard['decay_fraction_fit'].slope:.3f} (CI "
+                 f"[{hard['decay_fraction_fit'].ci_low:.3f}, {hard['decay_fraction_fit'].ci_high:.3f}]); phase "
+                 f"label from exponents: {hard['label']}"),
     ]
 
 
@@ -744,13 +781,19 @@ def _batch_claims(cfg: Config, easy: dict, batch: dict) -> list:
             "batch_degenerate_optimum",
             "Joint learning-rate/batch optimisation has a degenerate optimality condition: at a fixed sample budget "
             "the optimal loss is nearly the same for every batch size (only η/m matters).",
-            measured=spread, bound=0.1, kind="paper", source=_ABSTRACT, paper_value="degenerate optimum",
-            object="theory", falsifiable_by="if the batch size mattered beyond η/m, the separately optimised "
-            "schedules at m = 1, 2, 4 would reach different losses at the same sample budget (spread > 10%)",
+            measured=spread, bound=0.1, kind="reconstruction", paper_value="degenerate optimum", object="theory",
+            source="inferred: the abstract's degenerate optimality condition, tested as equal optimal losses across "
+                   "batch sizes at a fixed sample budget; a statement that a spread is zero has no control that "
+                   "removes its mechanism and leaves a paired difference to judge (a schedule not traded against m "
+                   "spreads the losses, reported below, but that shows only that the optimum spreads less), so it "
+                   "is judged on its own spread and counted as our reconstruction, not as evidence for the paper",
             domain=(0, math.inf),
             reason="the degeneracy is exact only to leading order in ηλ_1; peak η·λ_1 ≈ 0.05–0.2 here, so O(10%) "
                    "discrete-time corrections are allowed",
-            note=f"budget {cfg.batch_budget} samples, m={cfg.batch_sizes}: L*={[round(x, 6) for x in batch['losses']]}"),
+            note=f"budget {cfg.batch_budget} samples, m={cfg.batch_sizes}: L*={[round(x, 6) for x in batch['losses']]}; "
+                 f"the m=1 optimum's per-step schedule reused at every m (η not traded against m, reported, not "
+                 f"judged): L={[round(x, 6) for x in batch['untraded']]}, spread "
+                 f"{max(batch['untraded']) / min(batch['untraded']) - 1:.3f}"),
         C.check(
             "batch_ramp_wallclock",
             "Batch ramps improve the scaling in wall-clock time (steps) in the easy phase.",

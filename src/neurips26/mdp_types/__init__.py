@@ -33,6 +33,7 @@ Example (FrozenLake 8x8: log 100,000 steps, bound the greedy policy's value from
 from .coding import coding_error_exponent, coding_error_probability_exact
 from .large_deviations import (
     TailRate,
+    iid_kernel_tail_rate,
     kernel_rate,
     kernel_tail_rate,
     tail_probability_is,
@@ -96,7 +97,7 @@ __all__ = [
     "TypeBounds", "conditional_entropy", "conditional_kl", "counts_from_pair_counts", "entropy_rate",
     "exact_type_distribution", "kl_decomposition", "pair_counts", "pair_index", "plug_in_kernel",
     "transition_counts", "type_probability_bounds",
-    "TailRate", "kernel_rate", "kernel_tail_rate", "tail_probability_is", "value_rate",
+    "TailRate", "iid_kernel_tail_rate", "kernel_rate", "kernel_tail_rate", "tail_probability_is", "value_rate",
     "value_tail_probability_is",
     "KLTest", "PessimisticResult", "bootstrap_lower_bound", "hoeffding_worst_case", "kl_radius", "kl_test",
     "kl_worst_case", "l1_worst_case", "pessimistic_values", "set_radii", "set_statistic",

@@ -240,6 +240,39 @@ def kernel_tail_rate(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int,
     return TailRate(float(max(prob.value, 0.0)), Q, Pt)
 
 
+def iid_kernel_tail_rate(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int, x: float) -> float:
+    """Rate of ``{T̂(s_next|s,a) ≥ x}`` **without the pair-type structure**: the i.i.d. (generative-model)
+    rate ``μ(s,a) · KL(T'(·|s,a) ‖ T(·|s,a))``, as if ``(s,a)`` were visited exactly ``μ(s,a)·m`` times
+    with independent successors (``μ`` the stationary pair law of the logging chain). ``T'`` is the
+    I-projection of the row onto ``{q(s_next) ≥ x}`` (``x`` at ``s_next``, the other entries scaled by
+    ``(1 − x)/(1 − p)``), so the KL is the binary ``kl(x ‖ p)``, ``p = T(s_next|s,a)``; 0 if ``p ≥ x``.
+
+    A control for :func:`kernel_tail_rate`: it removes the Markov mechanism (random visit counts coupled
+    to the transitions through the balance constraint) and keeps everything else.
+
+    Returns:
+        the rate in nats per transition; ``inf`` when ``p = 0`` (the event is impossible).
+
+    Raises:
+        ValueError: ``x`` not in ``(0, 1]`` or indices out of range.
+    """
+    T = validate_kernel(T)
+    S, A, _ = T.shape
+    pi = validate_policy(pi, S, A)
+    if not (0 <= s < S and 0 <= a < A and 0 <= s_next < S):
+        raise ValueError(f"(s, a, s') = {(s, a, s_next)} out of range for S={S}, A={A}")
+    if not 0 < x <= 1:
+        raise ValueError(f"x = {x}: a transition probability threshold must lie in (0, 1]")
+    p = float(T[s, a, s_next])
+    if p >= x:
+        return 0.0
+    if p == 0.0:
+        return float("inf")
+    mu = stationary_distribution(pair_kernel(T, pi)).reshape(S, A)
+    kl = x * np.log(x / p) + (0.0 if x == 1 else (1 - x) * np.log((1 - x) / (1 - p)))
+    return float(mu[s, a] * kl)
+
+
 def tail_probability_is(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int, x: float, m: int,
                         n_paths: int, rng: np.random.Generator, tilted: TailRate | None = None,
                         mix: float = 0.02, chunk: int = 2000) -> tuple[float, float]:
@@ -290,13 +323,18 @@ def tail_probability_is(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: i
 
 
 def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: float, pi_eval: np.ndarray,
-               s0: int, a0: int | None = None, upper: bool = True) -> tuple[float, np.ndarray]:
+               s0: int, a0: int | None = None, upper: bool = True,
+               structure: str = "pair_types") -> tuple[float, np.ndarray]:
     """Variational rate of the plug-in value (or Q) estimator (inferred by contraction of the pair-type LDP).
 
     ``I_V(v) = inf { J(T') : V^{π_e}(T')(s_0) ≥ v }`` (``upper=True``; ``≤ v`` otherwise), or with
     ``Q^{π_e}(T')(s_0, a_0)`` when ``a0`` is given. The constraint is not convex in ``T'``;
     this is a local solve (SLSQP over softmax logits of the rows of ``T'`` on the support of
     ``T``, started at ``T``), meant for small MDPs.
+
+    ``structure="iid"`` replaces ``J(T')`` by the rate **without the pair-type structure**,
+    ``Σ_{s,a} μ(s,a) KL(T'(·|s,a) ‖ T(·|s,a))`` (visit counts fixed at their stationary share,
+    independent successors: a generative model), the control of the pair-type rate.
 
     Returns:
         ``(rate, T_star)``: the rate (0 when ``T`` itself satisfies the event) and the minimiser.
@@ -318,7 +356,10 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
         raise ValueError(f"v = {v!r}: the level must be a finite number")
     if not 0 <= s0 < S or (a0 is not None and not 0 <= a0 < A):
         raise ValueError(f"(s0, a0) = {(s0, a0)} out of range for S={S}, A={A}")
+    if structure not in ("pair_types", "iid"):
+        raise ValueError(f"structure = {structure!r}; allowed: 'pair_types', 'iid'")
     sign = 1.0 if upper else -1.0
+    mu_sa = stationary_distribution(pair_kernel(T, pi)).reshape(S, A) if structure == "iid" else None
 
     def target(Tp):
         V, Q = policy_evaluation(Tp, r, pi=pi_eval, gamma=gamma)
@@ -343,6 +384,8 @@ def value_rate(v: float, T: np.ndarray, pi: np.ndarray, r: np.ndarray, gamma: fl
 
     def obj(th):
         Tp = unpack(th)
+        if mu_sa is not None:
+            return float(np.sum(mu_sa * np.sum(rel_entr(Tp, T), axis=2)))
         try:
             return _rate_bellman(Tp, T, pi, 0.5, 1e-11, 2_000)[0]
         except RuntimeError:
