@@ -628,24 +628,24 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
     claims.append(C.at_least(
         "proxy_gap_grows_with_error",
         "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward error "
-        "more than it does for an error of the same values that never misranks outcomes (along error sd = "
-        f"{np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in {np.round(pb, 3).tolist()}; "
-        "measured: the paired difference of the gap's increase, error − rank-preserving control, at the weakest "
-        "step)",
-        measured=mean_e, bound=0.0, interval=iv_e,
+        f"(along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in "
+        f"{np.round(pb, 3).tolist()}; measured: the gap's increase at the weakest step)",
+        measured=mean_raw, bound=0.0, interval=iv_raw,
         paper_value="grows with the reward error's magnitude", kind="paper", source="abstract", object="toy",
         control="the same error draws rearranged to rise with the true reward (the comonotone rearrangement: the "
                 "same values over the outcomes, the largest on the best outcome), scaled along the same grid at the "
-                "same betas: an error as large that a tilted policy cannot exploit, since r + c·e then ranks the "
-                "outcomes as r does; verdict on the paired difference of the gap's increase per step",
-        reason=f"paired differences over {draws} per step and beta (each draw rescaled along the grid and "
-               "rearranged for the control); same weakest-step rule as proxy_gap_grows_as_beta_falls",
-        note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; weakest step "
-             f"z = {z_e:.1f}; mean gaps per beta (error; rank-preserving control): "
+                "same betas: an error as large that never misranks outcomes, which a tilted policy cannot exploit. Its gap is <= 0 and never grows "
+                "(Chebyshev's association inequality), so the paired difference (error − control) is at least the "
+                "error's own increase; the verdict is on the error's own increase, the binding one of the two, and "
+                "the paired difference is reported in the note",
+        reason=f"paired differences over {draws} per step and beta (each draw rescaled along the grid); the weakest "
+               "step must rise significantly, same rule as proxy_gap_grows_as_beta_falls",
+        note=f"synthetic, K = {pi0.size}, e ~ N(0, sigma^2) per outcome scaled by {scales.tolist()}; "
+             f"paired difference error − rank-preserving control at the weakest step: {mean_e:.4f} "
+             f"[{iv_e[0]:.4f}, {iv_e[1]:.4f}] (z = {z_e:.1f}); mean gaps per beta (error; control): "
              + "; ".join(f"beta={b:.3g}: {np.round(egaps[:, j], 4).tolist()}; {np.round(cgaps[:, j], 4).tolist()}"
                          for j, b in enumerate(pb))
-             + f". Before the control the claim was the error's own increase at the weakest step (≥ 0): "
-               f"{mean_raw:.4f} [{iv_raw[0]:.4f}, {iv_raw[1]:.4f}]. The control's gap is ≤ 0 and falls with the "
+             + ". The control's gap is <= 0 and falls with the "
                "error's size (a rank-preserving error only sharpens the tilt toward the best outcomes)"))
     return claims
 
