@@ -703,8 +703,30 @@ def _models_path(model_id: Annotated[str, typer.Argument(help="A model id from `
 
 
 def main() -> None:
-    """Entry point of the ``neurips26`` script."""
-    app()
+    """Entry point of the ``neurips26`` script.
+
+    A usage error (an unknown option, ``--seed abc``) is one line on stderr naming the option,
+    the value and what is allowed, with exit code 2, like every other refusal of the command —
+    not Click's boxed panel; ``--help`` and the normal exits are Click's.
+    """
+    from typer.exceptions import TyperException
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        err.print("interrupted", highlight=False)
+        raise SystemExit(130) from None
+    except TyperException as exc:  # Click's usage errors (typer vendors Click)
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            console.print(ctx.get_help(), highlight=False, markup=False)
+            raise SystemExit(0) from None
+        fmt = getattr(exc, "format_message", None)
+        text = " ".join((fmt() if fmt else str(exc)).split()).rstrip(".")
+        where = f"neurips26 {ctx.info_name}: " if ctx is not None and ctx.parent is not None else ""
+        err.print(f"[bold red]error:[/] {escape(where + text)}; see --help", highlight=False)
+        raise SystemExit(getattr(exc, "exit_code", 2)) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":
