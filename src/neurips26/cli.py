@@ -346,7 +346,9 @@ def fullcheck(
 ) -> None:
     """Time-boxed full-scale check: run each system's full configuration for at most
     --budget-minutes on the device, then stop it and report per stage throughput (steps/s), device
-    memory, utilisation and the ETA of the run and of the whole plan. Writes no results."""
+    memory, utilisation, torch forward passes by device and the ETA of the run and of the whole
+    plan. Exits 1 when a system that declares device work (``Resources.on_device``) ran no torch
+    module on a non-CPU device. Writes no results."""
     from .harness.executor import check_requirements
     from .harness.fullcheck import check_one, total_lines, write_json
     from .harness.runner import SystemSpec, confirmation_seeds, default_device, git_commit, make_task, resolve_config
@@ -393,9 +395,14 @@ def fullcheck(
             console.print(f"wrote {write_json(checks, out)}", highlight=False)
         except OSError as exc:
             _fail(f"--out {str(out)!r}: cannot write ({exc.strerror or exc})", code=1)
+    declared = {t.system: t.resources.on_device for t in tasks}
+    missed = [c for c in checks if declared.get(c.system) and c.reached_device is False]
+    for c in missed:
+        console.print(f"[red]{c.system.replace('_', '-')}: declares device work ({declared[c.system]}) but no "
+                      f"torch module ran on {device}[/]", highlight=False)
     if len(checks) < len(tasks):
         raise typer.Exit(130)
-    if any(c.outcome in ("error", "died") or c.status == "failed" for c in checks):
+    if missed or any(c.outcome in ("error", "died") or c.status == "failed" for c in checks):
         raise typer.Exit(1)
 
 
@@ -696,8 +703,30 @@ def _models_path(model_id: Annotated[str, typer.Argument(help="A model id from `
 
 
 def main() -> None:
-    """Entry point of the ``neurips26`` script."""
-    app()
+    """Entry point of the ``neurips26`` script.
+
+    A usage error (an unknown option, ``--seed abc``) is one line on stderr naming the option,
+    the value and what is allowed, with exit code 2, like every other refusal of the command —
+    not Click's boxed panel; ``--help`` and the normal exits are Click's.
+    """
+    from typer.exceptions import TyperException
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        err.print("interrupted", highlight=False)
+        raise SystemExit(130) from None
+    except TyperException as exc:  # Click's usage errors (typer vendors Click)
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            console.print(ctx.get_help(), highlight=False, markup=False)
+            raise SystemExit(0) from None
+        fmt = getattr(exc, "format_message", None)
+        text = " ".join((fmt() if fmt else str(exc)).split()).rstrip(".")
+        where = f"neurips26 {ctx.info_name}: " if ctx is not None and ctx.parent is not None else ""
+        err.print(f"[bold red]error:[/] {escape(where + text)}; see --help", highlight=False)
+        raise SystemExit(getattr(exc, "exit_code", 2)) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

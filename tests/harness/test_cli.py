@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 from typer.testing import CliRunner
 
 from neurips26.cli import app
@@ -65,3 +68,22 @@ def test_error_messages_keep_bracketed_values(monkeypatch, tmp_path, make_fake):
     _patch_fake_system(monkeypatch, [], make_fake)
     res = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--set", "eta=[nan]"])
     assert res.exit_code == 2 and "[nan]" in res.output, res.output
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["reproduce", "mdp-types", "--seed", "abc"], "'--seed'"),
+    (["reproduce", "--bogus"], "--bogus"),
+    (["nosuch"], "'nosuch'"),
+])
+def test_usage_errors_are_one_line_with_exit_code_2(argv, needle, monkeypatch, capsys):
+    """Catches Click's boxed multi-line panel (or a traceback) for a usage error such as
+    ``--seed abc``: the script's entry point prints one ``error:`` line naming the option or the
+    command and exits 2, before any work, like every other refusal."""
+    from neurips26.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["neurips26", *argv])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], lines

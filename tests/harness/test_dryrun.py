@@ -37,7 +37,8 @@ class Config(ExperimentConfig):
         return self
 
     def resources(self):
-        return Resources(num_cpus=2, num_gpus=1, memory_gb=self.memory_gb, hours=1.5)
+        return Resources(num_cpus=2, num_gpus=1, memory_gb=self.memory_gb, hours=1.5,
+                         on_device="the fake training")
 
     @classmethod
     def full(cls):

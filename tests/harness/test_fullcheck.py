@@ -97,3 +97,52 @@ def test_a_short_run_finishes_and_the_command_reports_it(fake, monkeypatch, tmp_
     assert "whole plan (2 tasks" in res.output and (tmp_path / "c.json").is_file()
     bad = CliRunner().invoke(app, ["fullcheck", "lr-schedules", "--budget-minutes", "0"])
     assert bad.exit_code == 2 and "--budget-minutes 0" in bad.output
+
+
+def test_forward_census_counts_modules_by_their_parameters_device():
+    """Catches a census that counts containers (a Sequential of two Linear would count three) or
+    that reports the input's device instead of the parameters' (the check that tells a full run
+    that reached the GPU from one that built its model on the CPU and never moved it)."""
+    import torch
+
+    from neurips26.harness.fullcheck import ForwardCensus
+
+    with torch.device("meta"):
+        net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    cpu = torch.nn.Linear(2, 2)
+    with ForwardCensus() as census:
+        net(torch.zeros(5, 3, device="meta"))
+        cpu(torch.zeros(1, 2))
+    assert census.counts == {"meta": 2, "cpu": 1}
+    cpu(torch.zeros(1, 2))  # the hook is removed on exit
+    assert census.counts == {"meta": 2, "cpu": 1}
+
+
+def test_a_run_that_never_reaches_the_device_is_flagged():
+    """Catches the first contact's silent failure: a full run on cuda whose models stayed on the
+    CPU (0 % utilisation) reported as fine. The report line must say it, and a run with the
+    device's forward passes must not be flagged."""
+    from neurips26.harness.fullcheck import SystemCheck
+
+    off = SystemCheck("feature_learning", "full", "cuda", outcome="budget", forward_devices={"cpu": 1200})
+    on = SystemCheck("afdonet", "full", "cuda:0", outcome="budget", forward_devices={"cuda": 900, "cpu": 3})
+    cpu = SystemCheck("afdonet", "full", "cpu", outcome="budget", forward_devices={"cpu": 900})
+    assert off.reached_device is False and on.reached_device is True and cpu.reached_device is None
+    assert any("NOT ON cuda" in line for line in off.lines())
+    assert not any("NOT ON" in line for line in on.lines() + cpu.lines())
+
+
+def test_every_full_config_says_where_its_stages_run():
+    """Catches a plan that reserves a GPU the code never uses, or says nothing about where the
+    heavy work runs: every system's full configuration declares on_device and/or on_cpu, and one
+    that reserves a GPU names its device stages (the Resources validator)."""
+    from neurips26.harness.catalogue import implemented_papers, load_experiment
+    from neurips26.harness.config import Resources
+
+    with pytest.raises(ValueError, match="needs on_device"):
+        Resources(num_gpus=1)
+    for paper in implemented_papers():
+        name = paper.system
+        res = load_experiment(paper).Config.full().resources()
+        assert res.on_device or res.on_cpu, f"{name}: full config declares neither on_device nor on_cpu"
+        assert not res.num_gpus or res.on_device, name

@@ -142,7 +142,7 @@ class Config(ExperimentConfig):
     def resources(self) -> Resources:
         """One GPU for the full configuration (NS at equal parameters, 500 epochs); one CPU otherwise."""
         big = self.ns_trajectories > 200 or self.burgers_epochs > 200
-        return Resources(num_cpus=1, num_gpus=1 if big else 0, memory_gb=16 if big else 2, hours=4 if big else None)
+        return Resources(num_cpus=1, num_gpus=1 if big else 0, memory_gb=16 if big else 2, hours=4 if big else None, on_device="training and evaluation of AFDONet, the FNO and the decoders (models and batches on ctx.device)", on_cpu="the PDE data generation (spectral solvers in numpy) and the sphere's spherical-harmonic tables")
 
     @classmethod
     def full(cls) -> "Config":

@@ -141,8 +141,8 @@ class Config(ExperimentConfig):
     def resources(self) -> Resources:
         """Quick: 1 CPU. With a user's encoder (CLIP ViT-L/14) and data: 1 GPU."""
         if self.encoder_path:
-            return Resources(num_cpus=8, num_gpus=1, memory_gb=32, hours=4)
-        return Resources(num_cpus=1, hours=0.05 if self.n_train_real <= 2000 else 1)
+            return Resources(num_cpus=8, num_gpus=1, memory_gb=32, hours=4, on_device="the real-data part: the frozen image encoder and the detection heads (on ctx.device)", on_cpu="the synthetic-world part (small linear heads on precomputed features, CPU)")
+        return Resources(num_cpus=1, hours=0.05 if self.n_train_real <= 2000 else 1, on_device="the real-data part: the frozen image encoder and the detection heads (on ctx.device)", on_cpu="the synthetic-world part (small linear heads on precomputed features, CPU)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -175,7 +175,7 @@ class Config(ExperimentConfig):
         K = 1000 and the tiny LM (a 2-layer, 64-wide model, a few hundred steps) → ≈ 1 h. Declared
         2 h in all for ``full()``."""
         big = self.lm_experiment or self.train_steps > 5000 or self.n_outcomes > 20_000
-        return Resources(num_cpus=1, memory_gb=4 if big else 1, hours=2.0 if big else 0.01)
+        return Resources(num_cpus=1, memory_gb=4 if big else 1, hours=2.0 if big else 0.01, on_cpu="the proxies, best-of-N and the KL frontier (numpy and cvxpy: CPU by nature)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -100,7 +100,7 @@ class Config(ExperimentConfig):
         simulations and up to 1,000 epochs × 10 seeds ≈ 3 h (training scales with simulations × epochs;
         sbi's early stopping may cut it). Not measured at that scale: about 7 h on one CPU.
         """
-        return Resources(num_cpus=1, hours=7.0 if self.transfer_particles > 2000 else None)
+        return Resources(num_cpus=1, hours=7.0 if self.transfer_particles > 2000 else None, on_cpu="the samplers (numpy/torch on the CPU) and sbi's score-network training (CPU)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -115,7 +115,8 @@ class Config(ChatBackendConfig):
     def resources(self) -> Resources:
         """One CPU for the offline run; a GPU-served VLM is reached over HTTP (key if OpenAI's own)."""
         base = super().resources()
-        return Resources(num_cpus=1, hours=0.05 if self.backend == "none" else 4.0, credentials=base.credentials)
+        return Resources(num_cpus=1, hours=0.05 if self.backend == "none" else 4.0, credentials=base.credentials,
+                         on_cpu="the environments and search (CPU); a vision-language model runs on its own server or on ctx.device through the transformers backend")
 
     @classmethod
     def full(cls) -> "Config":

@@ -90,7 +90,7 @@ class Config(ExperimentConfig):
     def resources(self) -> Resources:
         """CPU only; the full configuration is hours on a few cores."""
         big = self.hidden >= 256
-        return Resources(num_cpus=2, memory_gb=4 if big else 1, hours=3 if big else 0.05)
+        return Resources(num_cpus=2, memory_gb=4 if big else 1, hours=3 if big else 0.05, on_cpu="the toy language model, masks, LoRA and full fine-tuning (not yet moved to the device: CPU)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -152,8 +152,8 @@ class Config(ExperimentConfig):
     def resources(self) -> Resources:
         """Quick: 1 CPU. With ``model_path`` (an LLM): one GPU, ~40 GB host memory, ~1 h."""
         if self.model_path:
-            return Resources(num_cpus=4, num_gpus=1, memory_gb=40, hours=1.0)
-        return Resources(num_cpus=1, memory_gb=2, hours=0.05 if self.train_steps <= 2000 else 0.5)
+            return Resources(num_cpus=4, num_gpus=1, memory_gb=40, hours=1.0, on_device="the paper-data part: the local model's hidden states and the PI-LoRA repair (on ctx.device)", on_cpu="the tiny transformer trained to count (not yet moved to the device: CPU)")
+        return Resources(num_cpus=1, memory_gb=2, hours=0.05 if self.train_steps <= 2000 else 0.5, on_device="the paper-data part: the local model's hidden states and the PI-LoRA repair (on ctx.device)", on_cpu="the tiny transformer trained to count (not yet moved to the device: CPU)")
 
 
 def min_local_prompts(rank: int) -> int:

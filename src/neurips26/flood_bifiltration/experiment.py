@@ -120,7 +120,8 @@ class Config(ExperimentConfig):
         declared 1 h for the uncertain growth with 1000 landmarks (exact mode at 10^5 points).
         Memory: the 10^6-point build ~0.7 GB at 64 landmarks, more at 1000."""
         big = self.million_points or max(self.scaling_sizes) > 100_000
-        return Resources(num_cpus=1, memory_gb=8 if big else 1, hours=1.0 if big else 0.02)
+        return Resources(num_cpus=1, memory_gb=8 if big else 1, hours=1.0 if big else 0.02,
+                         on_cpu="the bifiltrations and persistence (gudhi/numpy: CPU by nature)")
 
     @classmethod
     def full(cls) -> "Config":

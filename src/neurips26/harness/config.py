@@ -37,6 +37,11 @@ class Resources:
         credentials: names of environment variables that must be set (API keys, e.g.
             ``OPENAI_API_KEY``); ``reproduce`` refuses early when one is missing and forwards
             them to Ray workers.
+        on_device: the stages whose tensors go to the requested torch device (``--device``),
+            in words; ``""``: none. The dry-run plan prints it, and ``neurips26 fullcheck``
+            verifies it on an accelerator (torch forward passes counted by device).
+        on_cpu: the stages that stay on the CPU, and why (a CPU library, exact arithmetic,
+            an endpoint, or not yet moved to the device), in words; ``""``: none.
 
     Source: inferred: the fields Ray's task options take (num_cpus, num_gpus, memory), plus
     what a user needs to know before launching a paper-scale run.
@@ -47,6 +52,8 @@ class Resources:
     memory_gb: float | None = None
     hours: float | None = None
     credentials: tuple[str, ...] = ()
+    on_device: str = ""
+    on_cpu: str = ""
 
     def __post_init__(self) -> None:
         for name in ("num_cpus", "num_gpus", "memory_gb", "hours"):
@@ -58,6 +65,11 @@ class Resources:
             raise ValueError(f"Resources.num_cpus={self.num_cpus!r}: must be > 0")
         if isinstance(self.credentials, str) or not all(isinstance(c, str) and c for c in self.credentials):
             raise ValueError(f"Resources.credentials={self.credentials!r}: a tuple of environment variable names")
+        for name in ("on_device", "on_cpu"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"Resources.{name}={getattr(self, name)!r}: a sentence (str)")
+        if self.num_gpus > 0 and not self.on_device:
+            raise ValueError(f"Resources(num_gpus={self.num_gpus:g}) needs on_device: which stages use the GPU")
 
 
 class ExperimentConfig(BaseModel):

@@ -122,7 +122,8 @@ class StageReport:
 class SystemPlan:
     """The dry run of one system: its resources, tasks, facts from its stages, and stage reports.
 
-    ``memory_gb``/``hours``/``num_cpus``/``num_gpus`` are as declared by ``resources()``;
+    ``memory_gb``/``hours``/``num_cpus``/``num_gpus``/``on_device``/``on_cpu`` are as declared by
+    ``resources()`` (where the stages run, in words);
     ``params`` and ``peak_memory_gb`` come from the system's stages (``None``: not estimated);
     ``cpu_s``: CPU seconds its checking process spent (``None`` if it died).
     """
@@ -136,6 +137,8 @@ class SystemPlan:
     memory_gb: float | None = None
     hours: float | None = None
     credentials: tuple[str, ...] = ()
+    on_device: str = ""
+    on_cpu: str = ""
     params: dict[str, int] = field(default_factory=dict)
     peak_memory_gb: float | None = None
     stages: list[StageReport] = field(default_factory=list)
@@ -488,6 +491,7 @@ def _handle(lv: _Live, msg: tuple, confirm: bool, stage_limit_s: float | None) -
         if name == "resources":
             plan.num_cpus, plan.num_gpus = value.num_cpus, value.num_gpus
             plan.memory_gb, plan.hours, plan.credentials = value.memory_gb, value.hours, tuple(value.credentials)
+            plan.on_device, plan.on_cpu = value.on_device, value.on_cpu
         elif name == "params":
             plan.params.update(value)
         elif name == "peak_memory_gb":
@@ -605,6 +609,11 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
             console.print(f"  parameters: {p.system.replace('_', '-')}: "
                           + ", ".join(f"{k} {_fmt_count(v)}" for k, v in p.params.items()),
                           highlight=False, markup=False)
+    for p in plans:
+        where = "; ".join(x for x in (f"on the device: {p.on_device}" if p.on_device else "",
+                                      f"on the CPU: {p.on_cpu}" if p.on_cpu else "") if x)
+        if where:
+            console.print(f"  runs: {p.system.replace('_', '-')}: {where}", highlight=False, markup=False)
     for p in plans:
         for s in p.stages:
             if s.status in ("unchecked", "warning"):

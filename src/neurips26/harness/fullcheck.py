@@ -87,6 +87,16 @@ class SystemCheck:
     util_max: float | None = None
     declared_hours: float | None = None
     error: str = ""
+    forward_devices: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def reached_device(self) -> bool | None:
+        """For a non-CPU ``device``: whether any module's forward pass ran with its parameters on
+        that device type (``None``: the device is the CPU, or no module ran a forward pass)."""
+        kind = self.device.split(":")[0]
+        if kind == "cpu" or not self.forward_devices:
+            return None
+        return self.forward_devices.get(kind, 0) > 0
 
     @property
     def eta_s(self) -> float | None:
@@ -125,6 +135,14 @@ class SystemCheck:
                 else f"mean {self.util_mean:.0f} %, max {self.util_max:.0f} %")
         if self.device.startswith("cuda"):
             out.append(f"  device utilisation: {util}")
+        if self.forward_devices:
+            census = ", ".join(f"{k} {v:,}" for k, v in sorted(self.forward_devices.items()))
+            verdict = {True: "", None: "",
+                       False: f" — NOT ON {self.device}: the modules ran where they were built (a full config "
+                              "that never moves its models to ctx.device)"}[self.reached_device]
+            out.append(f"  torch module forward passes by parameter device: {census}{verdict}")
+        else:
+            out.append("  torch module forward passes: none seen (no torch model ran, or the work is not torch)")
         eta = self.eta_s
         declared = f"; declared {self.declared_hours:g} h" if self.declared_hours else ""
         if self.outcome == "finished":
@@ -192,6 +210,45 @@ def _device_sampler(device: str) -> Callable[[], tuple[int | None, str, float | 
     return sample
 
 
+class ForwardCensus:
+    """Count torch module forward passes by the device type of the module's own parameters.
+
+    A global forward pre-hook (``torch.nn.modules.module.register_module_forward_pre_hook``)
+    sees every ``nn.Module.__call__`` in the process; modules without parameters of their own
+    (containers, activations) are not counted, so a ``Sequential`` of three ``Linear`` counts
+    three. This is how the full-scale check tells a run that reached the device from one that
+    built its models on the CPU and never moved them (GPU utilisation 0 %, 4 MiB of device memory).
+
+    Use as a context manager; ``counts`` maps a device type (``"cpu"``, ``"cuda"``, ``"meta"``)
+    to the number of forward passes. Thread-safe enough for counting (an int add under the GIL).
+
+    Source: inferred: PyTorch's documented global module hooks.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self._handle = None
+
+    def _hook(self, module: Any, args: Any) -> None:
+        p = next(module.parameters(recurse=False), None)
+        if p is not None:
+            kind = p.device.type
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def __enter__(self) -> "ForwardCensus":
+        try:
+            from torch.nn.modules.module import register_module_forward_pre_hook
+        except ImportError:  # torch missing: nothing to count
+            return self
+        self._handle = register_module_forward_pre_hook(self._hook)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+
 def _child(conn: Any, task: Task, device: str, run_dir: str) -> None:
     """Entry point of the check's child process: run the task (pinned to its declared CPUs) in
     ``run_dir``, send snapshots, then the end."""
@@ -202,6 +259,7 @@ def _child(conn: Any, task: Task, device: str, run_dir: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the child
     os.environ.setdefault("MPLBACKEND", "Agg")
     recorder = _Recorder()
+    census = ForwardCensus()
     sample = _device_sampler(device)
     stop = threading.Event()
     utils: list[float] = []
@@ -210,7 +268,7 @@ def _child(conn: Any, task: Task, device: str, run_dir: str) -> None:
     def send(kind: str, extra: dict[str, Any] | None = None) -> None:
         mem, mem_kind, _ = sample()
         msg = {"stages": recorder.snapshot(), "memory_bytes": mem, "memory_kind": mem_kind,
-               "utils": list(utils), **(extra or {})}
+               "utils": list(utils), "forward_devices": dict(census.counts), **(extra or {})}
         with lock:
             try:
                 conn.send((kind, msg))
@@ -227,7 +285,7 @@ def _child(conn: Any, task: Task, device: str, run_dir: str) -> None:
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     try:
-        with pinned(task_threads(task)):
+        with pinned(task_threads(task)), census:
             result = execute(task, Path(run_dir), device=device, progress=recorder)
         last = result.error.strip().splitlines()[-1] if result.error.strip() else ""
         stop.set()
@@ -246,6 +304,8 @@ def _apply(check: SystemCheck, msg: dict[str, Any]) -> None:
     if msg.get("memory_bytes") is not None:
         check.memory_bytes = int(msg["memory_bytes"])
         check.memory_kind = str(msg.get("memory_kind", ""))
+    if msg.get("forward_devices"):
+        check.forward_devices = {str(k): int(v) for k, v in msg["forward_devices"].items()}
     utils = msg.get("utils") or []
     if utils:
         check.util_mean, check.util_max = sum(utils) / len(utils), max(utils)
@@ -337,4 +397,4 @@ def write_json(checks: Sequence[SystemCheck], path: Path) -> Path:
     return Path(path)
 
 
-__all__ = ["check_one", "SystemCheck", "StageReport", "total_lines", "write_json", "SNAPSHOT_S"]
+__all__ = ["check_one", "ForwardCensus", "SystemCheck", "StageReport", "total_lines", "write_json", "SNAPSHOT_S"]

@@ -174,7 +174,7 @@ class Config(ExperimentConfig):
         guessed 1–1.5 h on one GPU. About 3 h in all.
         """
         big = bool(self.image_benchmark)
-        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=3.0 if big else None)
+        return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, hours=3.0 if big else None, on_device="the image benchmark's UNet training and sampling (on ctx.device)", on_cpu="the Gaussian-mixture path-KL and Lanczos studies (float64 linear algebra on the CPU), the KID feature net (small, on the CPU)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -246,7 +246,7 @@ def image_benchmark(config, ctx) -> dict:
     Raises:
         ValueError: see :func:`digit_images`, :func:`train_unet`, :func:`.sampler.ddpm_sample`.
     """
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = ctx.device  # the requested device (--device), not whatever GPU happens to be visible
     X, y = digit_images(config.image_size)
     perm = ctx.child_rng(50).permutation(len(X))
     n_test = len(X) // 5

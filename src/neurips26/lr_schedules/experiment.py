@@ -183,7 +183,7 @@ class Config(ExperimentConfig):
         compute-optimal, Pontryagin, Monte Carlo, real data ≈ 2 h, the digits-CNN horizon sweep (6
         horizons up to 8000 steps × 8 base LRs) ≈ 1 h. Not measured at that scale: about 10 h on one CPU.
         """
-        return Resources(num_cpus=1, hours=10.0 if self.N >= 5000 else None)
+        return Resources(num_cpus=1, hours=10.0 if self.N >= 5000 else None, on_device="the Monte Carlo SGD runs of the schedules (torch_adapter, tensors on ctx.device)", on_cpu="the schedule optimisation (numpy/scipy on the closed-form loss curves; CPU by nature)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -131,7 +131,8 @@ class Config(ExperimentConfig):
         sec += 7.4 * self.frozenlake_datasets * self.frozenlake_steps / (q.frozenlake_datasets * q.frozenlake_steps) \
             * (2 if self.include_taxi else 1)
         paths = zn ** self.enum_length
-        return Resources(num_cpus=1, memory_gb=max(1.0, round(paths * 700e-9, 1)), hours=max(0.01, round(sec / 3600, 2)))
+        return Resources(num_cpus=1, memory_gb=max(1.0, round(paths * 700e-9, 1)), hours=max(0.01, round(sec / 3600, 2)),
+                         on_cpu="type enumeration, importance sampling and convex programs (numpy and cvxpy: CPU by nature)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -137,7 +137,8 @@ class Config(ExperimentConfig):
         if self.backend == "transformers" and self.decoding != "free":  # measured: ~7.5 CPU-s per episode
             sec = offline + 10.0 + 7.5 * min(self.llm_instances, self.local_instances) * len(self.settings)
         return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)),
-                         credentials=("OPENAI_API_KEY",) if needs_key else ())
+                         credentials=("OPENAI_API_KEY",) if needs_key else (),
+                         on_cpu="the planner and environments (CPU); the model answers on its endpoint or the local backend")
 
     @classmethod
     def full(cls) -> "Config":

@@ -160,7 +160,7 @@ class Config(ExperimentConfig):
         """GPU for the Sorscher-scale config (4096 positional units, 10^5 steps)."""
         big = self.n_positional * self.train_steps > 5_000_000
         return Resources(num_cpus=2 if big else 1, num_gpus=1 if big else 0, memory_gb=16 if big else 2,
-                         hours=6.0 if big else None)
+                         hours=6.0 if big else None, on_device="HRNN training and evaluation (model and trajectory batches on ctx.device)", on_cpu="trajectory simulation (ratinabox/numpy) and the cell-type and topology analyses (numpy, ripser)")
 
     @classmethod
     def full(cls) -> "Config":

@@ -91,7 +91,8 @@ class Config(ExperimentConfig):
         ≈ 200-800 s; orbit checks 10× seeds × 100× pairs ≈ 900 s; decision scaling to width 1024
         ≈ 100 s. Sum ≈ 0.6 h; declared 1 h for the uncertain per-step growth with width."""
         big = self.n_seeds > 10 or self.gd_steps > 100_000 or max(self.scaling_widths) > 256
-        return Resources(num_cpus=1, hours=1.0 if big else 0.01)
+        return Resources(num_cpus=1, hours=1.0 if big else 0.01,
+                         on_cpu="exact region enumeration and symmetry decisions (numpy, exact arithmetic: CPU by nature)")
 
     @classmethod
     def full(cls) -> "Config":

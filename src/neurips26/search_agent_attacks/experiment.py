@@ -79,7 +79,8 @@ class Config(ChatBackendConfig):
             / (q.population * q.generations * q.rollouts_per_genome))
         calls = 0 if self.backend == "none" else 2 * (
             min(self.llm_questions, self.local_questions) if self.backend == "transformers" else self.llm_questions) * 4
-        return Resources(num_cpus=1, hours=max(0.01, round((offline + 1.5 * calls) / 3600, 2)), credentials=base.credentials)
+        return Resources(num_cpus=1, hours=max(0.01, round((offline + 1.5 * calls) / 3600, 2)), credentials=base.credentials,
+                         on_cpu="the sandbox and the evolution of attacks (CPU); the agent runs on its endpoint or the local backend")
 
     @classmethod
     def full(cls) -> "Config":

@@ -97,7 +97,8 @@ class Config(ChatBackendConfig):
         sec = 23.0 * self.n_docs / 60 + 3.0 * calls
         if self.backend == "transformers" and self.llm_readout != "generate":  # one forward pass per document
             sec = 23.0 * self.n_docs / 60 + 10.0 + 1.0 * self.local_docs * len(self.local_rates) * 4
-        return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)), credentials=base.credentials)
+        return Resources(num_cpus=1, hours=max(0.01, round(sec / 3600, 2)), credentials=base.credentials,
+                         on_cpu="corruption and scoring (CPU); the model runs on its endpoint or the local backend")
 
     @classmethod
     def full(cls) -> "Config":

@@ -129,7 +129,7 @@ class Config(ChatBackendConfig):
         base = super().resources()
         big = self.d_model >= 256 or self.steps > 5000
         return Resources(num_cpus=4 if big else 1, num_gpus=1 if big else 0, memory_gb=16 if big else 2,
-                         hours=6.0 if big else None, credentials=base.credentials)
+                         hours=6.0 if big else None, credentials=base.credentials, on_device="training of the sparse and dense GPT twins and the attributions (models on ctx.device)", on_cpu="the corpus from the standard library; explanations and scores go to the chat endpoint")
 
     @classmethod
     def full(cls) -> "Config":
