@@ -78,7 +78,8 @@ class ExperimentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     def resources(self) -> Resources:
-        """What a run of this config needs (default: 1 CPU, no GPU, no credential).
+        """What a run of this config needs (default: 1 CPU, no GPU, no credential), and where its
+        stages run (``on_device`` / ``on_cpu``; a GPU reservation must name its device stages).
 
         Systems override it where a config needs more, typically depending on the config's
         own fields, so ``full()`` runs land on GPU nodes of a Ray cluster.
@@ -93,7 +94,9 @@ class ExperimentConfig(BaseModel):
 
                 def resources(self) -> Resources:
                     big = self.n_points > 100_000
-                    return Resources(num_cpus=4, num_gpus=1 if big else 0, memory_gb=16, hours=3)
+                    return Resources(num_cpus=4, num_gpus=1 if big else 0, memory_gb=16, hours=3,
+                                     on_device="the training (model and batches on ctx.device)",
+                                     on_cpu="the point-cloud generation (numpy)")
 
             print(Config().resources())                  # the quick size: no GPU
             print(Config(n_points=1_000_000).resources())   # a GPU node
