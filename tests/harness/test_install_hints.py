@@ -1,7 +1,7 @@
 """Every install hint in the code is the one form the README and the docs use:
 ``pip install -c constraints.txt -e '.[EXTRA]'`` (from the repository's folder).
 
-Catches: a message or docstring in ``src/`` that says ``pip install 'neurips26[cluster]'`` or
+Catches: a message or docstring in ``src/`` (or a benchmark script) that says ``pip install 'neurips26[cluster]'`` or
 ``install neurips26[tda]`` (the project is on no package index, so that install cannot work, or
 would fetch whatever else carries the name), and a hint ``pip install -e '.[rl]'`` without the
 constraints file (unpinned versions; pip free to pull another torch). Before this test,
@@ -21,6 +21,7 @@ import neurips26
 from neurips26.harness.catalogue import Need, install_command, missing_text
 
 SRC = Path(neurips26.__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 #: a hint to install the project under its name from an index: ``neurips26[tda]``, ``'neurips26[x]'``
 BY_NAME = re.compile(r"neurips26\[")
 #: an install of the checkout with extras: must be exactly the one form
@@ -40,9 +41,10 @@ def bad_hints(root: Path) -> list[str]:
 
 
 def test_no_install_hint_in_src_names_the_package_or_skips_the_constraints():
-    """grep ``src/``: no ``neurips26[`` anywhere, and every ``pip install … .[`` is
-    ``pip install -c constraints.txt -e '.[``."""
-    bad = bad_hints(SRC)
+    """grep ``src/`` (and the benchmark and docs scripts, which print hints too): no ``neurips26[``
+    anywhere, and every ``pip install … .[`` is ``pip install -c constraints.txt -e '.[``."""
+    bad = bad_hints(SRC) + [b for d in ("benchmarks", "scripts") if (REPO / d).is_dir()
+                            for b in bad_hints(REPO / d)]
     assert not bad, "install hints not in the one form (pip install -c constraints.txt -e '.[EXTRA]'):\n" + \
         "\n".join(bad)
 
