@@ -23,6 +23,17 @@ unequal tasks), so it is an upper bound of the idle-machine speed-up; it drops b
 when running tasks side by side costs extra CPU (threads spinning, cache and memory contention).
 Read the wall ratios on an idle machine and the CPU-normalised ones on a busy one.
 
+Every printed comparison is also recorded (``record()`` of ``_timing.py``) in
+``benchmarks/results/executor.json``, each as ours / baseline / ratio = baseline / ours with its
+clock; the notes carry the cores obtained and the load from others, the record the machine and the
+load average. ``scripts/docs_snapshot.py`` turns it into the table of
+``docs/guide/seeds-sweeps-clusters.md``. Rows: each parallel executor against the sequential run
+(wall, and CPU-normalised: ours = this run's task CPU / ideal, baseline = the sequential task CPU);
+the pinned pool against the unpinned control per unit of work (wall and CPU; the ratio is the
+unpinned slow-down); the empty-task round trip of the pool and Ray against in process (per-task
+overhead; below 1 when they cost more); the one-off costs (the pool's first task, Ray's start and
+first workers) against the first in-process task; a resume of finished tasks against running them.
+
 Run: ``.venv/bin/python benchmarks/executor.py [--seconds 10] [--cpus 2] [--skip-ray]``.
 """
 
@@ -38,6 +49,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _timing import record
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -175,6 +188,14 @@ def main() -> None:
         norm = (1 if r is seq else ideal) * seq["cpu"] / r["cpu"]
         print(f"{name:34} {r['wall']:7.2f} {seq['wall'] / r['wall']:7.2f}x {r['cpu']:10.1f} {r['cores']:9.2f} "
               f"{r['others']:6.2f} {norm:13.2f}x  {r['threads']}")
+        if r is not seq:
+            setting = (f"{n} tasks x {reps} products, {args.cpus} cores; cores got {r['cores']:.2f} (sequential "
+                       f"{seq['cores']:.2f}), others {r['others']:.2f} (sequential {seq['others']:.2f})")
+            record(f"{name} vs sequential in process: wall", r["wall"], seq["wall"], clock="wall",
+                   note=f"speed-up, ideal {ideal}x on an idle machine; {setting}")
+            record(f"{name} vs sequential in process: CPU-normalised", r["cpu"] / ideal, seq["cpu"],
+                   note=f"ours = task CPU / {ideal}, baseline = sequential task CPU: the speed-up if CPU "
+                        "were the only cost (blind to idle gaps: an upper bound); read it on a busy machine")
     print(f"ideal speed-up: {ideal}x. 'cores got': task CPU / wall; 'others': cores busy with other work during "
           "the run (/proc/stat); 'CPU-normalised': ideal x sequential task CPU / this run's task CPU")
     if control is not None:
@@ -184,13 +205,34 @@ def main() -> None:
               f"{control['threads']}): wall {control['wall']:.1f} s, task CPU {control['cpu']:.1f} s, others "
               f"{control['others']:.2f}; per unit of work {control['wall'] / (pinned['wall'] * scale):.1f}x the "
               f"pinned pool's wall and {control['cpu'] / (pinned['cpu'] * scale):.1f}x its CPU")
+        what = (f"per unit of work: the pinned pool's time scaled to the control's work ({args.cpus} tasks x "
+                f"{max(1, reps // 10)} products, torch threads {control['threads']}); ratio = the unpinned slow-down")
+        record("process pool pinned (1 thread per task) vs unpinned (a thread per core): wall",
+               pinned["wall"] * scale, control["wall"], clock="wall",
+               note=f"{what}; others {control['others']:.2f} (pinned run {pinned['others']:.2f})")
+        record("process pool pinned (1 thread per task) vs unpinned (a thread per core): task CPU",
+               pinned["cpu"] * scale, control["cpu"], note=what)
     print(f"resume, all {n} finished: {resume:.2f} s")
+    record(f"resume of {n} finished tasks (process pool) vs running them", resume, rows["process pool"]["wall"],
+           clock="wall", note="the results found on disk are kept, nothing is rerun")
     print(f"overhead per task (median of an empty task through the runner, one at a time): in process "
           f"{statistics.median(local_rt):.2f} s, pool {statistics.median(pool_rt):.2f} s, "
           f"Ray {statistics.median(ray_rt):.2f} s")
+    overhead = "per-task overhead: median of 3 empty tasks through the runner, one at a time; below 1: costs more"
+    record("empty task: process pool vs in process", statistics.median(pool_rt), statistics.median(local_rt),
+           clock="wall", note=overhead)
+    if ray_ex is not None:
+        record("empty task: local Ray (warm) vs in process", statistics.median(ray_rt), statistics.median(local_rt),
+               clock="wall", note=overhead)
     print(f"once per command (not in the ratios): first in-process task {cold_local:.1f} s, pool fork server "
           f"{cold_pool:.1f} s, Ray start {ray_start:.1f} s + first workers {cold_ray:.1f} s")
-
+    once = "once per command, not in the speed-ups; baseline: the first in-process task (imports included)"
+    record("first task of a command: process pool (fork server start) vs in process", cold_pool, cold_local,
+           clock="wall", note=once)
+    if ray_ex is not None:
+        record(f"local Ray start + first task on each of {args.cpus} workers vs first in-process task",
+               ray_start + cold_ray, cold_local, clock="wall",
+               note=f"{once}; Ray start {ray_start:.1f} s + first workers {cold_ray:.1f} s")
 
 if __name__ == "__main__":
     main()

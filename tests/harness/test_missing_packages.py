@@ -32,7 +32,7 @@ def test_reproduce_show_and_list_name_the_missing_extra(tmp_path: Path):
     res = _cli(["reproduce", "ncp-tom", "--out", str(out)], ["gymnasium"])
     text = res.stdout + res.stderr
     assert res.returncode == 2, text
-    assert "ncp-tom needs the `rl` extra (gymnasium): pip install -e '.[rl]'" in text
+    assert "ncp-tom needs the `rl` extra (gymnasium): pip install -c constraints.txt -e '.[rl]'" in text
     assert "not implemented" not in text and "Traceback" not in text
     assert not out.exists() or not list(out.rglob("*"))  # nothing written, nothing run
     shown = _cli(["show", "ncp-tom", "--out", str(out)], ["gymnasium"])
@@ -41,7 +41,7 @@ def test_reproduce_show_and_list_name_the_missing_extra(tmp_path: Path):
     row = [ln for ln in listed.stdout.splitlines() if "mdp-types" in ln][0]
     assert "needs [convex,rl]: cvxpy, gymnasium" in row, listed.stdout
     assert "ncp-tom" in listed.stdout and "not implemented" not in listed.stdout
-    assert "16 can run here" in listed.stdout and "pip install -e '.[rl,convex]'" in listed.stdout
+    assert "16 can run here" in listed.stdout and "pip install -c constraints.txt -e '.[rl,convex]'" in listed.stdout
 
 
 def test_conditional_needs_and_data_files(tmp_path: Path, monkeypatch):
@@ -64,11 +64,11 @@ def test_conditional_needs_and_data_files(tmp_path: Path, monkeypatch):
     (pkg / "data" / "encoder.json").write_text("{}")
     assert need.available()
     assert missing_text("text_uncanny_valley", [need]) == (
-        "text-uncanny-valley needs the `text` extra (fakevocab's gpt2 vocabulary): pip install -e '.[text]'")
+        "text-uncanny-valley needs the `text` extra (fakevocab's gpt2 vocabulary): pip install -c constraints.txt -e '.[text]'")
 
 
 def test_every_declared_extra_exists_in_pyproject():
-    """Catches a requirement naming an extra that ``pip install -e '.[x]'`` would not know."""
+    """Catches a requirement naming an extra that ``pip install -c constraints.txt -e '.[x]'`` would not know."""
     import tomllib
 
     root = Path(__file__).resolve().parents[2]
@@ -92,6 +92,6 @@ def test_reproduce_of_every_system_lists_each_missing_extra_at_once(tmp_path: Pa
     text = res.stdout + res.stderr
     assert res.returncode == 2, text
     for line in ("ncp-tom needs the `rl` extra (gymnasium)", "alignment-limits needs the `convex` extra (cvxpy)",
-                 "mdp-types needs the `convex` extra (cvxpy) and the `rl` extra (gymnasium): pip install -e '.[convex,rl]'"):
+                 "mdp-types needs the `convex` extra (cvxpy) and the `rl` extra (gymnasium): pip install -c constraints.txt -e '.[convex,rl]'"):
         assert line in text, text
     assert "3 systems need packages missing here" in text and not out.exists()

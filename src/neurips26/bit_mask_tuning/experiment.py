@@ -482,7 +482,7 @@ def _trl_claims(config: Config, seeds: list[int], trl: list[dict], metrics: dict
         return []
     if "missing" in trl[0]:
         kw = dict(paper_value="GRPO and SDFT work with BMT", kind="reconstruction", object="toy", source=SRC_TOY,
-                  reason=f"trl is not importable here ({trl[0]['missing']}); install neurips26[llm]",
+                  reason=f"trl is not importable here ({trl[0]['missing']}); pip install -c constraints.txt -e '.[llm]'",
                   full_scale="the same trl runs whenever trl is importable")
         return [C.not_checkable("trl_grpo_bmt_learns", "BMT trained by trl.GRPOTrainer learns the new rule.", **kw),
                 C.not_checkable("trl_sdft_bmt_learns", "BMT trained by trl's SDFTTrainer learns the new rule.", **kw)]

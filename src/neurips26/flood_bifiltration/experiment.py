@@ -415,7 +415,7 @@ def _flooder_claim(ctx: RunContext):
         import torch
     except ImportError as exc:
         return C.not_checkable("slice_equals_flooder", statement, paper_value="equal", **kw,
-                               reason=f"flooder is not importable here ({exc}); install neurips26[tda]",
+                               reason=f"flooder is not importable here ({exc}); pip install -c constraints.txt -e '.[tda]'",
                                full_scale="the same comparison runs whenever flooder is importable")
 
     if not hasattr(flooder.core, "tl_dtypes_dict"):  # flooder 1.0.1 leaves it undefined without Triton

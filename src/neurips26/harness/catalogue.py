@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +88,8 @@ class Need:
     Attributes:
         module: the importable top-level name (``gymnasium``, ``PIL``).
         package: the name to ``pip install`` (``pillow``, ``POT``).
-        extra: the ``pyproject.toml`` extra that installs it (``rl``): ``pip install -e '.[rl]'``.
+        extra: the ``pyproject.toml`` extra that installs it (``rl``):
+            ``pip install -c constraints.txt -e '.[rl]'`` (:func:`install_command`).
         when: ``config -> bool``: needed only for configs where this is true (a full-scale-only
             part); ``None``: always.
         data: a file inside the package that must exist (a vocabulary shipped in its wheel).
@@ -181,8 +183,30 @@ def missing_packages(system: str, config: Any = None) -> list[Need]:
     return [n for n in REQUIREMENTS.get(key, ()) if n.needed(config) and not n.available()]
 
 
+def install_command(extras: str | list[str] | tuple[str, ...]) -> str:
+    """The one install hint for optional extras, as the README and the docs write it:
+    ``pip install -c constraints.txt -e '.[rl,convex]'``.
+
+    Run in the repository's folder: the project is on no package index (an install by the
+    project's name cannot work), ``constraints.txt`` pins every package (torch included), and
+    ``-e`` keeps an editable install editable.
+
+    Args:
+        extras: one extra name (``"rl"``) or several (joined by commas, order kept).
+
+    Raises:
+        ValueError: when no extra is given, or a name is not a ``pyproject.toml`` extra name
+            (letters, digits, ``-`` and ``_``).
+    """
+    names = [extras] if isinstance(extras, str) else list(extras)
+    bad = [e for e in names if not isinstance(e, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", e)]
+    if not names or bad:
+        raise ValueError(f"install_command({extras!r}): allowed: one or more extra names such as 'rl'")
+    return f"pip install -c constraints.txt -e '.[{','.join(names)}]'"
+
+
 def missing_text(system: str, missing: list[Need]) -> str:
-    """One line: ``ncp-tom needs the `rl` extra (gymnasium): pip install -e '.[rl]'`` (several
+    """One line: ``ncp-tom needs the `rl` extra (gymnasium): pip install -c constraints.txt -e '.[rl]'`` (several
     extras joined with "and"); ``""`` when nothing is missing."""
     if not missing:
         return ""
@@ -193,7 +217,7 @@ def missing_text(system: str, missing: list[Need]) -> str:
             extras[n.extra].append(n.label)
     parts = [f"the `{e}` extra ({', '.join(labels)})" for e, labels in extras.items()]
     return (f"{system.replace('_', '-')} needs {' and '.join(parts)}: "
-            f"pip install -e '.[{','.join(extras)}]'")
+            f"{install_command(list(extras))}")
 
 
 def check_packages(system: str, config: Any = None) -> None:

@@ -57,6 +57,7 @@ from multiprocessing.connection import wait as _wait
 from pathlib import Path
 from typing import Any
 
+from .catalogue import install_command
 from .config import ConfigError
 from .context import _THREAD_VARS, TaskCost, limit_threads
 from .results import RESULT_FILE, Result
@@ -358,7 +359,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise ConfigError("--executor ray needs Ray: pip install 'neurips26[cluster]'") from None
+            raise ConfigError(f"--executor ray needs Ray: {install_command('cluster')}") from None
         import logging
 
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")

@@ -326,7 +326,7 @@ def load_rat_recording(name: str = "sargolini", path: str | Path | None = None) 
 
     Raises:
         ValueError: unknown name, or a file without ``t``/``pos``.
-        ImportError: ``ratinabox`` missing (install ``neurips26[neuro]``) when no ``path`` is given.
+        ImportError: ``ratinabox`` missing (``pip install -c constraints.txt -e '.[neuro]'``) when no ``path`` is given.
     """
     if path is None:
         if name not in RECORDINGS:
@@ -334,7 +334,7 @@ def load_rat_recording(name: str = "sargolini", path: str | Path | None = None) 
         try:
             import ratinabox
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
-            raise ImportError("the shipped rat recordings need ratinabox (pip install neurips26[neuro])") from exc
+            raise ImportError("the shipped rat recordings need ratinabox (pip install -c constraints.txt -e '.[neuro]')") from exc
         path = Path(ratinabox.__file__).parent / "data" / f"{name}.npz"
     with np.load(path) as z:
         missing = {"t", "pos"} - set(z.files)

