@@ -444,8 +444,9 @@ def _fractions(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: di
         C.not_checkable("paper_fractions", "17–35 % of nonzero weights of the two sparse models are interpretable "
                         "vs 5–9 % for the dense twin and Pythia-70m.", paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
                         kind="paper", source="abstract", object="real",
-                        reason="needs the paper's sparse checkpoints, Pythia-70m weights and an LLM explainer and "
-                               "scorer; none is available offline, and the percentages depend on them",
+                        reason="needs the paper's sparse checkpoints and Pythia-70m weights (neither is available "
+                               "offline) and the paper's frontier-grade LLM explainer and scorer (the installed "
+                               "smollm2-135m is far smaller: llm_sparse_vs_dense); the percentages depend on them",
                         full_scale="4-layer d_model 256 sparse/dense twins trained 20k steps, 1000 weights per "
                                    "model through the symbolic explainer and 200 per model explained and scored "
                                    "by an OpenAI-compatible LLM (llm_sparse_vs_dense); a user's checkpoint "
