@@ -15,8 +15,7 @@ import json
 import pytest
 
 from neurips26.backends.models import MANIFEST
-from neurips26.harness.config import (AUTO_MODEL, NO_LOCAL_MODEL, model_label, no_model_reason,
-                                      resolve_auto_backend)
+from neurips26.harness.config import AUTO_MODEL, NO_LOCAL_MODEL, model_label, no_model_reason, resolve_auto_backend
 from neurips26.harness.runner import SystemSpec, make_task, resolve_config
 
 SYSTEMS = ("ncp_tom", "text_uncanny_valley", "search_agent_attacks", "weight_interp", "alignment_limits")
