@@ -117,7 +117,8 @@ def test_failed_backend_calls_fail_the_run_and_never_give_a_verdict(tmp_path):
     (res,) = results
     assert res.status == "failed" and "40 of 40 calls failed" in res.error
     assert all(c.verdict is Verdict.NOT_CHECKABLE for c in res.claims)
-    assert res.backend == {"calls": 40, "failed": 40, "max_failed_fraction": 0.05, "what": ""}
+    assert res.backend == {"calls": 40, "failed": 40, "max_failed_fraction": 0.05, "what": "", "prompt_tokens": 0,
+                           "completion_tokens": 0, "model": ""}
     results, _ = reproduce([SystemSpec("tuned_sys", mod, {"calls": 100, "failed": 1})], seeds=[0],
                            out=tmp_path / "b", device="cpu")
     assert results[0].status == "ok" and "1 of 100 backend calls failed" in results[0].claims[0].reason

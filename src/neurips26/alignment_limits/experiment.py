@@ -19,6 +19,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from neurips26.harness import ExperimentConfig, Outcome, Resources, RunContext
 from neurips26.harness import claims as C
+from neurips26.harness.config import model_label, no_model_reason, resolve_auto_backend
 
 from .best_of_n import best_of_n
 from .digits_task import build_digits_task
@@ -100,7 +101,12 @@ class Config(ExperimentConfig):
     lm_pg_batch: int = Field(64, le=4096, ge=8, description="sequences per PG step (multiple of 8)")
     lm_pg_lr: float = Field(1e-3, gt=0, description="Adam learning rate of the LM PG runs")
     model: str | None = Field(None, description="real pretrained LM for the best-of-N / frontier claims on its own "
-                              "generations: a transformers folder (config.json, weights, tokenizer); None = skipped")
+                              "generations: a transformers folder (config.json, weights, tokenizer) or a model id "
+                              "(smollm2-135m); auto (the quick default): smollm2-135m when installed, else skipped; "
+                              "None = skipped")
+    model_sha256: str = Field("", description="set before any work: SHA-256 of the local model's weights "
+                              "(from its install manifest); part of the config hash")
+    backend_auto: bool = Field(False, description="set before any work: model was auto (resolved)")
     real_prompts: int = Field(8, ge=2, le=len(PROMPTS), description="prompts of the real-model pools")
     real_k: int = Field(24, ge=4, le=4096, description="completions sampled per prompt (the pool, pi0's support)")
     real_max_new_tokens: int = Field(24, ge=1, le=512, description="max tokens per sampled completion")
@@ -176,6 +182,12 @@ class Config(ExperimentConfig):
         2 h in all for ``full()``."""
         big = self.lm_experiment or self.train_steps > 5000 or self.n_outcomes > 20_000
         return Resources(num_cpus=1, memory_gb=4 if big else 1, hours=2.0 if big else 0.01, on_cpu="the proxies, best-of-N and the KL frontier (numpy and cvxpy: CPU by nature)")
+
+    @classmethod
+    def quick(cls) -> "Config":
+        """The laptop configuration: ``model=auto`` (the installed smollm2-135m for the real-model
+        claims, else those claims not checkable, saying how to install it)."""
+        return cls(model="auto")
 
     @classmethod
     def full(cls) -> "Config":
@@ -309,6 +321,7 @@ def _seeds(config: Config, ctx: RunContext) -> list[int]:
 
 def run(config: Config, ctx: RunContext) -> Outcome:
     """Run every claim group (one function each) and return the claims (module docstring)."""
+    config = resolve_auto_backend(config)  # model=auto: the installed local model, else none (the CLI did it already)
     metrics: dict = {}
     figs: dict = {}
     pi0, r = synthetic_policy(config.n_outcomes, config.logit_scale, ctx.child_rng(1))
@@ -332,7 +345,12 @@ def run(config: Config, ctx: RunContext) -> Outcome:
              "toy categorical policies (Adam, exact KL/gain recorded). The paper's theorem statements and constants "
              "could not be read (only its abstract and first page); the formulas are re-derived from the abstract's "
              f"statements. Random claims are judged over seeds {_seeds(config, ctx)}.")
-    return Outcome(metrics=metrics, claims=claims, notes=notes)
+    use = None
+    if "real_generate_calls" in metrics:  # the real model ran: its calls and tokens in the run's status
+        use = C.BackendUse(calls=metrics["real_generate_calls"], failed=0, what=f"local model {config.model}",
+                           prompt_tokens=metrics["real_prompt_tokens"],
+                           completion_tokens=metrics["real_tokens_generated"], model=metrics["real_model"])
+    return Outcome(metrics=metrics, claims=claims, notes=notes, backend=use)
 
 
 # ----------------------------------------------------------------------------- the closed form
@@ -897,7 +915,7 @@ def preflight(config: Config) -> None:
     """
     from .real_lm import validate_model_folder
 
-    folder = _model_folder(config.model)
+    folder = _model_folder(resolve_auto_backend(config).model)
     if folder is not None:
         validate_model_folder(folder)
 
@@ -912,7 +930,8 @@ def _real_model_claims(config: Config, ctx: RunContext, metrics: dict) -> list:
     }
     folder = _model_folder(config.model)
     if folder is None:
-        return [C.not_checkable(cid, st, paper_value="see statement", reason=NO_MODEL, kind="paper",
+        return [C.not_checkable(cid, st, paper_value="see statement", reason=no_model_reason(config, NO_MODEL),
+                                kind="paper",
                                 source="abstract", object="real",
                                 full_scale="the same measurement once a local model is configured")
                 for cid, st in statements.items()]
@@ -932,7 +951,10 @@ def _real_model_claims(config: Config, ctx: RunContext, metrics: dict) -> list:
     finally:
         torch.set_num_threads(threads)
     del model
-    name = folder.name
+    name = model_label(config) if config.model_sha256 else folder.name
+    metrics["real_prompt_tokens"] = int(sum(  # the chat-formatted prompt of each generate call
+        tok.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True, return_tensors="pt",
+                                return_dict=True)["input_ids"].shape[1] for p in PROMPTS[:config.real_prompts]))
     rewards = np.array([[lexicon_reward(t) for t in row] for row in pool.texts])     # (P, K)
     return _real_claims_from(config, ctx, metrics, name, rewards, pool, load_cpu)
 

@@ -680,7 +680,8 @@ def _not_checkable() -> list:
     return [
         C.not_checkable("long_video_gain", "On long-video benchmarks the method outperforms all prior search-based "
                         "methods by up to 8.8 points.", paper_value="+8.8 points",
-                        reason="no long-video benchmark ships offline and no VLM runs on this CPU",
+                        reason="no long-video benchmark ships offline and no vision-language model is installed "
+                               "(the local smollm2-135m reads text only)",
                         full_scale="the full config runs a Qwen2.5-VL-7B-Instruct sensor through an OpenAI-compatible "
                                    "server on the synthetic task; the benchmark itself (e.g. Video-MME long) must be "
                                    "supplied by the user as local mp4 + question files",

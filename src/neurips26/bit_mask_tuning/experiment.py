@@ -368,7 +368,8 @@ def _learning_claims(config: Config, seeds: list[int], per_seed: list, metrics: 
                           source="inferred: SDFT distils a context-conditioned teacher (Shenfeld et al. 2026)"))
     claims.append(C.not_checkable("parity_with_fpt_at_scale", "Zeroing < 0.05 % of the weights matches FPT "
                                   "accuracy at the largest backbones under GRPO, SFT and SDFT.", paper_value="parity",
-                                  reason="needs 0.5B–8B checkpoints, real benchmarks and GPUs; no weights offline",
+                                  reason="needs 0.5B–8B checkpoints, real benchmarks and GPUs; the one installed local "
+                                         "model (smollm2-135m) is below that range",
                                   full_scale="no automated run; trl_adapters.bmt_grpo_trainer / bmt_sdft_trainer "
                                   "train a ρ = 0.0005 mask on a local Qwen2.5/Llama checkpoint with trl's trainers",
                                   kind="paper", source=ABSTRACT, object="real"))

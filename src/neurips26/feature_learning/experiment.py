@@ -715,7 +715,8 @@ def _paper_scale(config: Config, ctx: RunContext, metrics: dict) -> list:
                                  note=f"TL of the last hidden layer {tl[0]:.3f} at initialisation, {tl[-1]:.3f} at "
                                  "the end"))
     claims.append(C.not_checkable("bert_tl", "TL rises layer-wise in a pretrained BERT.", paper_value="TL figure",
-                                  reason="no pretrained weights are shipped or downloaded",
+                                  reason="no pretrained BERT weights are shipped or downloaded (the one installed local model, "
+                                         "smollm2-135m, is a decoder, not BERT)",
                                   full_scale="none: no BERT weights ship, so the full configuration does not run it; "
                                   "LinearityTracker accepts a user's BERT (its nn.Linear layers) and labelled sentences",
                                   kind="reconstruction", source="inferred: the authors' released figure list"))

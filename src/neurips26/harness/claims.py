@@ -855,12 +855,19 @@ class BackendUse:
             calls`` is ``failed`` (exit code 1); below it, the claims resting on failed calls are
             ``not_checkable`` (:func:`unless_backend_ok`).
         what: which backend (kind, URL, model), for messages.
+        prompt_tokens, completion_tokens: tokens read and generated over the calls (a
+            log-probability readout counts its scored candidate tokens as completion tokens).
+        model: the model the calls went to, with its weights hash where known
+            (``smollm2-135m (weights sha256 …)``).
     """
 
     calls: int = 0
     failed: int = 0
     max_failed_fraction: float = 0.05
     what: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
 
     def __post_init__(self) -> None:
         if self.calls < 0 or not 0 <= self.failed <= max(self.calls, self.failed) or self.failed < 0:

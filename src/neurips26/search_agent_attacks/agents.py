@@ -323,13 +323,14 @@ class GrammarBackend:
         msgs = [m.to_dict() if hasattr(m, "to_dict") else dict(m) for m in messages]
         prompt = self.lm.chat_prompt(msgs)
         searched = any(m["role"] == "user" and m["content"].startswith("RESULTS:") for m in msgs)
-        before = self.lm.usage.prompt_tokens + self.lm.usage.candidate_tokens
+        p0, c0 = self.lm.usage.prompt_tokens, self.lm.usage.candidate_tokens
         out_of_searches = msgs[-1]["role"] == "user" and msgs[-1]["content"].startswith("No searches left")
         keys = ["ANSWER:"] if out_of_searches else ["SEARCH:", "ANSWER:"] if searched else ["SEARCH:"]
         key = keys[self.lm.choose(prompt, keys)] if len(keys) > 1 else keys[0]
         arg = self.lm.complete(prompt + key + " ", max_new_tokens=self.max_tokens) or "?"
-        used = self.lm.usage.prompt_tokens + self.lm.usage.candidate_tokens - before
-        return ChatReply(text=f"{key} {arg}", prompt_tokens=used, completion_tokens=0, model=self.name)
+        # tokens read (prompts of the choice and the completion) and scored or generated (candidates, argument)
+        return ChatReply(text=f"{key} {arg}", prompt_tokens=self.lm.usage.prompt_tokens - p0,
+                         completion_tokens=self.lm.usage.candidate_tokens - c0, model=self.name)
 
 
 # --------------------------------------------------------------------------- answer scoring

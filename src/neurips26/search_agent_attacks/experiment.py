@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 
 from neurips26.harness import Outcome, Resources, RunContext
 from neurips26.harness import claims as C
-from neurips26.harness.config import ChatBackendConfig
+from neurips26.harness.config import ChatBackendConfig, model_label, no_model_reason, resolve_auto_backend
 
 from .agents import LLMAgent, ScriptedAgent, f1_score
 from .attacks import STATIC_TEMPLATES, render_documents, target_for
@@ -81,6 +81,13 @@ class Config(ChatBackendConfig):
             min(self.llm_questions, self.local_questions) if self.backend == "transformers" else self.llm_questions) * 4
         return Resources(num_cpus=1, hours=max(0.01, round((offline + 1.5 * calls) / 3600, 2)), credentials=base.credentials,
                          on_cpu="the sandbox and the evolution of attacks (CPU); the agent runs on its endpoint or the local backend")
+
+    @classmethod
+    def quick(cls) -> "Config":
+        """The laptop configuration: ``backend=auto`` (the installed local model as the search agent
+        with constrained decoding on ``local_questions`` questions per arm, else no LLM agent: its
+        claim not checkable, saying how to install the model)."""
+        return cls(backend="auto")
 
     @classmethod
     def full(cls) -> "Config":
@@ -248,7 +255,7 @@ def preflight(config: Config) -> None:
     """
     from neurips26.backends import preflight as ping
 
-    backend = make_llm_backend(config)
+    backend = make_llm_backend(resolve_auto_backend(config))
     if backend is not None:
         ping(backend)
 
@@ -278,7 +285,9 @@ def _llm_agent(config: Config, ctx: RunContext, metrics: dict, data: dict, backe
             "the evolved attack")
     if backend is None:
         return [C.not_checkable("llm_superior_to_static", statement, paper_value="superior to static baselines",
-                                reason="needs frontier LLM agents; none is reachable offline", full_scale=full,
+                                reason=no_model_reason(config, "no LLM agent configured (set backend=auto or "
+                                                       "transformers with model=smollm2-135m, or backend=openai)"),
+                                full_scale=full,
                                 kind="paper", source="abstract", object="real")], None
     import time
 
@@ -309,7 +318,8 @@ def _llm_agent(config: Config, ctx: RunContext, metrics: dict, data: dict, backe
                 out.setdefault(arm, [])
     counts = {arm: attack_counts(out.get(arm, [])) for arm in ("static", "evolved")}
     scored = {arm: [r for r in out.get(arm, []) if r.answered] for arm in counts}
-    metrics["llm"] = {"name": backend.name, "calls": counted.calls, "failed_calls": counted.failed,
+    metrics["llm"] = {"name": backend.name, "model": model_label(config), "model_sha256": config.model_sha256,
+                      "calls": counted.calls, "failed_calls": counted.failed,
                       "counts": counts, "questions_per_arm": n_q, "cpu_s": round(time.process_time() - t_cpu, 2),
                       "prompt_tokens": counted.prompt_tokens, "completion_tokens": counted.completion_tokens,
                       "malformed_share": {a: (c["malformed"] / c["episodes"] if c["episodes"] else None)
@@ -320,11 +330,14 @@ def _llm_agent(config: Config, ctx: RunContext, metrics: dict, data: dict, backe
                                            for a, rs in scored.items()},
                       "f1_gold": {a: float(np.mean([f1_score(r.answer, r.gold) for r in rs])) if rs else None
                                   for a, rs in scored.items()}}
-    use = C.BackendUse(calls=counted.calls, failed=counted.failed, what=describe(backend))
+    use = C.BackendUse(calls=counted.calls, failed=counted.failed, what=describe(backend),
+                       prompt_tokens=counted.prompt_tokens, completion_tokens=counted.completion_tokens,
+                       model=model_label(config))
     k_e, n_e = counts["evolved"]["successes"], counts["evolved"]["answered"]
     k_s, n_s = counts["static"]["successes"], counts["static"]["answered"]
     reason = ("difference of ASRs over answered episodes (malformed replies and refusals counted apart, in the "
               "metrics), Newcombe hybrid score 95 % interval")
+    statement += f" Measured: {config.backend} model {model_label(config)}."
     if use.failed:
         claim = C.not_checkable("llm_superior_to_static", statement, paper_value="superior to static baselines",
                                 reason=f"{use.failed} of {use.calls} backend calls failed ({use.what})",
@@ -336,8 +349,7 @@ def _llm_agent(config: Config, ctx: RunContext, metrics: dict, data: dict, backe
                                 kind="paper", source="abstract", object="real")
     else:
         diff = k_e / n_e - k_s / n_s
-        claim = C.at_least("llm_superior_to_static", statement + f" Measured: {config.backend} model "
-                           f"{config.model or config.model_path}.", measured=diff, bound=0.0,
+        claim = C.at_least("llm_superior_to_static", statement, measured=diff, bound=0.0,
                            interval=_diff_interval(k_e, n_e, k_s, n_s), paper_value="superior to static baselines",
                            kind="paper", source="abstract", domain=(-1, 1), reason=reason, object="real",
                            control="the static human-crafted templates, run on the same held-out questions with the "
@@ -389,6 +401,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     """Run every claim group; returns metrics, claims and figures."""
     from neurips26.backends import preflight as ping
 
+    config = resolve_auto_backend(config)  # backend=auto: the installed local model, else none (the CLI did it already)
     backend = make_llm_backend(config, ctx.out_dir / "llm_cache", ctx.device)
     if backend is not None:
         ping(backend)  # a dead endpoint stops the run here, in seconds, before any other work

@@ -29,7 +29,7 @@ from pydantic import Field, field_validator, model_validator
 
 from neurips26.harness import Outcome, RunContext
 from neurips26.harness import claims as C
-from neurips26.harness.config import ChatBackendConfig, Resources
+from neurips26.harness.config import ChatBackendConfig, Resources, model_label, no_model_reason, resolve_auto_backend
 from neurips26.harness.context import torch_threads
 
 from .attribution import ablation_effects, attributions, capture, sample_nonzero_weights
@@ -130,6 +130,14 @@ class Config(ChatBackendConfig):
         big = self.d_model >= 256 or self.steps > 5000
         return Resources(num_cpus=4 if big else 1, num_gpus=1 if big else 0, memory_gb=16 if big else 2,
                          hours=6.0 if big else None, credentials=base.credentials, on_device="training of the sparse and dense GPT twins and the attributions (models on ctx.device)", on_cpu="the corpus from the standard library; explanations and scores go to the chat endpoint")
+
+    @classmethod
+    def quick(cls) -> "Config":
+        """The laptop configuration: ``backend=auto`` (the installed local model explains and scores
+        ``llm_weights = 2`` weights per model of the first pair, else no LLM arm: its claim not
+        checkable, saying how to install the model). Two weights: the measured cost of the arm on
+        SmolLM2-135M is ≈ 42 CPU-s on one thread (every explanation malformed, so no scoring call)."""
+        return cls(backend="auto", llm_weights=2)
 
     @classmethod
     def full(cls) -> "Config":
@@ -436,8 +444,9 @@ def _fractions(config: Config, corpus, pairs: dict, ctx: RunContext, metrics: di
         C.not_checkable("paper_fractions", "17–35 % of nonzero weights of the two sparse models are interpretable "
                         "vs 5–9 % for the dense twin and Pythia-70m.", paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
                         kind="paper", source="abstract", object="real",
-                        reason="needs the paper's sparse checkpoints, Pythia-70m weights and an LLM explainer and "
-                               "scorer; none is available offline, and the percentages depend on them",
+                        reason="needs the paper's sparse checkpoints and Pythia-70m weights (neither is available "
+                               "offline) and the paper's frontier-grade LLM explainer and scorer (the installed "
+                               "smollm2-135m is far smaller: llm_sparse_vs_dense); the percentages depend on them",
                         full_scale="4-layer d_model 256 sparse/dense twins trained 20k steps, 1000 weights per "
                                    "model through the symbolic explainer and 200 per model explained and scored "
                                    "by an OpenAI-compatible LLM (llm_sparse_vs_dense); a user's checkpoint "
@@ -464,10 +473,10 @@ def _scored_fraction(summary) -> float:
 class _CountedBackend:
     """Wraps a chat backend and counts its calls and the calls that raised (for :class:`BackendUse`)."""
 
-    def __init__(self, backend, what: str) -> None:
-        self._backend, self.what = backend, what
+    def __init__(self, backend, what: str, model: str = "") -> None:
+        self._backend, self.what, self.model = backend, what, model
         self.name = getattr(backend, "name", type(backend).__name__)
-        self.calls = self.failed = 0
+        self.calls = self.failed = self.prompt_tokens = self.completion_tokens = 0
 
     def identity(self) -> dict:
         """The wrapped backend's identity."""
@@ -480,23 +489,30 @@ class _CountedBackend:
 
         self.calls += 1
         try:
-            return self._backend.chat(messages, params or ChatParams())
+            reply = self._backend.chat(messages, params or ChatParams())
         except Exception:
             self.failed += 1
             raise
+        self.prompt_tokens += int(getattr(reply, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(reply, "completion_tokens", 0) or 0)
+        return reply
 
     def use(self) -> C.BackendUse:
         """Calls made and failed so far (at most 5 % may fail before the run is marked failed)."""
-        return C.BackendUse(calls=self.calls, failed=self.failed, max_failed_fraction=0.05, what=self.what)
+        return C.BackendUse(calls=self.calls, failed=self.failed, max_failed_fraction=0.05, what=self.what,
+                            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+                            model=self.model)
 
 
 def _make_backend(config: Config, cache_dir=None, device: str = "cpu"):
-    """The configured chat backend after one preflight call (``None`` for ``backend=none``).
+    """The configured chat backend after one preflight call (``None`` for ``backend=none``;
+    ``backend=auto`` is resolved first: the installed local model, else none).
 
     Raises:
         ValueError / BackendError: a missing model folder, or an endpoint that does not answer one
             short call (one line: kind, URL or folder, model, what failed).
     """
+    config = resolve_auto_backend(config)
     if config.backend == "none":
         return None
     from neurips26.backends import describe, make_backend, preflight
@@ -504,7 +520,7 @@ def _make_backend(config: Config, cache_dir=None, device: str = "cpu"):
     backend = make_backend(config.backend, model=config.model, base_url=config.base_url,
                            model_path=config.model_path, cache_dir=cache_dir, device=device)
     preflight(backend)
-    return _CountedBackend(backend, describe(backend))
+    return _CountedBackend(backend, describe(backend), model_label(config))
 
 
 def preflight(config: Config) -> None:
@@ -520,11 +536,14 @@ def _llm_arm(config: Config, corpus, pairs: dict, backend, metrics: dict) -> lis
     statement = ("With an LLM explainer and scorer, the sparse model has a larger interpretable fraction than "
                  "its dense twin (first seed, difference of fractions).")
     kw = dict(kind="reconstruction", source="inferred: the abstract's LLM pipeline at our model scale", object="real")
-    if config.backend == "none":
+    if backend is None:
         return [C.not_checkable("llm_sparse_vs_dense", statement, paper_value=f"{PAPER_SPARSE} vs {PAPER_DENSE}",
-                                reason="the quick run is offline (backend=none): no chat model",
+                                reason=no_model_reason(config, "no chat model configured (backend=none; set "
+                                                       "backend=auto or transformers with model=smollm2-135m, or "
+                                                       "backend=openai)"),
                                 full_scale="an OpenAI-compatible endpoint (or a local transformers folder) "
                                            "explains and scores llm_weights weights per model", **kw)]
+    statement += f" Explainer and scorer: {backend.model or backend.name}."
     s = next(iter(pairs))
     res = {}
     for kind in ("sparse", "dense"):
@@ -543,7 +562,9 @@ def _llm_arm(config: Config, corpus, pairs: dict, backend, metrics: dict) -> lis
                      "scorer_failures": sc.failures.counts,
                      "statuses": [r.status for r in reps], "explanations": [r.explanation for r in reps][:5]}
     use = backend.use()
-    metrics["llm_arm"] = {"backend": backend.name, "calls": use.calls, "failed_calls": use.failed, **res}
+    metrics["llm_arm"] = {"backend": backend.name, "model": use.model, "model_sha256": config.model_sha256,
+                          "calls": use.calls, "failed_calls": use.failed, "prompt_tokens": use.prompt_tokens,
+                          "completion_tokens": use.completion_tokens, **res}
     return C.unless_backend_ok([llm_claim(config, res, statement, **kw)], use)
 
 
@@ -646,8 +667,11 @@ def run(config: Config, ctx: RunContext) -> Outcome:
     metrics: dict = {}
     claims: list = []
     t0 = time.process_time()
-    # the endpoint (or local model folder) answers one call before any training
-    backend = _make_backend(config, ctx.out_dir / "llm_cache", ctx.device)
+    config = resolve_auto_backend(config)  # backend=auto: the installed local model, else none (the CLI did it already)
+    # the endpoint (or local model folder) answers one call before any training; confirmation runs
+    # skip the LLM arm (its one claim is a reconstruction, and three more runs of it would triple
+    # the model's cost)
+    backend = None if ctx.confirmation else _make_backend(config, ctx.out_dir / "llm_cache", ctx.device)
     with torch_threads(1), warnings.catch_warnings():
         corpus = _corpus(config, ctx.seed)
         metrics["corpus"] = corpus.info
@@ -660,7 +684,8 @@ def run(config: Config, ctx: RunContext) -> Outcome:
         frac_claims, reports = _fractions(config, corpus, pairs, ctx, metrics)
         claims += _attribution_vs_ablation(config, corpus, pairs, reports, metrics)
         claims += frac_claims
-        claims += _llm_arm(config, corpus, pairs, backend, metrics)
+        if not ctx.confirmation:
+            claims += _llm_arm(config, corpus, pairs, backend, metrics)
         _figures(config, pairs, reports, ctx)
     metrics["cpu_seconds"] = time.process_time() - t0
     notes = (
