@@ -35,7 +35,8 @@ class Config(ExperimentConfig):
 
     def resources(self):
         return Resources(num_cpus=1, num_gpus=self.gpus,
-                         credentials=(self.credential,) if self.credential else ())
+                         credentials=(self.credential,) if self.credential else (),
+                         on_device="the fake work" if self.gpus else "")
 
     @classmethod
     def full(cls):
