@@ -22,6 +22,12 @@ def _no_installed_model(monkeypatch):
     monkeypatch.setattr(E, "default_local_model", lambda: None)
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    """The real-model residual cache of each test in its own folder (never the user's ~/.cache)."""
+    monkeypatch.setenv("NEURIPS26_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="session")
 def small_data():
     return make_counting_data(np.random.default_rng(0), n_train=300, n_probe=270, n_test=135, n_text=60)

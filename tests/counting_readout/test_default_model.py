@@ -94,8 +94,9 @@ def test_dev_run_judges_the_installed_model_and_confirmation_never_loads_it(inst
 
 
 def test_residual_cache_is_keyed_by_weights_and_prompts(installed, tmp_path):
-    """Catches a second run recomputing the real model's states (the cache never hit), a hit giving
-    other numbers than the run that wrote it, and other prompts (another seed) reading a stale file."""
+    """Catches a second run recomputing the real model's states (the cache never hit, also when the run
+    folder changes with the code version), a hit giving other numbers than the run that wrote it, and
+    other prompts (another seed) reading a stale file."""
     cfg = E.Config(local_layers=2, local_lora_steps=10)
     out = tmp_path / "run"
     m1, m2, m3 = {}, {}, {}
@@ -105,7 +106,12 @@ def test_residual_cache_is_keyed_by_weights_and_prompts(installed, tmp_path):
     assert [c.measured for c in c1] == [c.measured for c in c2]
     E._local_model(cfg, RunContext(seed=1, out_dir=out), m3)
     assert m3["local_model"]["residual_cache"] == "miss"
-    assert len(list((out / "local_model_cache").glob("*.pt"))) == 2
+    assert len(list(E.residual_cache_dir().glob("*.pt"))) == 2
+    assert str(E.residual_cache_dir()).startswith(str(tmp_path))      # the test's own cache folder
+    # another run folder (a new code version or config) still reads the states
+    m4 = {}
+    E._local_model(cfg, RunContext(seed=0, out_dir=tmp_path / "other"), m4)
+    assert m4["local_model"]["residual_cache"] == "hit"
 
 
 def test_cached_logit_repair_equals_the_peft_repair(small_data):

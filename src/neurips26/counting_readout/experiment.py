@@ -669,15 +669,28 @@ LOCAL_STATEMENTS = {
 RESIDUAL_CACHE_VERSION = "1"
 
 
+def residual_cache_dir():
+    """Where the real model's residual states are cached across runs: ``$NEURIPS26_CACHE`` (default
+    ``~/.cache/neurips26``) ``/counting_readout/residuals``. Not the run folder: a new code version
+    or config gives a new run folder, while the states depend only on the weights and the prompts."""
+    import os
+    from pathlib import Path
+
+    root = os.environ.get("NEURIPS26_CACHE")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "neurips26"
+    return base / "counting_readout" / "residuals"
+
+
 def _cached_residuals(ctx: RunContext, folder, config: Config, model, fit, test):
     """``((fit, test) Residuals, "hit" | "miss")`` of the real model on these prompts, read from
-    ``out_dir/local_model_cache/<key>.pt`` when present, else captured and written there.
+    ``residual_cache_dir()/<key>.pt`` when present, else captured and written there.
 
     The key hashes the model's weights (the install manifest's SHA-256, else every weights file's
     name, size and modification time), the prompts' token ids and masks, the answer positions and
     :data:`RESIDUAL_CACHE_VERSION`, so another model, other prompts or another capture never read
     a stale file. Entity-mean states are not stored (the real-model diagnosis does not probe them)."""
     import hashlib
+    import os
 
     import torch
 
@@ -695,7 +708,7 @@ def _cached_residuals(ctx: RunContext, folder, config: Config, model, fit, test)
     for b in (fit, test):
         for t in (b.input_ids, b.attention_mask, b.answer_pos):
             h.update(t.numpy().tobytes())
-    path = ctx.out_dir / "local_model_cache" / f"{h.hexdigest()[:24]}.pt"
+    path = residual_cache_dir() / f"{h.hexdigest()[:24]}.pt"
     if path.is_file():
         try:
             raw = torch.load(path, weights_only=True)
@@ -705,7 +718,7 @@ def _cached_residuals(ctx: RunContext, folder, config: Config, model, fit, test)
     rf = capture_residuals(model, fit, chunk=16)
     rt = capture_residuals(model, test, chunk=16)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")       # two runs writing the same key never share a file
     torch.save([{"answer": r.answer, "final_normed": r.final_normed} for r in (rf, rt)], tmp)
     tmp.replace(path)
     return (rf, rt), "miss"
