@@ -13,6 +13,21 @@ def _one_thread():
         yield
 
 
+@pytest.fixture(autouse=True)
+def _no_installed_model(monkeypatch):
+    """Tests never load the installed SmolLM2 by default (model=auto): as if it were not installed.
+    The tests of the default itself patch it back."""
+    from neurips26.counting_readout import experiment as E
+
+    monkeypatch.setattr(E, "default_local_model", lambda: None)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    """The real-model residual cache of each test in its own folder (never the user's ~/.cache)."""
+    monkeypatch.setenv("NEURIPS26_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="session")
 def small_data():
     return make_counting_data(np.random.default_rng(0), n_train=300, n_probe=270, n_test=135, n_text=60)

@@ -54,7 +54,7 @@ def test_repair_unties_a_copy_of_a_tied_head(small_data):
 def test_local_run_writes_each_stage_and_keeps_the_diagnosis_after_a_crash(tied_folder, tmp_path, monkeypatch):
     """Catches the diagnosis results lost when the repair step crashes (nothing was written before the
     end), and probes fitted at every layer when a few were asked for."""
-    from neurips26.counting_readout import diagnosis as D
+    from neurips26.counting_readout import lora as L
 
     cfg = E.Config(model_path=str(tied_folder), local_layers=2, local_lora_steps=10)
     E.preflight(cfg)                                             # a tied head passes the structure check
@@ -71,7 +71,7 @@ def test_local_run_writes_each_stage_and_keeps_the_diagnosis_after_a_crash(tied_
     def boom(*a, **k):
         raise RuntimeError("repair crashed")
 
-    monkeypatch.setattr(D, "repair_model", boom)
+    monkeypatch.setattr(L, "digit_lora_on_logits", boom)
     out2 = tmp_path / "run2"
     with pytest.raises(RuntimeError, match="repair crashed"):
         E._local_model(cfg, RunContext(seed=0, out_dir=out2), {})
@@ -80,8 +80,9 @@ def test_local_run_writes_each_stage_and_keeps_the_diagnosis_after_a_crash(tied_
 
 
 def test_no_model_gives_not_checkable_real_claims():
-    """Catches the real-model claims silently missing (or judged) when no model is configured."""
-    claims = E._not_checkable(E.Config())
+    """Catches the real-model claims silently missing (or judged) when no model is configured, and the
+    reason of model=none claiming the model is not installed."""
+    claims = E._not_checkable(E.Config(model="none"))
     local = [c for c in claims if c.id.startswith("local_")]
     assert len(local) == 3
     for c in local:

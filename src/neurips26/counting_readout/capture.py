@@ -106,7 +106,7 @@ def capture_residuals(model, batch: EncodedPrompts, *, method: str = "hidden_sta
         method: ``"hidden_states"`` (default: transformers' ``output_hidden_states``, with a
             pre-hook on the final norm for ``h_L``) or ``"hooks"`` (forward hooks on the embedding
             and every block; the same states, 0.91× the throughput in the benchmark).
-        chunk: prompts per forward pass.
+        chunk: prompts per forward pass (prompts grouped by length, each chunk cut to its longest).
         max_length: the model's context; defaults to ``config.max_position_embeddings``.
 
     Raises:
@@ -138,15 +138,24 @@ def capture_residuals(model, batch: EncodedPrompts, *, method: str = "hidden_sta
     if norm is not None:
         hooks.append(norm.register_forward_pre_hook(lambda m, i: pre_norm.append(i[0])))
     ans, ent, fin = [], [], []
+    # chunks of prompts of similar length, each cut to its longest row (right padding carries nothing
+    # a causal model's real positions see), and the head applied at one position only: the states
+    # are the same as a padded full-vocabulary pass, at a fraction of the arithmetic
+    lengths = batch.attention_mask.sum(1)
+    order = torch.argsort(lengths, stable=True)
+    kw = {"logits_to_keep": 1} if _accepts(model, "logits_to_keep") else {}
     try:
         with torch.no_grad():
             for s in range(0, len(batch), chunk):
-                b = batch.subset(slice(s, s + chunk))
+                b = batch.subset(order[s:s + chunk])
+                T = int(b.attention_mask.sum(1).max())
+                b = EncodedPrompts(b.input_ids[:, :T], b.attention_mask[:, :T], b.answer_pos, b.entity_mask[:, :T],
+                                   b.counts, b.lead_ids)
                 store.clear()
                 pre_norm.clear()
                 dev = model_device(model)
                 out = model(input_ids=b.input_ids.to(dev), attention_mask=b.attention_mask.to(dev),
-                            output_hidden_states=method == "hidden_states")
+                            output_hidden_states=method == "hidden_states", **kw)
                 if method == "hooks":
                     hs = list(store)
                 else:
@@ -165,7 +174,18 @@ def capture_residuals(model, batch: EncodedPrompts, *, method: str = "hidden_sta
     finally:
         for h in hooks:
             h.remove()
-    return Residuals(torch.cat(ans, 1), torch.cat(ent, 1), torch.cat(fin, 0))
+    back = torch.argsort(order)                      # the caller's order of prompts
+    return Residuals(torch.cat(ans, 1)[:, back], torch.cat(ent, 1)[:, back], torch.cat(fin, 0)[back])
+
+
+def _accepts(model, name: str) -> bool:
+    """Whether ``model.forward`` takes the keyword ``name`` (``logits_to_keep`` in transformers >= 4.45)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def residuals_numpy(res: Residuals) -> dict[str, np.ndarray]:

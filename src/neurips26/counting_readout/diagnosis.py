@@ -20,10 +20,10 @@ import numpy as np
 from .bottleneck import Diagnosis, diagnose, subspace_ablation_accuracy
 from .capture import capture_residuals, find_final_norm
 from .geometry import orthonormal_basis, readout_alignment
-from .models import TextBatch, counting_accuracy
+from .models import TextBatch
 from .probes import LayerProbe, count_subspace, probe_layers
 from .tasks import FORMATS, DigitTokens, EncodedPrompts, digit_tokens, encode_prompts, generate_counting_prompts
-from .unembedding import digit_rows, find_unembedding, logit_lens
+from .unembedding import digit_rows, find_unembedding, logit_lens, logits_from_readout
 
 
 @dataclass
@@ -79,6 +79,21 @@ def readout_features(model, batch: EncodedPrompts, *, chunk: int = 256):
     return capture_residuals(model, batch, chunk=chunk).final_normed
 
 
+def readout_accuracy(model, H, counts, digits: DigitTokens) -> dict:
+    """:func:`~.models.counting_accuracy` from cached readout states ``H`` [n, d] (``norm(h_L)`` at the
+    answer positions) and ``counts`` [n]: the head applied to ``H`` gives the model's answer logits,
+    so no forward pass is needed. Same keys as :func:`~.models.counting_accuracy`."""
+    import torch
+
+    ids = torch.tensor(list(digits.ids))
+    with torch.no_grad():
+        lg = logits_from_readout(model, H)
+    cd = (lg[:, ids].argmax(-1) + 1 == counts).numpy()
+    cf = (lg.argmax(-1) == ids[counts - 1]).numpy()
+    return {"digit_restricted": float(cd.mean()), "full_vocab": float(cf.mean()), "correct_digit": cd,
+            "correct_full": cf}
+
+
 def text_features(model, text: TextBatch, *, chunk: int = 128):
     """Readout states at every real position of ``text`` that has a next token, and that token:
     ``(H [m, d], y [m])`` (float32, int64). Exact inputs of the head for the text loss."""
@@ -110,7 +125,7 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
                    rank: int | None = None, subspace_method: str = "class_means", first_token: bool = False,
                    method: str = "hidden_states", high: float = 0.9, seed: int = 0, digits: DigitTokens | None = None,
                    chunk: int = 64, entity_probes: bool = True, controls: bool = True,
-                   layers: "list[int] | int | None" = None) -> ModelDiagnosis:
+                   layers: "list[int] | int | None" = None, residuals=None) -> ModelDiagnosis:
     """Diagnose counting readout in ``model`` (any transformers causal LM).
 
     Args:
@@ -130,6 +145,10 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
             layer is always added). The per-layer scikit-learn probes dominate the cost on a real
             model (about 30 layers × d = 576 for a 135M model), so a real model's run probes a few.
             ``LayerProbe.layer`` keeps the true layer index.
+        residuals: ``(fit, test)`` :class:`~.capture.Residuals` already captured for ``fit`` and
+            ``test`` (e.g. read from a disk cache); ``None`` captures them. The model's accuracy is
+            read from the test readout states through the head (the same logits as a forward pass,
+            checked by ``final_norm_folded``), so no second forward pass is made.
 
     Raises:
         MultiTokenDigitError: digits are several tokens and ``first_token`` is off.
@@ -144,18 +163,16 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
     find_unembedding(model)  # fail fast, naming the attributes looked for, before any forward pass
     digits = digits or digit_tokens(tokenizer, first_token=first_token)
     if fit is None or test is None:
-        rng = np.random.default_rng(seed)
-        n_fit = (2 * n_prompts) // 3
-        ctx = getattr(model.config, "max_position_embeddings", None)
-        lead = digits.lead_ids           # read the digit after the space token where the tokenizer splits one off
-        fit = encode_prompts(tokenizer, generate_counting_prompts(n_fit, rng, formats=formats,
-                                                                  max_distractors=max_distractors), max_length=ctx,
-                             lead_ids=lead)
-        test = encode_prompts(tokenizer, generate_counting_prompts(n_prompts - n_fit, rng, formats=formats,
-                                                                   max_distractors=max_distractors), max_length=ctx,
-                             lead_ids=lead)
-    rf = capture_residuals(model, fit, method=method, chunk=chunk)
-    rt = capture_residuals(model, test, method=method, chunk=chunk)
+        fit, test = prompt_split(model, tokenizer, digits, n_prompts=n_prompts, seed=seed, formats=formats,
+                                 max_distractors=max_distractors)
+    if residuals is None:
+        rf = capture_residuals(model, fit, method=method, chunk=chunk)
+        rt = capture_residuals(model, test, method=method, chunk=chunk)
+    else:
+        rf, rt = residuals
+        if rf.final_normed.shape[0] != len(fit) or rt.final_normed.shape[0] != len(test):
+            raise ValueError(f"residuals are for {rf.final_normed.shape[0]} + {rt.final_normed.shape[0]} prompts; "
+                             f"fit and test have {len(fit)} + {len(test)}")
     yf, yt = fit.counts.numpy(), test.counts.numpy()
     ix = select_layers(rf.answer.shape[0] - 1, layers)
 
@@ -165,7 +182,7 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
 
     probes = probe(rf.answer, rt.answer)
     ent = probe(rf.entity_mean, rt.entity_mean) if entity_probes else []
-    acc = counting_accuracy(model, test, digits, chunk=chunk)
+    acc = readout_accuracy(model, rt.final_normed, test.counts, digits)
     ids = list(digits.ids)
     lens = [float((logit_lens(model, rt.answer[layer])[:, ids].argmax(-1).numpy() + 1 == yt).mean())
             for layer in ix]
@@ -182,6 +199,28 @@ def diagnose_model(model, tokenizer, *, fit: EncodedPrompts | None = None, test:
              "fit_pre_norm": rf.answer[-1]}
     return ModelDiagnosis(digits, probes, ent, {k: acc[k] for k in ("digit_restricted", "full_vocab")}, lens, Q, mu,
                           align, diag, abl, feats)
+
+
+def prompt_split(model, tokenizer, digits: DigitTokens, *, n_prompts: int, seed: int,
+                 formats: tuple[str, ...] = FORMATS, max_distractors: int = 5) -> tuple[EncodedPrompts, EncodedPrompts]:
+    """The prompts :func:`diagnose_model` generates when none are given: ``n_prompts`` counting
+    prompts from ``numpy.random.default_rng(seed)``, split 2:1 into (fit, test), counts balanced,
+    encoded with ``digits.lead_ids`` and checked against the model's context.
+
+    Raises:
+        ValueError: a prompt longer than the model's context.
+    """
+    rng = np.random.default_rng(seed)
+    n_fit = (2 * n_prompts) // 3
+    ctx = getattr(model.config, "max_position_embeddings", None)
+    lead = digits.lead_ids           # read the digit after the space token where the tokenizer splits one off
+    fit = encode_prompts(tokenizer, generate_counting_prompts(n_fit, rng, formats=formats,
+                                                              max_distractors=max_distractors), max_length=ctx,
+                         lead_ids=lead)
+    test = encode_prompts(tokenizer, generate_counting_prompts(n_prompts - n_fit, rng, formats=formats,
+                                                               max_distractors=max_distractors), max_length=ctx,
+                          lead_ids=lead)
+    return fit, test
 
 
 def select_layers(last: int, layers: "list[int] | int | None") -> list[int]:

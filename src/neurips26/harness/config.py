@@ -245,8 +245,8 @@ def resolve_auto_backend(config: ExperimentConfig) -> ExperimentConfig:
         ConfigError: the resolved values fail the config's validation (one line).
     """
     fields = type(config).model_fields
-    if "model_sha256" not in fields:
-        return config
+    if "model_sha256" not in fields or "backend_auto" not in fields:
+        return config  # not a chat-backend config (counting-readout resolves its own model=auto)
     update: dict[str, Any] = {}
     if "backend" in fields:
         if config.backend == "auto":
