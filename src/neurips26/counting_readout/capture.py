@@ -4,7 +4,7 @@ Two ways, returning the same thing — the *pre-norm* residual stream ``h_ℓ`` 
 (ℓ = 0) and after each decoder block (ℓ = 1..L) at chosen positions:
 
 * ``method="hooks"``: forward hooks on the embedding and on each decoder block;
-* ``method="hidden_states"`` (the default: faster in the benchmark): ``output_hidden_states=True``. transformers' last hidden state is
+* ``method="hidden_states"`` (the default; the benchmark measures it level with hooks): ``output_hidden_states=True``. transformers' last hidden state is
   the *final-normed* one (``norm(h_L)``, checked for Llama and Qwen2), so the pre-norm ``h_L``
   is taken by a pre-hook on the final norm instead; both methods then agree exactly.
 
