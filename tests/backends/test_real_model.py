@@ -46,7 +46,7 @@ def backend(folder):
 def test_resolve_model_refuses_unknown_names_in_one_line(tmp_path):
     """Catches an unknown model name passed on silently (or a multi-line error) instead of one
     line naming the value and the known ids; a folder is returned as is."""
-    with pytest.raises(ValueError, match=r"'gpt-9' is neither a known model id \(smollm2-135m\)") as info:
+    with pytest.raises(ValueError, match=r"'gpt-9' is neither a known model id \(gemma3-270m, smollm2-135m\)") as info:
         resolve_model("gpt-9")
     assert "\n" not in str(info.value)
     assert resolve_model(tmp_path) == tmp_path

