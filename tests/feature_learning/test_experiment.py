@@ -50,7 +50,12 @@ def test_tiny_run_produces_well_formed_claims(tmp_path):
                      ("tl_increases_with_depth", "depth_min_step_trained_minus_shuffled")):
         c = by_id[cid]
         assert "shuffled" in c.control and not c.falsifiable_by and len(tl[key]) == 2, cid
-        assert c.measured == pytest.approx(np.mean(tl[key])), cid
+    assert by_id["tl_rises"].measured == pytest.approx(np.mean(tl["rise_last_trained_minus_shuffled"]))
+    # depth: the binding one of (paired difference, trained smallest step + 0.02), strictly above 0
+    dep = by_id["tl_increases_with_depth"]
+    assert dep.measured == pytest.approx(min(np.mean(tl["depth_min_step_trained_minus_shuffled"]),
+                                             np.mean(tl["depth_min_step"]) + 0.02))
+    assert dep.interval[0] <= dep.measured <= dep.interval[1]
     assert tl["rise_last_trained_minus_shuffled"] == pytest.approx(
         np.array(tl["rise_last"]) - np.array(tl["rise_last_shuffled_labels"]))
     assert by_id["whitening_image_grids"].verdict is Verdict.NOT_CHECKABLE
@@ -227,3 +232,33 @@ def test_shuffled_label_control_keeps_everything_but_the_labels():
     assert tl_r[-1] - tl_c[-1] > 0.02
     again = _tl_run(split, cfg, 5, shuffled=True)
     assert again.series(last, "tl")[1][-1] == tl_c[-1]          # the permutation follows the seed
+
+
+def test_depth_claim_fails_for_an_identical_control_and_for_tl_falling_with_depth(monkeypatch, tmp_path):
+    """Catches the inclusive bound of tl_increases_with_depth (a shuffled-label control identical to
+    the trained run gives a paired difference of exactly 0, which held at bound 0) and a trained TL
+    that falls with depth while passing because the control falls faster."""
+    import neurips26.feature_learning.experiment as ex
+
+    class Tracker:
+        def __init__(self, ends):
+            self.names = [f"layer{i}" for i in range(len(ends))]
+            self.ends = ends
+
+        def series(self, name, what):
+            i = self.names.index(name)
+            if what == "tl":
+                return np.array([0, 1, 2, 3]), np.linspace(0.5, self.ends[i], 4)
+            return np.array([0, 1, 2, 3]), np.array([0.0, 0.3, 0.6, 1.0])
+
+    def verdict(trained, control):
+        monkeypatch.setattr(ex, "_tl_run", lambda split, cfg, s, shuffled=False: Tracker(control if shuffled
+                                                                                           else trained))
+        cfg = Config(**{**TINY, "seeds": [0, 1, 2]})
+        claims = ex._linearity_dynamics(cfg, RunContext(seed=0, out_dir=tmp_path), {}, {})
+        return {c.id: c for c in claims}["tl_increases_with_depth"].verdict
+
+    rising = [0.5, 0.7, 0.9]
+    assert verdict(rising, [0.5, 0.5, 0.5]) is Verdict.HOLDS           # orders TL, the control does not
+    assert verdict(rising, rising) is not Verdict.HOLDS                # identical control: difference 0
+    assert verdict([0.9, 0.7, 0.5], [0.9, 0.5, 0.1]) is not Verdict.HOLDS  # falls with depth, control falls faster

@@ -437,12 +437,18 @@ def _linearity_dynamics(config: Config, ctx: RunContext, metrics: dict, figs: di
                    interval=iv_fin, bound=0.9, reason="a well-fitted classifier's last features are close to "
                    "class-mean structure; 0.9 fixed before the run", kind="reconstruction", domain=(0.0, 1.0),
                    source="inferred: digits is fitted to near 100% training accuracy at this size", note=setup),
-        C.at_least("tl_increases_with_depth", "Training on the labels orders TL with depth (input → last hidden "
-                   "layer) more than training on shuffled labels: the smallest step TL(layer l+1) − TL(layer l) at "
-                   "the end of training, trained minus the shuffled-label control, paired by seed, mean over seeds, "
-                   "is at least 0.", measured=m_dep, interval=iv_dep, bound=0.0, domain=(-2.0, 2.0),
-                   reason="the sign of the paired difference (fixed before the control's first run); Student-t "
-                   "interval over the paired seeds", kind="paper", source=src_seq, object="real", control=control,
+        C.at_least("tl_increases_with_depth", "Training on the labels makes TL non-decreasing with depth (input → "
+                   "last hidden layer) and orders it more than training on shuffled labels: measured is the binding "
+                   "one of (a) the smallest step TL(layer l+1) − TL(layer l) at the end of training, trained minus "
+                   "the shuffled-label control, paired by seed, and (b) the trained smallest step + 0.02 (the "
+                   "non-decreasing tolerance); both must be above 0.", measured=min(m_dep, m_dep_raw + 0.02),
+                   interval=(min(iv_dep[0], iv_dep_raw[0] + 0.02), min(iv_dep[1], iv_dep_raw[1] + 0.02)),
+                   bound=1e-9, domain=(-2.0, 2.02),
+                   reason="strictly positive: identical trained and control runs (a difference of exactly 0) must not "
+                   "hold, nor a trained TL that falls with depth while the control falls faster; the interval of the "
+                   "minimum is the minimum of the two Student-t intervals over the paired seeds (conservative); "
+                   "−0.02 is the tolerance the claim had before the control", kind="paper", source=src_seq,
+                   object="real", control=control,
                    note=f"smallest step per seed: trained {[round(v, 4) for v in depth_ok]}, shuffled labels "
                    f"{[round(v, 4) for v in depth_ctrl]}, at initialisation (reported, not judged) "
                    f"{[round(v, 4) for v in depth_init]}. Before the control the claim was the trained smallest "
