@@ -481,24 +481,24 @@ def _large_deviations_match_rates(cfg: Config, ctx: RunContext, toys: list[_Toy]
     claims = [
         pooled("ldp_rate_largest_m", "LDP for learned dynamics: −(1/m) log P(T̂(s'|s,a) ≥ x) tends to the variational "
                "rate J = inf{D(Q‖Q_1⊗P): Q balanced, Q(s'|s,a) ≥ x}, not the rate without pair types: the 1/m "
-               "extrapolated limit J∞ of the estimates lies within ±20% of J and nearer J than J_iid",
+               f"extrapolated limit J∞ of the estimates lies within ±{LDP_TOL:.0%} of J and nearer J than J_iid",
                "kernel", src_k, _LIMIT, paper_value="rate function = variational formula",
                note=f"importance-sampling relative s.e. ≤ {max(max(q['is_rel_se']) for q in res):.3f}"),
         pooled("ldp_error_shrinks", "The finite-m exponent converges to J as m grows (LDP convergence), not to the "
-               "rate without pair types: its fitted 1/m limit lies within ±20% of J and nearer J than J_iid",
+               f"rate without pair types: its fitted 1/m limit lies within ±{LDP_TOL:.0%} of J and nearer J than J_iid",
                "kernel", src_k, _SLOPE,
                note=f"m grid {cfg.ldp_m}; per-seed relative errors to J "
                     f"{[[round(e, 4) for e in q['rel_error']] for q in res]}, to the control "
                     f"{[[round(e, 4) for e in q['rel_error_iid']] for q in res]}"),
         pooled("ldp_value_rate_largest_m", "Variational rate function of the plug-in value estimator: −(1/m) log "
                "P(V̂(s0) ≥ v) tends to I_V(v) = inf{J(T') : V^{π_e}(T')(s0) ≥ v}, not the rate without pair types: "
-               "the 1/m extrapolated limit lies within ±20% of I_V and nearer I_V than I_V,iid",
+               f"the 1/m extrapolated limit lies within ±{LDP_TOL:.0%} of I_V and nearer I_V than I_V,iid",
                "value", src_v, _LIMIT + "; the level v is chosen so that I_V ≈ J",
                paper_value="rate = variational formula",
                note="I_V and its control found by a local solve (SLSQP), so a non-global minimum would show up as a "
                     "limit below I_V"),
         pooled("ldp_value_error_shrinks", "The value estimator's finite-m exponent converges to I_V as m grows, not to "
-               "the rate without pair types: its fitted 1/m limit lies within ±20% of I_V and nearer I_V than I_V,iid",
+               f"the rate without pair types: its fitted 1/m limit lies within ±{LDP_TOL:.0%} of I_V and nearer I_V than I_V,iid",
                "value", src_v, _SLOPE,
                note=f"per-seed relative errors to I_V {[[round(e, 4) for e in q['value_rel_error']] for q in res]}, "
                     f"to the control {[[round(e, 4) for e in q['value_rel_error_iid']] for q in res]}"),
