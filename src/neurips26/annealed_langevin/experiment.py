@@ -342,7 +342,7 @@ def _linhart_vs_geffner_step_sizes(config, sch, problems, metrics, figs) -> list
         "bridging density (the condition under which the per-level bound holds), in two parts: never smaller "
         f"at any level, and larger by a factor >= 1 + δ (δ = {STEP_GAIN_DELTA}) at the median level t > t_min, "
         "for every drawn problem.",
-        measured=round(min(never_smaller, larger), 6), bound=0.0,
+        measured=float(min(never_smaller, larger)), bound=0.0,   # unrounded: rounding could turn −4e-7 into −0.0 ≥ 0
         paper_value="h^L_max(t) >= h^G_max(t) for all t, and larger",
         reason=f"closed-form m_t, M_t on a 50-level grid for every (d, n). Measured = min(A, B) with A = min over "
                f"levels and problems of h^L_max/h^G_max − (1 − 1e-9) (never smaller; 1e-9 is float round-off, "

@@ -589,10 +589,11 @@ def _flow_matching_low_rank(config: Config, ctx: RunContext, metrics: dict, figs
                         reason="same 'half the unbiased effective rank' line as for VI, fixed before any run "
                         "(first against an i.i.d. Gaussian matrix's PR, then against the shuffled-target update; "
                         "not set for either control, and kept unchanged here). The reference is now the "
-                        "isotropic-data update of the same run: shuffled targets remove all learnable signal, so "
-                        "that control's update is gradient noise with a high PR even on isotropic data, which "
-                        "does not isolate the data-rank mechanism the claim is about. Student-t interval over the "
-                        "paired seeds",
+                        "isotropic-data update of the same run: shuffled targets remove all learnable signal (the "
+                        "input–target pairing) and not only the data's low rank, so the update it leaves is "
+                        "gradient noise whose PR says nothing about the data-rank mechanism the claim is about; "
+                        "the isotropic control keeps flow matching's learning and removes only the low rank. "
+                        "Student-t interval over the paired seeds",
                         paper_value="low-rank bias (no number)",
                         note=f"per seed PR ratio to the isotropic-data update {np.round(ratio, 3).tolist()}; "
                         f"ratio to the shuffled-target update (the previous control) {np.round(ratio_sh, 3).tolist()}"
