@@ -134,4 +134,18 @@ def test_step_size_claim_is_judged_against_its_geffner_control(monkeypatch):
 
     monkeypatch.setattr(ex, "max_step_profile", larger_control)
     bad = ex._linhart_vs_geffner_step_sizes(cfg, SCH, problems, {}, {})[0]
-    assert bad.verdict is Verdict.DOES_NOT_HOLD and bad.measured < 1
+    assert bad.verdict is Verdict.DOES_NOT_HOLD and bad.measured < 0
+
+
+def test_step_size_claim_needs_a_real_gain_not_just_equality(monkeypatch):
+    """Catches a "larger step sizes" claim that only tests "never smaller": with Geffner's densities passed
+    in as if they were Linhart's the ratio h^L/h^G is exactly 1 at every level (min ratio 1, so the old
+    min-only rule held), but the median gain above t_min is 0 < δ, so the claim must not hold, with the
+    "larger" margin −δ binding."""
+    cfg = ex.Config(dims=[2], ns=[2, 10])
+    problems = ex._gaussian_problems(cfg, RunContext(seed=0, out_dir="."))
+    real = ex.max_step_profile
+    monkeypatch.setattr(ex, "max_step_profile", lambda kind, *args: real("geffner", *args))
+    bad = ex._linhart_vs_geffner_step_sizes(cfg, SCH, problems, {}, {})[0]
+    assert bad.verdict is Verdict.DOES_NOT_HOLD
+    assert bad.measured == pytest.approx(-ex.STEP_GAIN_DELTA, abs=1e-9)   # identical arrays: ratio exactly 1

@@ -279,6 +279,10 @@ def _reverse_sde_rows(config, sch, problems) -> list[dict]:
 #: run at seed s draws its Gaussian problems from s alone, so these share none with seed 0)
 CONFIRMATION_SEEDS = (101, 102, 103)
 
+#: minimum median gain h^L_max/h^G_max − 1 over levels t > t_min for "larger" step sizes; fixed before the
+#: medians were looked at, as a step-size gain a user would notice (5%)
+STEP_GAIN_DELTA = 0.05
+
 
 def _rule_meets_epsilon(config, rows) -> list:
     """The rule's guarantee (W2 ≤ ε) and the chained bound, on the exact output laws."""
@@ -315,29 +319,49 @@ def _linhart_vs_geffner_step_sizes(config, sch, problems, metrics, figs) -> list
     """Two notions of "Linhart admits larger steps": the stability bound 2/(m_t+M_t) of each bridging
     density (the paper's claim, rule-free) and the step sizes our inferred rule actually picks."""
     ts = sch.levels(50)
-    ratio_min, gains, profiles = np.inf, {}, {}
+    above = ts > ts.min()                 # levels t > t_min, where the two bridges can differ
+    ratio_min, med_min, gains, medians, profiles = np.inf, np.inf, {}, {}, {}
     for (d, n), fit in problems.items():
         hg, hl = max_step_profile("geffner", ts, sch, fit), max_step_profile("linhart", ts, sch, fit)
         profiles[(d, n)] = (hg, hl)
-        ratio_min = min(ratio_min, float(np.min(hl / hg)))
-        gains[f"d={d},n={n}"] = round(float(np.max(hl / hg)), 3)
+        r = hl / hg
+        ratio_min = min(ratio_min, float(np.min(r)))
+        med = float(np.median(r[above]))
+        med_min = min(med_min, med)
+        gains[f"d={d},n={n}"] = round(float(np.max(r)), 3)
+        medians[f"d={d},n={n}"] = round(med, 4)
     metrics["hmax_ratio_linhart_over_geffner_max"] = gains
+    metrics["hmax_ratio_linhart_over_geffner_median_above_tmin"] = medians
+    # margins of the two conditions; the claim holds when the binding (smaller) one is >= 0
+    never_smaller = ratio_min - (1 - 1e-9)
+    larger = med_min - (1 + STEP_GAIN_DELTA)
     admissible = C.at_least(
         "linhart_larger_step_sizes",
         "Gaussian setting: the bridging densities of Linhart et al. consistently admit larger step sizes than "
         "those of Geffner et al. Notion tested: the largest admissible step h_max(t) = 2/(m_t + M_t) of each "
-        "bridging density (the condition under which the per-level bound holds), at every level.",
-        measured=ratio_min, bound=1 - 1e-9, paper_value="h^L_max(t) >= h^G_max(t) for all t",
-        reason="closed-form m_t, M_t on a 50-level grid for every (d, n): min over levels and problems of "
-               "h^L_max/h^G_max; 1e-9 is float round-off (both coincide at t_min, so the minimum is ~1)",
-        kind="paper", source="abstract", domain=(0.0, math.inf), object="theory",
+        "bridging density (the condition under which the per-level bound holds), in two parts: never smaller "
+        f"at any level, and larger by a factor >= 1 + δ (δ = {STEP_GAIN_DELTA}) at the median level t > t_min, "
+        "for every drawn problem.",
+        measured=float(min(never_smaller, larger)), bound=0.0,   # unrounded: rounding could turn −4e-7 into −0.0 ≥ 0
+        paper_value="h^L_max(t) >= h^G_max(t) for all t, and larger",
+        reason=f"closed-form m_t, M_t on a 50-level grid for every (d, n). Measured = min(A, B) with A = min over "
+               f"levels and problems of h^L_max/h^G_max − (1 − 1e-9) (never smaller; 1e-9 is float round-off, "
+               f"the two coincide at t_min) and B = min over problems of the median over levels t > t_min of "
+               f"h^L_max/h^G_max − (1 + δ) (larger). δ = {STEP_GAIN_DELTA} was fixed before any median was "
+               "looked at, as a step-size gain a user would notice. Deterministic given the run seed's problems "
+               "(exact formulas, no sampling), so no interval within a run; over seeds the harness pools runs.",
+        kind="paper", source="abstract", domain=(-math.inf, math.inf), object="theory",
         control="Geffner et al.'s bridging densities on the same 50 levels and the same drawn problems (run seed): "
                 "Geffner's composite score is Linhart's with every denoising precision weight set to the identity "
                 "(then Λ_t = nI + (1−n)I = I), so it removes Linhart's mechanism; judged on the paired ratio "
                 "h^L_max/h^G_max at each level, m_t and M_t being the extreme eigenvalues of each bridging "
                 "density's exact precision in closed form",
-        note=f"largest gain h^L/h^G per (d, n): {gains}. Catches: a wrong bridging precision for either score "
-             "(e.g. a dropped (n−1) prior term) — the ratio then falls below 1 at intermediate t.")
+        note=f"A (never smaller) = {never_smaller:.3g} (min ratio {ratio_min:.6f}); B (larger) = {larger:.4g} "
+             f"(min over problems of the median ratio above t_min = {med_min:.4f}); binding: "
+             f"{'A' if never_smaller <= larger else 'B'}. Median ratio above t_min per (d, n): {medians}; "
+             f"largest gain per (d, n): {gains}. Catches: a wrong bridging precision for either score "
+             "(e.g. a dropped (n−1) prior term) — the ratio then falls below 1 at intermediate t; and Linhart's "
+             "densities replaced by Geffner's (ratio 1 everywhere, B = −δ).")
     tl = sch.levels(25)
     eps = config.epsilons[0]
     frac, worst, rule_h = {}, np.inf, {}

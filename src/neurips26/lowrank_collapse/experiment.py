@@ -569,38 +569,50 @@ def _flow_matching_low_rank(config: Config, ctx: RunContext, metrics: dict, figs
     metrics["fm_low_rank"] = {"subspace": rows, "gaussian_reference_pr": ref, "digits": drows,
                               "digits_top_pca_variance_fraction": var_frac}
     figs["fm_spectra"] = (spectra, rows, drows, kp, x.shape[1], var_frac)
-    ratio = [r["pr"] / r["pr_shuffled_targets"] for r in rows]
+    ratio = [r["pr"] / r["pr_control"] for r in rows]
     m, iv = C.mean_interval(ratio, domain=(0.0, math.inf))
     ratio_ref = [r["pr"] / ref for r in rows]
     m_ref, iv_ref = C.mean_interval(ratio_ref, domain=(0.0, math.inf))
+    ratio_sh = [r["pr"] / r["pr_shuffled_targets"] for r in rows]
+    m_sh, iv_sh = C.mean_interval(ratio_sh, domain=(0.0, math.inf))
     ratio_shuffled = [r["pr_shuffled_targets"] / ref for r in rows]
     ratio_iso = [r["pr_control"] / ref for r in rows]
     claims = [C.at_most("fm_low_rank_updates", f"Flow matching induces a low-rank bias: on data in a {k}-D subspace "
                         f"of R^{D} the first layer's cumulative update has a participation ratio at most 1/2 of the "
-                        "same layer's update when the same training regresses on shuffled targets (ratio paired by "
-                        "seed, mean over seeds).", measured=m, interval=iv, bound=0.5,
+                        "same layer's update when the same training runs on isotropic data of equal total variance "
+                        "(ratio paired by seed, mean over seeds).", measured=m, interval=iv, bound=0.5,
                         kind="paper", source=ABSTRACT, domain=(0.0, math.inf), object="toy",
-                        control="the same field, data, seeds, batches and (x_0, t) draws trained on shuffled "
-                        "targets (each batch's velocities x_1 − x_0 permuted across the batch): the same optimiser "
-                        "and input statistics without the input–target pairing that flow matching learns; verdict "
-                        "on the paired ratio PR(update) / PR(control update)",
-                        reason="same 'half the unbiased effective rank' line as for VI, fixed before the run; the "
-                        "unbiased reference is now the shuffled-target update of the same run instead of an i.i.d. "
-                        "Gaussian matrix; Student-t interval over the paired seeds",
+                        control="the same field, seed, initialisation, optimiser and number of steps trained by "
+                        "flow matching on isotropic Gaussian data of the subspace data's total variance (drawn from "
+                        "the run seed): flow matching with its learnable signal kept but the data's low rank "
+                        "removed; verdict on the paired ratio PR(update) / PR(isotropic-data update)",
+                        reason="same 'half the unbiased effective rank' line as for VI, fixed before any run "
+                        "(first against an i.i.d. Gaussian matrix's PR, then against the shuffled-target update; "
+                        "not set for either control, and kept unchanged here). The reference is now the "
+                        "isotropic-data update of the same run: shuffled targets remove all learnable signal (the "
+                        "input–target pairing) and not only the data's low rank, so the update it leaves is "
+                        "gradient noise whose PR says nothing about the data-rank mechanism the claim is about; "
+                        "the isotropic control keeps flow matching's learning and removes only the low rank. "
+                        "Student-t interval over the paired seeds",
                         paper_value="low-rank bias (no number)",
-                        note=f"per seed PR ratio {np.round(ratio, 3).tolist()}; PR / Gaussian reference PR "
+                        note=f"per seed PR ratio to the isotropic-data update {np.round(ratio, 3).tolist()}; "
+                        f"ratio to the shuffled-target update (the previous control) {np.round(ratio_sh, 3).tolist()}"
+                        f", mean {m_sh:.3f} [{iv_sh[0]:.3f}, {iv_sh[1]:.3f}]; PR / Gaussian reference PR "
                         f"({ref:.1f}): updates {np.round(ratio_ref, 3).tolist()}, shuffled-target control "
                         f"{np.round(ratio_shuffled, 3).tolist()}, isotropic data {np.round(ratio_iso, 3).tolist()}. "
-                        f"Before the control the claim was the ratio to the Gaussian reference (≤ 1/2): "
+                        f"Before any control the claim was the ratio to the Gaussian reference (≤ 1/2): "
                         f"{m_ref:.3f} [{iv_ref[0]:.3f}, {iv_ref[1]:.3f}]")]
     claims.append(_align_claim(config, rows))
     diff = [r["pr"] - r["pr_control"] for r in rows]
     m, iv = C.mean_interval(diff)
     claims.append(C.at_most("fm_rank_follows_data_rank", "The low rank comes from the data: the same training on "
                             "isotropic data of equal total variance gives a higher-PR update (difference < 0).",
-                            measured=m, interval=iv, bound=0.0, kind="reconstruction",
+                            measured=m, interval=iv, bound=0.0, kind="check", object="toy",
                             source="inferred: the update's row space follows the span of the layer inputs",
-                            reason="sign of the difference, over seeds"))
+                            reason="sign of the difference, over seeds",
+                            note="A check since fm_low_rank_updates is judged on the same pairs (PR vs the "
+                            "isotropic-data PR): its ratio ≤ 1/2 implies this difference < 0, so this sign adds "
+                            "no paper evidence; it stays as the weaker sanity condition when the ratio misses 1/2."))
     fr = [r["energy_in_top_pca"] for r in drows]
     m, iv = C.mean_interval(fr, domain=(0.0, 1.0))
     claims.append(C.at_least("digits_update_in_top_pca", f"On scikit-learn digits (64-D) the first-layer update puts "
