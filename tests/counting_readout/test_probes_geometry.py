@@ -121,3 +121,39 @@ def test_count_subspace_is_recovered_despite_a_large_common_offset():
     Qh = count_subspace(H, y, r)
     cos = np.linalg.svd(Q.T @ Qh, compute_uv=False)
     assert cos.min() >= 0.9, cos
+
+
+def test_paired_difference_matches_newcombe_and_uses_the_pairing():
+    """Catches a paired interval computed as if the two accuracies came from independent samples (too wide
+    when both methods get the same prompts right), or a sign/cell mix-up. Reference: Newcombe's paired
+    worked example (36 both right, 12 only A, 2 only B, 0 neither; method 10: 0.0569 to 0.3404), to 4
+    decimals as published."""
+    from neurips26.counting_readout.probes import paired_accuracy_difference
+
+    a = np.array([1] * 36 + [1] * 12 + [0] * 2, bool)
+    b = np.array([1] * 36 + [0] * 12 + [1] * 2, bool)
+    d, (lo, hi) = paired_accuracy_difference(a, b)
+    assert d == pytest.approx(0.2) and (round(lo, 4), round(hi, 4)) == (0.0569, 0.3404)
+    d2, (lo2, hi2) = paired_accuracy_difference(b, a)              # swapping A and B mirrors the interval
+    assert d2 == pytest.approx(-0.2) and lo2 == pytest.approx(-hi) and hi2 == pytest.approx(-lo)
+    # the same two accuracies (90 % vs 80 %) on 200 prompts: nested (B right ⇒ A right) is much tighter
+    # than disjoint errors, which an unpaired interval could not tell apart
+    nested = paired_accuracy_difference(np.r_[np.ones(180), np.zeros(20)].astype(bool),
+                                        np.r_[np.ones(160), np.zeros(40)].astype(bool))[1]
+    disjoint = paired_accuracy_difference(np.r_[np.ones(180), np.zeros(20)].astype(bool),
+                                          np.r_[np.zeros(40), np.ones(160)].astype(bool))[1]
+    assert nested[0] > 0.05 and nested[1] - nested[0] < disjoint[1] - disjoint[0]
+    assert paired_accuracy_difference(a, a)[0] == 0.0
+    with pytest.raises(ValueError, match="equal-length"):
+        paired_accuracy_difference(a, b[:-1])
+
+
+def test_probe_layers_keep_per_prompt_correctness_for_paired_controls():
+    """Catches the per-prompt arrays disagreeing with the reported accuracies (a paired interval on the
+    selectivity would then judge other numbers than the ones reported)."""
+    rng = np.random.default_rng(0)
+    H, y, _ = _gaussian_counts(rng, n=900, d=8)
+    P = probe_layers(H[None, ::2], y[::2], H[None, 1::2], y[1::2], rank=2, seed=0)[0]
+    assert P.correct.shape == P.control_correct.shape == (len(y[1::2]),)
+    assert P.correct.mean() == pytest.approx(P.accuracy) and P.control_correct.mean() == pytest.approx(
+        P.control_accuracy) and int(P.correct.sum()) == P.n_correct

@@ -52,7 +52,7 @@ from .models import (
     text_loss,
     train_counting_model,
 )
-from .probes import count_subspace, fisher_snr, probe_layers
+from .probes import count_subspace, fisher_snr, paired_accuracy_difference, probe_layers
 from .unembedding import digit_rows, find_unembedding, logits_from_readout
 
 ABSTRACT = "abstract"
@@ -74,6 +74,8 @@ TUNED_MODEL = ("tiny-model training steps (1200 → 2000) and learning rate (3e-
 #: Seeds never used while choosing: the tiny model, diagnosis, plant and repair are re-run on them.
 CONFIRMATION_SEEDS = (101, 102, 103)
 FRACTION = (0.0, 1.0)
+#: "Strictly better" for a paired accuracy difference (fixed before any real-model number was seen).
+STRICTLY_BETTER = 1e-9
 NONNEG = (0.0, math.inf)
 
 
@@ -659,13 +661,14 @@ def _not_checkable(config: Config) -> list:
 
 
 LOCAL_STATEMENTS = {
-    "local_count_decodable": "In a real pretrained LM the count is linearly decodable at the final layer (held-out "
-                             "linear probe at the answer position).",
+    "local_count_decodable": "In a real pretrained LM the count is linearly decodable at the final layer: a held-out "
+                             "linear probe at the answer position beats the same probe fitted on shuffled counts.",
     "local_digit_rows_orthogonal": "In a real pretrained LM the digit rows of W_U are orthogonal to the residual count "
                                    "subspace: no more aligned than random subspaces of the same dimensions (cos θ1 at "
                                    "most the 95th percentile of random pairs).",
     "local_pi_lora_restores": "Probe-Informed LoRA on W_U restores single-digit counting of a real pretrained LM "
-                              "(held-out prompts, full-vocabulary next token) to at least 80 %.",
+                              "(held-out prompts, full-vocabulary next token) better than a random-init LoRA of the "
+                              "same rank, steps and data.",
 }
 
 
@@ -792,44 +795,72 @@ def _local_model(config: Config, ctx: RunContext, metrics: dict) -> list:
                                    H_val=feats["test_H"].float(), y_val=feats["test_y"], init=init,
                                    steps=config.local_lora_steps, lr=config.lora_lr, seed=ctx.seed)
         runs[init] = {"final_accuracy": res.final_accuracy, "steps_to_90": res.steps_to_target,
-                      "n_trainable": res.n_trainable, "curve": res.curve}
+                      "n_trainable": res.n_trainable, "curve": res.curve, "val_correct": res.val_correct}
         _write_stage(ctx, f"repair_{init}", runs[init])
     n_model = sum(p.numel() for p in model.parameters())
     metrics["local_model"].update({"repair": runs, "model_parameters": n_model,
                                    "cpu_s": time.process_time() - t0})
     p, iv = C.proportion_interval(final.n_correct, final.n_test)
     n_test = final.n_test
-    kp, ivp = C.proportion_interval(round(runs["probe"]["final_accuracy"] * n_test), n_test)
-    diff = runs["probe"]["final_accuracy"] - runs["random"]["final_accuracy"]
+    sel, iv_sel = paired_accuracy_difference(final.correct, final.control_correct)
+    kp, ivp = C.proportion_interval(int(runs["probe"]["val_correct"].sum()), n_test)
+    diff, iv_diff = paired_accuracy_difference(runs["probe"]["val_correct"], runs["random"]["val_correct"])
+    for init in runs:                      # the per-prompt arrays stay in the stage files, not in metrics
+        runs[init]["n_correct"] = int(runs[init].pop("val_correct").sum())
+    stage_paired = {"probe_minus_shuffled_control": [sel, list(iv_sel)],
+                    "pi_minus_random_lora": [diff, list(iv_diff)]}
+    metrics["local_model"]["paired"] = stage_paired
     base = diag.accuracy["full_vocab"]
     note = (f"{label}, {n_model / 1e6:.0f} M parameters, {config.local_prompts} prompts, rank {config.rank}; "
             f"the model itself counts {diag.accuracy['digit_restricted']:.0%} (digit-restricted), "
             f"{base:.0%} (full vocabulary); diagnosis: {diag.diagnosis.kind}.")
-    real = dict(kind="paper", source=ABSTRACT, object="real", domain=FRACTION)
+    real = dict(source=ABSTRACT, object="real")
+    layers = dict(zip(stage["probe_layers"], [round(a, 3) for a in stage["probe_accuracy"]]))
+    rnd = runs["random"]["final_accuracy"]
     return [
-        C.at_least("local_count_decodable", LOCAL_STATEMENTS["local_count_decodable"], measured=p, interval=iv,
-                   bound=0.9, paper_value="linearly decodable through the final layer",
-                   reason="'decodable' as >= 90 % held-out accuracy over 9 counts (chance 11 %), the tiny model's "
-                          "threshold, on the Clopper-Pearson interval over test prompts",
-                   control="the same probe fitted on shuffled counts (same prompts, same layer) reaches "
-                           f"{final.control_accuracy:.0%}", note=note + f" Probe accuracy per probed layer "
-                   f"{dict(zip(stage['probe_layers'], [round(a, 3) for a in stage['probe_accuracy']]))}.", **real),
+        C.at_least("local_count_decodable", LOCAL_STATEMENTS["local_count_decodable"], measured=sel,
+                   interval=iv_sel, bound=STRICTLY_BETTER, paper_value="linearly decodable through the final layer",
+                   reason="'linearly decodable' read as: a held-out linear probe at the final layer answers the count "
+                          "more often than the same probe fitted on shuffled counts (Hewitt-Liang selectivity > 0), "
+                          "on Newcombe's paired interval over the same test prompts; the abstract gives no accuracy "
+                          "level, so the absolute level is the separate reconstruction local_count_decodable_90",
+                   control="the same probe fitted on shuffled counts (same fit prompts, same layer, same test "
+                           f"prompts) reaches {final.control_accuracy:.0%}; probe {p:.0%}",
+                   note=note + f" Probe accuracy per probed layer {layers}.", kind="paper", domain=(-1.0, 1.0),
+                   **real),
+        C.at_least("local_count_decodable_90", "In a real pretrained LM a held-out linear probe at the final layer "
+                   "answers the count on at least 90 % of test prompts.", measured=p, interval=iv, bound=0.9,
+                   paper_value="linearly decodable through the final layer",
+                   reason="the tiny model's 'decodable' threshold (90 % over 9 counts, chance 11 %), ours not the "
+                          "paper's, on the Clopper-Pearson interval over test prompts",
+                   note=note + f" Shuffled-count control {final.control_accuracy:.0%}.", kind="reconstruction",
+                   domain=FRACTION, **real),
         C.at_most("local_digit_rows_orthogonal", LOCAL_STATEMENTS["local_digit_rows_orthogonal"],
                   measured=diag.alignment["cos_theta1"], bound=chance_cos, paper_value="orthogonal",
                   reason=f"the 95th percentile of cos θ1 between random {config.rank}- and 9-dimensional subspaces "
                          f"of R^{d} (100 pairs), computed in the same run",
                   control=f"random subspaces of the same dimensions in R^{d}: cos θ1 95th percentile {chance_cos:.3f}",
-                  note=note, **real),
-        C.at_least("local_pi_lora_restores", LOCAL_STATEMENTS["local_pi_lora_restores"],
-                   measured=runs["probe"]["final_accuracy"], interval=ivp, bound=0.8,
-                   paper_value="restores by up to 80-95 %",
-                   reason="the lower end of the abstract's 80-95 %, read as absolute accuracy, on the "
-                          "Clopper-Pearson interval over held-out prompts",
-                   control=f"a random-init LoRA of the same rank, steps and seed reaches "
-                           f"{runs['random']['final_accuracy']:.0%} (probe − random = {diff:+.2f}); the base model "
+                  note=note + " No interval over prompts on cos θ1 (a point value against the random-pair "
+                              "percentile).", kind="paper", domain=FRACTION, **real),
+        C.at_least("local_pi_lora_restores", LOCAL_STATEMENTS["local_pi_lora_restores"], measured=diff,
+                   interval=iv_diff, bound=STRICTLY_BETTER, paper_value="restores by up to 80-95 %",
+                   reason="'probe-informed' read as: the probe's count subspace as A beats a random orthonormal A of "
+                          "the same rank, trained the same steps on the same data with the same seed "
+                          "(probe − random accuracy > 0, strictly), on Newcombe's paired interval over the same "
+                          "held-out prompts; the 80 % level is the separate reconstruction local_pi_lora_reaches_80",
+                   control=f"a random-init LoRA of the same rank, steps, data and seed reaches {rnd:.0%} on the same "
+                           f"held-out prompts (probe-informed {runs['probe']['final_accuracy']:.0%}); the base model "
                            f"{base:.0%}",
-                   note=note + f" {config.local_lora_steps} repair steps, no text anchor (kl_weight 0) at this "
-                               "size.", **real),
+                   note=note + f" {config.local_lora_steps} repair steps, no text anchor (kl_weight 0) at this size.",
+                   kind="paper", domain=(-1.0, 1.0), **real),
+        C.at_least("local_pi_lora_reaches_80", "Probe-Informed LoRA on W_U brings single-digit counting of a real "
+                   "pretrained LM (held-out prompts, full-vocabulary next token) to at least 80 %.",
+                   measured=kp, interval=ivp, bound=0.8, paper_value="restores by up to 80-95 %",
+                   reason="the lower end of the abstract's 80-95 %, read as absolute accuracy, on the Clopper-Pearson "
+                          "interval over held-out prompts; any LoRA that restores counting meets it, so it does not "
+                          "test the probe's part (that is local_pi_lora_restores)",
+                   note=note + f" The random-init LoRA reaches {rnd:.0%}.", kind="reconstruction", domain=FRACTION,
+                   **real),
     ]
 
 

@@ -124,6 +124,9 @@ class HeadTrainResult:
         first_grad_norm: norm of the trainable parameters' gradient at step 1.
         param_change: ‖θ_final − θ_init‖ over trainable parameters.
         n_trainable: trainable parameter count (masked rows excluded).
+        val_correct: per validation prompt, did the trained head answer the count after the last
+            step (bool numpy [n_val]; its mean is ``final_accuracy``), for paired comparisons of
+            two heads on the same prompts.
     """
 
     steps_to_target: int | None
@@ -132,10 +135,13 @@ class HeadTrainResult:
     first_grad_norm: float = 0.0
     param_change: float = 0.0
     n_trainable: int = 0
+    val_correct: np.ndarray | None = None
 
 
-def head_accuracy(head, H, counts, digit_ids, *, mode: str = "full_vocab") -> float:
-    """Counting accuracy of ``head`` (a callable h̃ → logits) on cached readout states ``H`` [n, d]."""
+def head_correct(head, H, counts, digit_ids, *, mode: str = "full_vocab"):
+    """Per prompt, does ``head`` (a callable h̃ → logits) answer the count on cached readout states
+    ``H`` [n, d]: bool tensor [n]. ``mode`` ``"full_vocab"`` (argmax over the whole vocabulary is the
+    digit token) or ``"digit_restricted"`` (argmax over the nine digits)."""
     import torch
 
     if mode not in ("full_vocab", "digit_restricted"):
@@ -144,8 +150,14 @@ def head_accuracy(head, H, counts, digit_ids, *, mode: str = "full_vocab") -> fl
     with torch.no_grad():
         z = head(H)
         if mode == "digit_restricted":
-            return float((z[:, ids].argmax(-1) + 1 == counts).float().mean())
-        return float((z.argmax(-1) == ids[counts - 1]).float().mean())
+            return z[:, ids].argmax(-1) + 1 == counts
+        return z.argmax(-1) == ids[counts - 1]
+
+
+def head_accuracy(head, H, counts, digit_ids, *, mode: str = "full_vocab") -> float:
+    """Counting accuracy of ``head`` (a callable h̃ → logits) on cached readout states ``H`` [n, d]
+    (the mean of :func:`head_correct`)."""
+    return float(head_correct(head, H, counts, digit_ids, mode=mode).float().mean())
 
 
 def head_text_loss(head, H_text, y_text) -> float:
@@ -202,8 +214,10 @@ def train_head(head, params, H_train, y_train, digit_ids, *, H_val, y_val, H_tex
         opt.step()
         if step == steps or step % eval_every == 0 and (full_curve or res.steps_to_target is None
                                                         or step >= 1.15 * res.curve[-1][0]):
-            acc = head_accuracy(head, H_val, y_val, ids.tolist(), mode=mode)
+            ok = head_correct(head, H_val, y_val, ids.tolist(), mode=mode)
+            acc = float(ok.float().mean())
             res.curve.append((step, acc))
+            res.val_correct = ok.cpu().numpy()
             if res.steps_to_target is None and acc >= target:
                 res.steps_to_target = step
     res.final_accuracy = res.curve[-1][1]

@@ -131,6 +131,10 @@ class LayerProbe:
         snr: Fisher SNR (linear) in the train-fitted count subspace, on the test split.
         snr_db: the same in dB.
         n_correct, n_test: for a Clopper–Pearson interval of ``accuracy``.
+        correct: per test prompt, did the probe answer the count (bool [n_test]).
+        control_correct: the same for the shuffled-label control probe (bool [n_test]; ``None``
+            without controls), for a paired interval of ``selectivity``
+            (:func:`paired_accuracy_difference`).
     """
 
     layer: int
@@ -142,6 +146,62 @@ class LayerProbe:
     snr_db: float
     n_correct: int
     n_test: int
+    correct: np.ndarray | None = None
+    control_correct: np.ndarray | None = None
+
+
+def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def paired_accuracy_difference(correct_a, correct_b, level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Accuracy of A minus accuracy of B on the SAME prompts, with Newcombe's paired interval.
+
+    Newcombe (1998, Stat. Med. 17:2635, paired data, method 10): the Wilson score intervals of the two
+    accuracies combined with the phi correlation of the 2×2 table of (A right, B right) over
+    prompts, so that prompts both get right (or both miss) do not widen the interval, as they
+    would for two independent samples. Deterministic, no resampling; stays inside [−1, 1] and is
+    defined when a cell is empty (phi = 0 then).
+
+    Args:
+        correct_a, correct_b: per-prompt correctness, bool (or 0/1) [n], the same prompts in the
+            same order.
+        level: two-sided confidence level in (0, 1).
+
+    Returns:
+        ``(difference, (low, high))``, the difference in accuracy (fraction, A − B).
+
+    Raises:
+        ValueError: shapes differ, empty, values other than 0/1, or level outside (0, 1).
+    """
+    from scipy.stats import norm
+
+    a = np.asarray(correct_a)
+    b = np.asarray(correct_b)
+    if a.ndim != 1 or a.shape != b.shape or len(a) == 0:
+        raise ValueError(f"correct_a and correct_b must be equal-length 1-d arrays over the same prompts; got "
+                         f"{a.shape} and {b.shape}")
+    if not (np.isin(a, (0, 1)).all() and np.isin(b, (0, 1)).all()):
+        raise ValueError("correct_a and correct_b must hold booleans (or 0/1) per prompt")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level}; allowed: 0 < level < 1")
+    a, b = a.astype(bool), b.astype(bool)
+    n = len(a)
+    n11, n10, n01, n00 = (int(np.sum(a & b)), int(np.sum(a & ~b)), int(np.sum(~a & b)), int(np.sum(~a & ~b)))
+    z = float(norm.ppf(0.5 + level / 2))
+    p1, p2 = (n11 + n10) / n, (n11 + n01) / n
+    l1, u1 = _wilson(n11 + n10, n, z)
+    l2, u2 = _wilson(n11 + n01, n, z)
+    den = (n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00)
+    phi = (n11 * n00 - n10 * n01) / math.sqrt(den) if den > 0 else 0.0
+    d = p1 - p2
+    lo = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    hi = d + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return d, (max(-1.0, lo), min(1.0, hi))
 
 
 def fit_probe(X_train, y_train, C: float = 1.0):
@@ -179,11 +239,12 @@ def probe_layers(H_train, y_train, H_test, y_test, *, rank: int | None = None, C
     for layer in range(H_train.shape[0]):
         Xtr, Xte = H_train[layer], H_test[layer]
         pred = fit_probe(Xtr, y_train, C).predict(Xte)
-        ctrl = float(np.mean(fit_probe(Xtr, y_shuf, C).predict(Xte) == y_test)) if controls else math.nan
+        ok_ctrl = fit_probe(Xtr, y_shuf, C).predict(Xte) == y_test if controls else None
+        ctrl = float(np.mean(ok_ctrl)) if controls else math.nan
         acc = float(np.mean(pred == y_test))
         r2 = float(RidgeCV(alphas=np.logspace(-3, 3, 7)).fit(Xtr, y_train).score(Xte, y_test))
         Q = count_subspace(Xtr, y_train, rank)
         snr = fisher_snr(Xte @ Q, y_test)
         out.append(LayerProbe(layer, acc, ctrl, acc - ctrl, r2, snr, to_db(snr), int(np.sum(pred == y_test)),
-                              len(y_test)))
+                              len(y_test), pred == y_test, ok_ctrl))
     return out
