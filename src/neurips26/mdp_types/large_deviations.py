@@ -206,6 +206,19 @@ class TailRate:
     P_tilted: np.ndarray
 
 
+def _tail_args(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int, x: float) -> tuple[np.ndarray, np.ndarray]:
+    """Validated ``(T, pi)`` of a tail-rate call; ValueError when ``(s, a, s')`` is out of range or
+    ``x`` is not a transition probability threshold in ``(0, 1]``."""
+    T = validate_kernel(T)
+    S, A, _ = T.shape
+    pi = validate_policy(pi, S, A)
+    if not (0 <= s < S and 0 <= a < A and 0 <= s_next < S):
+        raise ValueError(f"(s, a, s') = {(s, a, s_next)} out of range for S={S}, A={A}")
+    if not 0 < x <= 1:
+        raise ValueError(f"x = {x}: a transition probability threshold must lie in (0, 1]")
+    return T, pi
+
+
 def kernel_tail_rate(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int, x: float,
                      solver: str | None = None) -> TailRate:
     """Rate of ``{T̂(s_next|s,a) ≥ x}`` by the joint convex program (cross-check of the per-state solver).
@@ -215,13 +228,8 @@ def kernel_tail_rate(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: int,
     """
     import cvxpy as cp
 
-    T = validate_kernel(T)
+    T, pi = _tail_args(T, pi, s, a, s_next, x)
     S, A, _ = T.shape
-    pi = validate_policy(pi, S, A)
-    if not (0 <= s < S and 0 <= a < A and 0 <= s_next < S):
-        raise ValueError(f"(s, a, s') = {(s, a, s_next)} out of range for S={S}, A={A}")
-    if not 0 < x <= 1:
-        raise ValueError(f"x = {x}: a transition probability threshold must lie in (0, 1]")
     P = pair_kernel(T, pi)
     Zn = S * A
     z0 = s * A + a
@@ -256,13 +264,8 @@ def iid_kernel_tail_rate(T: np.ndarray, pi: np.ndarray, s: int, a: int, s_next: 
     Raises:
         ValueError: ``x`` not in ``(0, 1]`` or indices out of range.
     """
-    T = validate_kernel(T)
+    T, pi = _tail_args(T, pi, s, a, s_next, x)
     S, A, _ = T.shape
-    pi = validate_policy(pi, S, A)
-    if not (0 <= s < S and 0 <= a < A and 0 <= s_next < S):
-        raise ValueError(f"(s, a, s') = {(s, a, s_next)} out of range for S={S}, A={A}")
-    if not 0 < x <= 1:
-        raise ValueError(f"x = {x}: a transition probability threshold must lie in (0, 1]")
     p = float(T[s, a, s_next])
     if p >= x:
         return 0.0
