@@ -315,7 +315,15 @@ def render_readme_dryrun(plan_text: str, date: str) -> str:
     m = re.search(r"(?m)^total: (\d+) tasks", plan_text)
     tasks = f"{m.group(1)}-task " if m else ""
     # the per-system detail lines (where the stages run, the models' parameters) stay in the file
-    short = "\n".join(ln for ln in plan_text.splitlines() if not ln.startswith(("  runs: ", "  parameters: ")))
+    short, dropping = [], False
+    for ln in plan_text.splitlines():   # a wrapped line continues without the two-space indent
+        if ln.startswith(("  runs: ", "  parameters: ")):
+            dropping = True
+        elif ln.startswith("  ") or ln.startswith("total:"):
+            dropping = False
+        if not dropping:
+            short.append(ln)
+    short = "\n".join(short)
     return "\n".join([DRYRUN_BEGIN, f"Its plan for the {tasks}paper-scale run ({date}, `{DRYRUN_COMMAND}`; where "
                       "each system's stages run and its models' parameters: `docs/results/dryrun-full.txt`):", "",
                       "```text", short.rstrip("\n"), "```", DRYRUN_END])

@@ -608,13 +608,12 @@ def print_plan(plans: Sequence[SystemPlan], console: Any, seeds: Sequence[int]) 
         if p.params:
             console.print(f"  parameters: {p.system.replace('_', '-')}: "
                           + ", ".join(f"{k} {_fmt_count(v)}" for k, v in p.params.items()),
-                          highlight=False, markup=False, soft_wrap=True)
+                          highlight=False, markup=False)
     for p in plans:
         where = "; ".join(x for x in (f"on the device: {p.on_device}" if p.on_device else "",
                                       f"on the CPU: {p.on_cpu}" if p.on_cpu else "") if x)
         if where:
-            console.print(f"  runs: {p.system.replace('_', '-')}: {where}", highlight=False, markup=False,
-                          soft_wrap=True)
+            console.print(f"  runs: {p.system.replace('_', '-')}: {where}", highlight=False, markup=False)
     for p in plans:
         for s in p.stages:
             if s.status in ("unchecked", "warning"):
