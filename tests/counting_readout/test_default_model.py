@@ -75,7 +75,8 @@ def test_named_model_not_installed_fails_in_one_line(monkeypatch):
 def test_dev_run_judges_the_installed_model_and_confirmation_never_loads_it(installed, tmp_path, monkeypatch):
     """Catches the default model not running in a development run (claims left not checkable though it
     is installed), its claims not naming the model or not marked object='real', and a confirmation run
-    loading it (its claims are not tuned: minutes spent for claims the gate withholds)."""
+    loading it (its claims are not tuned: minutes spent for claims the gate withholds); and the paper's
+    six-model claim dropped from the report when the small model ran."""
     out = E.run(E.Config(**SMALL), RunContext(seed=0, out_dir=tmp_path / "dev"))
     by = {c.id: c for c in out.claims}
     for cid in ("local_count_decodable", "local_digit_rows_orthogonal", "local_pi_lora_restores"):
@@ -83,6 +84,8 @@ def test_dev_run_judges_the_installed_model_and_confirmation_never_loads_it(inst
         assert c.verdict is not Verdict.NOT_CHECKABLE and c.object == "real", cid
         assert "smollm2-135m" in c.note and SHA[:12] in c.note, cid
     assert out.metrics["local_model"]["weights_sha256"] == SHA
+    # the paper's six-model claim is still reported (not checkable) when the small model ran
+    assert by["six_models_restored"].verdict is Verdict.NOT_CHECKABLE and by["six_models_restored"].object == "real"
 
     def boom(*a, **k):
         raise AssertionError("a confirmation run loaded the real model")
@@ -164,3 +167,4 @@ def test_formed_object_gate(k, gated):
     else:
         assert pre.verdict is Verdict.HOLDS
         assert got["count_decodable_final_layer"].verdict is Verdict.HOLDS
+
