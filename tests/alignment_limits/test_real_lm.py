@@ -134,3 +134,45 @@ def test_real_model_tiny_pool():
     check = next(c for c in claims if c.id == "real_lm_no_policy_beats_frontier")
     assert check.verdict.value == "holds", check.measured
     assert metrics["real_tokens_generated"] == int(a.n_tokens.sum())
+
+
+def test_reward_blind_bon_keeps_the_kl_and_averages_to_no_gain():
+    """Catches a control that is not reward-blind (the identity permutation gives best-of-N's own
+    efficiency, 1 on a two-level pool) or one scored on the permuted rewards instead of the true ones
+    (its gain would equal best-of-N's for every permutation).
+
+    Pool (0, 0, 1), N = 2: a random permutation puts the top reward on the top completion with
+    probability 1/3 (gain 2/9) and elsewhere with 2/3 (gain −1/9), so the mean efficiency is 0; with
+    3000 permutations its standard error is ≈ 0.013, and 0.06 is ≈ 4.6 standard errors."""
+    from neurips26.alignment_limits.real_lm import blind_bon_efficiency
+
+    r = np.array([0.0, 0.0, 1.0])
+    out = uniform_bon_frontier(r, [1, 2])
+    blind = blind_bon_efficiency(r, [1, 2], out["frontier_gain"], np.random.default_rng(0), n_perm=3000)
+    assert abs(blind[1]) < 0.06
+
+    class Identity:  # a "permutation" that keeps the order: the control degenerates into best-of-N itself
+        def permutation(self, k):
+            return np.arange(k)
+
+    same = blind_bon_efficiency(r, [1, 2], out["frontier_gain"], Identity(), n_perm=2)
+    np.testing.assert_allclose(same[1], out["efficiency"][1], atol=1e-9)
+
+
+def test_bon_claim_is_judged_on_the_paired_difference_with_the_blind_control():
+    """Catches the real-model best-of-N claim judged on best-of-N's efficiency alone (no control): the
+    measured value must be the mean over prompts of the per-prompt worst-N difference BoN − blind BoN,
+    and the claim must name its control."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(5)
+    rewards = rng.integers(0, 4, size=(6, 8)).astype(float)
+    pool = SimpleNamespace(texts=[["x"] * 8] * 6, logp=-np.ones((6, 8)), gen_logp=-np.ones((6, 8)),
+                           n_tokens=np.full((6, 8), 5), prompts=["p"] * 6, cpu_s=0.0)
+    metrics: dict = {}
+    claims = E._real_claims_from(E.Config(real_k=8, real_bon_ns=[1, 2, 4]), SimpleNamespace(seed=0), metrics,
+                                 "m", rewards, pool, 0.0)
+    bon = next(c for c in claims if c.id == "real_lm_bon_close_to_frontier")
+    assert bon.control and "blind" in bon.control
+    assert bon.measured == pytest.approx(np.mean(metrics["real_bon_minus_blind_per_prompt"]), abs=1e-3)  # rounding
+    assert bon.measured != pytest.approx(np.mean(metrics["real_bon_efficiency_per_prompt"]), abs=1e-3)

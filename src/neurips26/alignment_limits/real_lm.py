@@ -182,6 +182,42 @@ def uniform_bon_frontier(rewards: np.ndarray, ns, weights: np.ndarray | None = N
     return bon_and_frontier(p, r, list(ns))
 
 
+def blind_bon_efficiency(rewards: np.ndarray, ns, frontier_gain: np.ndarray, rng: np.random.Generator,
+                         n_perm: int = 20) -> np.ndarray:
+    """Efficiency of *reward-blind* best-of-N on one prompt's pool: the control that removes selection
+    on the reward while keeping best-of-N's KL.
+
+    Best-of-N is run on the rewards permuted among the completions (``n_perm`` permutations from
+    ``rng``) and scored with the true rewards. A permutation keeps the multiset of reward levels, so
+    under the uniform pi0 the policy's KL is exactly best-of-N's and the closed-form limit at that
+    KL is the same ``frontier_gain``; what is lost is only which completions are selected.
+
+    Args:
+        rewards: shape (K,), float rewards of the K completions (uniform pi0 = 1/K).
+        ns: the best-of-N sizes (length M), as passed to :func:`uniform_bon_frontier`.
+        frontier_gain: shape (M,), the limit's gain at best-of-N's KL for each N.
+        rng: the generator the permutations come from (the run seed's).
+        n_perm: permutations averaged.
+
+    Returns:
+        float64 array (M,): mean over permutations of (true-reward gain of blind BoN) / frontier_gain
+        (1.0 where the frontier gain is 0, as in :func:`.experiment.bon_and_frontier`).
+
+    Source: inferred (a control for "best-of-N approaches the limit"); best-of-N's output distribution
+    is Beirami et al. (2024), :func:`.best_of_n.best_of_n_policy`.
+    """
+    from .best_of_n import best_of_n_policy
+
+    r = np.asarray(rewards, dtype=np.float64)
+    u = np.full(r.size, 1.0 / r.size)
+    fg = np.asarray(frontier_gain, dtype=np.float64)
+    gains = np.zeros((n_perm, len(ns)))
+    for k in range(n_perm):
+        rp = r[rng.permutation(r.size)]                   # selection on a reward that is not the completion's
+        gains[k] = [best_of_n_policy(u, rp, int(n)) @ r - r.mean() for n in ns]
+    return np.where(fg > 0, gains.mean(0) / np.where(fg > 0, fg, 1.0), 1.0)
+
+
 def tilted_gain(rewards: np.ndarray, beta: float) -> float:
     """Gain E_{pi_beta}[r] − E_{pi0}[r] of the KL-regularised optimum on the empirical (uniform) pool:
     the covariance-form estimate from base samples alone, ``Cov(r, e^{r/beta}) / E[e^{r/beta}]``."""
