@@ -75,6 +75,16 @@ def test_snapshot_records_its_commit_date_and_counts():
             assert (ROOT / "docs" / "results" / f["file"]).is_file(), f"{name}: figure {f['file']} missing"
 
 
+def test_every_judged_paper_claim_in_the_snapshot_names_its_control():
+    """Catches a paper claim judged in the main job with no control that removes its mechanism (only a
+    sentence on how it could fail): the issue's rule for a verdict a researcher can cite. Not-checkable
+    paper claims need only their reason. Fails on the snapshot of e5ea91f (three real-model claims)."""
+    snap = json.loads(SNAPSHOT.read_text())
+    bare = [f"{name}/{c['id']}" for name, s in snap["systems"].items() for c in s["claims"]
+            if c["kind"] == "paper" and c["verdict"] != "not_checkable" and not c.get("control")]
+    assert not bare, f"judged paper claims without a control: {bare}"
+
+
 @pytest.mark.parametrize("page", hand_pages(), ids=_ids(hand_pages()))
 def test_no_page_states_a_count_by_hand(page):
     """Counts of verdicts live in the generated files only (they went stale every time they were typed)."""

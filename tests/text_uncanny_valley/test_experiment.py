@@ -1,5 +1,6 @@
 """The reproduction end to end at a tiny size, offline and against a stub OpenAI endpoint."""
 
+import numpy as np
 import pytest
 
 from neurips26.backends import StubOpenAIServer
@@ -31,11 +32,10 @@ def test_llm_arm_runs_against_an_openai_compatible_endpoint(tmp_path):
         assert len(server.requests) > 0
     paper = {c.id: c for c in out.claims if c.kind is Kind.PAPER}
     # the math claim compares named frontier models: not checkable with any single configured model
-    assert all(c.verdict is not Verdict.NOT_CHECKABLE for k, c in paper.items()
-               if k not in ("llm_math_u", "llm_regularised_reduces_u"))
-    # a subject with no U has nothing for regularising to reduce
-    reg = paper["llm_regularised_reduces_u"]
-    assert reg.verdict is not Verdict.NOT_CHECKABLE or "no U" in reg.reason
+    gated = ("llm_regularised_reduces_u", "llm_icl_no_rescue", "llm_entropy_before_minimum")
+    assert all(c.verdict is not Verdict.NOT_CHECKABLE for k, c in paper.items() if k not in ("llm_math_u",) + gated)
+    # a subject with no U has nothing for regularising to reduce, ICL to rescue, or entropy to precede
+    assert all(paper[k].verdict is not Verdict.NOT_CHECKABLE or "no U" in paper[k].reason for k in gated)
     assert paper["llm_math_u"].verdict is Verdict.NOT_CHECKABLE and "Gemini" in paper["llm_math_u"].reason
     assert all(c.object == "real" for c in paper.values())
     # a subject that never answers shows no U: the claim is judged, not forced
@@ -159,3 +159,79 @@ def test_regularised_claim_needs_a_u_to_reduce():
                                               (0.0, (0.0, 0.0)), 0.1, "m", "full")}
     assert claims["llm_regularised_reduces_u"].verdict is Verdict.NOT_CHECKABLE
     assert claims["llm_u_shape"].verdict is Verdict.DOES_NOT_HOLD
+    # nothing to rescue and no minimum to place: both gated, not judged (ICL read "does not hold" before)
+    assert claims["llm_icl_no_rescue"].verdict is Verdict.NOT_CHECKABLE
+    assert claims["llm_entropy_before_minimum"].verdict is Verdict.NOT_CHECKABLE
+
+
+def _valley_curves(depth: float, n_docs: int = 40, seed: int = 0):
+    """(rates, per_doc): F1 = 1 − depth·bump(p) + noise, the bump peaking at p = 0.5."""
+    rates = np.linspace(0, 1, 7)
+    rng = np.random.default_rng(seed)
+    bump = np.exp(-((rates - 0.5) / 0.15) ** 2)
+    per_doc = np.clip(1 - depth * bump[:, None] + 0.1 * rng.standard_normal((rates.size, n_docs)), 0, 1)
+    return rates, per_doc
+
+
+def test_u_shape_is_judged_against_the_shuffled_rate_control():
+    """Catches a U-shape claim judged without its control (the paired difference must be what is
+    judged) and a control that keeps the rate structure (unshuffled, its depth equals the observed one
+    and a real valley would read "does not hold").
+
+    A valley of depth 0.5 with noise 0.1 over 40 documents: the observed held-out depth is ≈ 0.5, the
+    shuffled control's ≈ 0 (a minimum chosen by chance on the selection half), so the paired interval
+    lies above 0; on flat curves (depth 0) the minimum is interior by chance half the time, and then
+    the paired interval must reach 0 or below."""
+    from neurips26.text_uncanny_valley.experiment import _u_claim
+    from neurips26.text_uncanny_valley.sweep import shuffled_rate_control, u_shape_test
+
+    rates, per_doc = _valley_curves(0.5)
+    u = u_shape_test(per_doc, rates, n_boot=500, seed=1)
+    assert u.interior
+    d, ctrl, (lo, hi) = shuffled_rate_control(per_doc, rates, u, n_boot=500, seed=2)
+    assert abs(ctrl) < 0.15 and lo > 0.2      # control ≈ 0 (noise 0.1/√20 per mean), difference ≈ 0.5
+    c = _u_claim("u", "U", u, kind="paper", source="abstract", object="real", control="shuffled", paired=(d, ctrl, (lo, hi)))
+    assert c.verdict is Verdict.HOLDS and c.measured == pytest.approx(d)
+    from neurips26.text_uncanny_valley.experiment import _valley_claims
+
+    statements = {k: (k, "x") for k in ("llm_u_shape", "llm_icl_no_rescue", "llm_regularised_reduces_u",
+                                        "llm_math_u", "llm_entropy_before_minimum")}
+    wired = {c.id: c for c in _valley_claims(statements, {"random": u, "icl": u, "regularised": u},
+                                             (0.1, (0.05, 0.2)), 0.1, "m", "full", u_ctrl=(d, ctrl, (lo, hi)))}
+    assert wired["llm_u_shape"].measured == pytest.approx(d) and "shuffled" in wired["llm_u_shape"].control
+    for seed in range(6):
+        rates, flat = _valley_curves(0.0, seed=seed)
+        u0 = u_shape_test(flat, rates, n_boot=500, seed=seed)
+        if u0.interior:
+            assert shuffled_rate_control(flat, rates, u0, n_boot=500, seed=seed)[2][0] <= 0
+
+
+def test_shuffled_rate_control_rejects_an_end_minimum():
+    """Catches the control run on a minimum at an end of the grid (no valley to compare)."""
+    from neurips26.text_uncanny_valley.sweep import UTest, shuffled_rate_control
+
+    rates, per_doc = _valley_curves(0.5)
+    end = UTest(0.0, False, 0.0, (0.0, 0.0), "no_u", {}, list(range(20)))
+    with pytest.raises(ValueError, match="interior minimum"):
+        shuffled_rate_control(per_doc, rates, end)
+
+
+def test_entropy_order_needs_a_minimum_established_against_the_control():
+    """Catches the entropy-before-minimum claim held on a chance minimum (one the shuffled-rate control
+    cannot tell from noise) and held when the minimum lies before the entropy peak."""
+    from neurips26.text_uncanny_valley.experiment import _valley_claims
+    from neurips26.text_uncanny_valley.sweep import UTest
+
+    u = UTest(0.5, True, 0.3, (0.1, 0.5), "u", {}, list(range(10)))
+    statements = {k: (k, "x") for k in ("llm_u_shape", "llm_icl_no_rescue", "llm_regularised_reduces_u",
+                                        "llm_math_u", "llm_entropy_before_minimum")}
+
+    def order(p_h, ctrl):
+        claims = _valley_claims(statements, {"random": u, "icl": u, "regularised": u}, (0.1, (0.05, 0.2)), p_h,
+                                "m", "full", u_ctrl=ctrl)
+        return next(c for c in claims if c.id == "llm_entropy_before_minimum")
+
+    assert order(0.2, (0.3, 0.0, (0.1, 0.5))).verdict is Verdict.HOLDS
+    assert order(0.2, (0.05, 0.0, (-0.1, 0.2))).verdict is Verdict.INCONCLUSIVE   # a chance minimum
+    assert order(0.6, (0.3, 0.0, (0.1, 0.5))).verdict is Verdict.DOES_NOT_HOLD    # minimum before the peak
+    assert order(0.2, (0.3, 0.0, (0.1, 0.5))).control

@@ -17,13 +17,13 @@ Parts:
 * :mod:`.subjects` — chat models as subjects, a small in-process :class:`LineDetector`, a
   scripted mock with a known valley.
 * :mod:`.sweep` — :func:`run_sweep` over rates × seeds × documents, :func:`bootstrap_curve`,
-  the sample-split :func:`u_shape_test`.
+  the sample-split :func:`u_shape_test` and its :func:`shuffled_rate_control`.
 """
 
 from .perturbation import Fragmented, defragment, fragment, matched_k, word_spans
 from .scoring import MATCHERS, Score, math_correct, reported, score
 from .subjects import LineDetector, chat_subject, mode_mixture_subject
-from .sweep import SweepResult, UTest, bootstrap_curve, run_sweep, u_shape_test
+from .sweep import SweepResult, UTest, bootstrap_curve, run_sweep, shuffled_rate_control, u_shape_test
 from .tasks import (
                     DetectionItem,
                     MathItem,
@@ -39,6 +39,7 @@ from .tokenisation import BUILTIN, EntropyProfile, Tokenizer, entropy_profile, l
 
 __all__ = ["Fragmented", "defragment", "fragment", "matched_k", "word_spans", "MATCHERS", "Score", "math_correct",
            "reported", "score", "LineDetector", "chat_subject", "mode_mixture_subject", "SweepResult", "UTest",
-           "bootstrap_curve", "run_sweep", "u_shape_test", "DetectionItem", "MathItem", "Rendered", "math_items",
+           "bootstrap_curve", "run_sweep", "shuffled_rate_control", "u_shape_test",
+           "DetectionItem", "MathItem", "Rendered", "math_items",
            "needle_items", "omission_items", "render", "render_math", "sequence_items", "BUILTIN", "EntropyProfile",
            "Tokenizer", "entropy_profile", "load_tokenizer"]

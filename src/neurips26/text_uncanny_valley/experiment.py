@@ -33,7 +33,7 @@ from .corpus import poem_lines
 from .perturbation import defragment, fragment
 from .scoring import MATCHERS, math_correct, score
 from .subjects import CallMeter, LineDetector, SurprisalSubject, chat_subject, mode_mixture_subject
-from .sweep import run_sweep, u_shape_test
+from .sweep import UTest, run_sweep, shuffled_rate_control, u_shape_test
 from .tasks import math_items, needle_items, needle_line, omission_items, render, render_math
 from .tokenisation import BUILTIN, entropy_profile, load_tokenizer
 
@@ -344,11 +344,22 @@ def _local_detector_valley(config: Config, ctx: RunContext, metrics: dict, token
 
 
 def _u_claim(cid: str, statement: str, test, *, kind: str, source: str, note: str = "",
-             paper_value=None, object: str | None = None, falsifiable_by: str = "", control: str = "") -> C.Claim:
+             paper_value=None, object: str | None = None, falsifiable_by: str = "", control: str = "",
+             paired: tuple | None = None) -> C.Claim:
     """A U-shape claim from a sample-split :class:`~.sweep.UTest`: with the minimum (chosen on the
     selection half) at an end of the rate range there is no U (does not hold, deterministic);
-    otherwise the valley depth judged on the held-out half by its bootstrap interval (> 0)."""
+    otherwise the valley depth judged on the held-out half by its bootstrap interval (> 0).
+    ``paired``: :func:`~.sweep.shuffled_rate_control`'s (difference, control depth, interval) — the
+    claim is then judged on the paired difference with the shuffled-rate control instead."""
     reason = "sample splitting: p_min chosen on half the documents, depth judged on the other half (95 % bootstrap)"
+    if paired is not None and test.interior:
+        return C.at_least(cid, statement, measured=paired[0], bound=1e-9, interval=paired[2], domain=(-2, 2),
+                          paper_value=paper_value, kind=kind, source=source, object=object, control=control,
+                          falsifiable_by=falsifiable_by,
+                          reason=reason + "; paired with the shuffled-rate control on the held-out documents, "
+                                 "depth(observed) − depth(shuffled) must be strictly positive",
+                          note=(f"p_min = {test.p_min:g} (interior); held-out depth {test.depth:.3g}, shuffled-rate "
+                                f"control's depth {paired[1]:.3g}. " + note).strip())
     if not test.interior:
         return C.check(cid, statement, measured={"p_min": test.p_min, "depth": test.depth}, holds=False,
                        tolerance="the minimum must lie strictly inside the rate range", reason=reason,
@@ -441,30 +452,53 @@ def _llm_valley(config: Config, ctx: RunContext, metrics: dict, backend) -> tupl
     model_name = model_label(config)
     p_h = float(np.mean([v["type_entropy_peak"] for v in metrics.get("tokenisation", {}).values()][0])) \
         if metrics.get("tokenisation") else float("nan")
+    u_ctrl = _shuffled_control(arms["random"].per_doc("normalised"), config.llm_rates, u, config, ctx.seed)
+    metrics["llm"]["shuffled_rate_control"] = u_ctrl
     return _valley_claims(statements, tests, drop, p_h, model_name, full,
-                          note=f"Math accuracy per rate for {model_name}: {acc}."), use
+                          note=f"Math accuracy per rate for {model_name}: {acc}.", u_ctrl=u_ctrl), use
+
+
+def _shuffled_control(curves, rates, test: UTest, config: Config, seed: int) -> tuple | None:
+    """:func:`~.sweep.shuffled_rate_control` of the random arm, or ``None`` without an interior minimum."""
+    if not test.interior:
+        return None
+    return shuffled_rate_control(curves, rates, test, n_boot=config.n_boot, seed=seed + 31)
+
+
+def _no_valley(u: UTest) -> str:
+    """Why a claim about the valley cannot be judged when the random arm shows none."""
+    return (f"the random-split arm shows no U (F1 minimum at p = {u.p_min:g}, held-out depth {u.depth:.3g}, "
+            f"{'interior' if u.interior else 'at an end of the rate range'}): there is no valley bottom to judge")
 
 
 def _valley_claims(statements: dict, tests: dict, drop: tuple, p_h: float, model_name: str, full: str,
-                   note: str = "") -> list:
-    """The five behavioural claims from the random / ICL / regularised arms' U-tests (object real)."""
+                   note: str = "", u_ctrl: tuple | None = None) -> list:
+    """The five behavioural claims from the random / ICL / regularised arms' U-tests (object real);
+    ``u_ctrl``: the random arm against its shuffled-rate control (:func:`_shuffled_control`)."""
     u = tests["random"]
+    valley = u.interior and u.verdict != "no_u"
     return [
         _u_claim("llm_u_shape", statements["llm_u_shape"][0] + f" (model: {model_name})", u, paper_value="U-shaped",
-                 kind="paper", source=ABSTRACT, object="real", note=note,
-                 falsifiable_by="the F1 minimum (chosen on half the documents) at an end of the rate range, or a "
-                                "held-out valley depth whose interval reaches 0"),
+                 kind="paper", source=ABSTRACT, object="real", note=note, paired=u_ctrl,
+                 control="the same documents' F1 curves with the rate labels shuffled within each document (20 "
+                         "permutations from the run seed), which removes any dependence on the insertion rate, "
+                         "through the same sample split; verdict on the paired held-out difference of valley depths "
+                         "(a minimum chosen at an end of the range is no U, whatever the control)"),
         _u_claim("llm_icl_no_rescue", statements["llm_icl_no_rescue"][0] + " Measured: the ICL arm still shows a U "
                  f"(model: {model_name}).", tests["icl"], paper_value="no rescue", kind="paper", source=ABSTRACT,
                  object="real", control="the zero-shot arm on the same documents and rates (llm_u_shape)",
-                 falsifiable_by="the ICL arm's minimum moves to an end of the range or its depth interval reaches 0"),
+                 falsifiable_by="the ICL arm's minimum moves to an end of the range or its depth interval reaches 0")
+        if valley else
+        C.not_checkable("llm_icl_no_rescue", statements["llm_icl_no_rescue"][0] + f" (model: {model_name})",
+                        paper_value="no rescue", kind="paper", source=ABSTRACT, object="real", full_scale=full,
+                        reason=_no_valley(u) + " or to rescue"),
         C.at_least("llm_regularised_reduces_u", statements["llm_regularised_reduces_u"][0] + f" (model: {model_name})",
                    measured=drop[0], bound=1e-9, interval=drop[1], paper_value="reduced", kind="paper", source=ABSTRACT,
                    domain=(-2, 2), object="real",
                    control="the random-split arm on the same documents at matched rates (paired)",
                    reason="paired bootstrap over documents of depth(random) - depth(regularised), 95 %; the drop "
                           "must be strictly positive")
-        if u.interior and u.verdict != "no_u" else
+        if valley else
         C.not_checkable("llm_regularised_reduces_u", statements["llm_regularised_reduces_u"][0]
                         + f" (model: {model_name})", paper_value="reduced", kind="paper", source=ABSTRACT,
                         object="real", full_scale=full,
@@ -476,10 +510,21 @@ def _valley_claims(statements: dict, tests: dict, drop: tuple, p_h: float, model
                                "local model cannot stand in for either",
                         full_scale=full, note=note),
         C.check("llm_entropy_before_minimum", statements["llm_entropy_before_minimum"][0] + f" (model: {model_name})",
-                measured={"p_H": p_h, "p_min": u.p_min}, holds=(p_h < u.p_min) if u.verdict == "u" else None,
+                measured={"p_H": p_h, "p_min": u.p_min,
+                          "u_minus_shuffled": None if u_ctrl is None else [u_ctrl[0], *u_ctrl[2]]},
+                holds=False if p_h >= u.p_min else (True if u_ctrl is not None and u_ctrl[2][0] > 0 else None),
                 paper_value="p_H < p_min", kind="paper", source=ABSTRACT, object="real",
-                falsifiable_by="the F1 minimum at or before the rate where tokenisation entropy peaks",
-                tolerance="p_H < p_min (inconclusive without a clear U)", reason="order on the rate grid"),
+                control="the shuffled-rate control of llm_u_shape: the F1 minimum counts as a minimum only when the "
+                        "valley is deeper than on the same curves with the rate labels shuffled (paired interval "
+                        "above 0); its position is then compared with the entropy peak",
+                tolerance="p_H < p_min, with the minimum established against the control (a minimum at or "
+                          "before p_H does not hold; one the control cannot tell from chance is inconclusive)",
+                reason="order on the rate grid")
+        if valley else
+        C.not_checkable("llm_entropy_before_minimum", statements["llm_entropy_before_minimum"][0]
+                        + f" (model: {model_name})", paper_value="p_H < p_min", kind="paper", source=ABSTRACT,
+                        object="real", full_scale=full,
+                        reason=_no_valley(u) + f" or to place after the entropy peak (p_H = {p_h:.3g})"),
     ]
 
 
@@ -521,8 +566,10 @@ def _surprisal_valley(config: Config, ctx: RunContext, metrics: dict, statements
                        model=model_label(config))
     note = ("Read through log-probabilities, not generation: each recitation line's mean token surprisal in one "
             "forward pass over the task prompt, the most surprising line is the answer (nothing is malformed).")
+    u_ctrl = _shuffled_control(arms["random"].per_doc("normalised"), rates, tests["random"], config, ctx.seed)
+    metrics["llm"]["shuffled_rate_control"] = u_ctrl
     return _valley_claims(statements, tests, drop, p_h, f"{model_label(config)}, per-line surprisal", full,
-                          note=note), use
+                          note=note, u_ctrl=u_ctrl), use
 
 
 def subject_text(backend, messages: list[dict], config: Config) -> str:
