@@ -176,3 +176,18 @@ def test_bon_claim_is_judged_on_the_paired_difference_with_the_blind_control():
     assert bon.control and "blind" in bon.control
     assert bon.measured == pytest.approx(np.mean(metrics["real_bon_minus_blind_per_prompt"]), abs=1e-3)  # rounding
     assert bon.measured != pytest.approx(np.mean(metrics["real_bon_efficiency_per_prompt"]), abs=1e-3)
+
+
+def test_estimator_claim_does_not_hold_when_the_control_is_identical():
+    """Catches the inclusive bound 0 (an interval [0, 0] read "holds"): when every prompt has the same
+    pool, another prompt's prediction is exactly as good as the prompt's own, so the paired decrease
+    is 0 and the claim must not hold."""
+    from types import SimpleNamespace
+
+    rewards = np.tile(np.array([0.0, 1.0, 2.0, 0.0, 3.0, 1.0, 0.0, 2.0]), (5, 1))
+    pool = SimpleNamespace(texts=[["x"] * 8] * 5, logp=-np.ones((5, 8)), gen_logp=-np.ones((5, 8)),
+                           n_tokens=np.full((5, 8), 5), prompts=["p"] * 5, cpu_s=0.0)
+    claims = E._real_claims_from(E.Config(real_k=8, real_bon_ns=[1, 2, 4]), SimpleNamespace(seed=0), {}, "m",
+                                 rewards, pool, 0.0)
+    est = next(c for c in claims if c.id == "real_lm_estimator_predicts_gain")
+    assert est.measured == 0.0 and est.verdict.value != "holds"

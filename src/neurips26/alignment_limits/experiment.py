@@ -648,7 +648,7 @@ def _proxy_gap_synthetic(config, ctx, pi0, r, metrics, figs) -> list:
         "The gap between ideal and proxy alignment (reward hacking) grows with the magnitude of the reward error "
         f"(along error sd = {np.round(scales * config.proxy_sigma, 3).tolist()}, at every beta in "
         f"{np.round(pb, 3).tolist()}; measured: the gap's increase at the weakest step)",
-        measured=mean_raw, bound=0.0, interval=iv_raw,
+        measured=mean_raw, bound=1e-9, interval=iv_raw,
         paper_value="grows with the reward error's magnitude", kind="paper", source="abstract", object="toy",
         control="the same error draws rearranged to rise with the true reward (the comonotone rearrangement: the "
                 "same values over the outcomes, the largest on the best outcome), scaled along the same grid at the "
@@ -839,7 +839,7 @@ def _ensemble_against_single_proxy(config, dpb, single_vs_ens, meff) -> C.Claim:
         f"(digits classifiers fit on bootstrap samples): an ensemble of M = {m_big} proxies gives a smaller gap "
         f"than its single proxies (the M = 1 control on the same proxies and seeds), at every beta in "
         f"{np.round(dpb, 3).tolist()} (measured: the paired decrease at the least favourable beta)",
-        measured=mean, bound=0.0, interval=iv, domain=(-math.inf, math.inf),
+        measured=mean, bound=1e-9, interval=iv, domain=(-math.inf, math.inf),
         paper_value="ensembling mitigates reward hacking", kind="paper", source="abstract", object="real",
         control=f"the single-proxy policy (M = 1): each proxy of the same group alone, on the same seeds and "
                 f"betas; verdict on the paired difference gap(single) − gap(ensemble of {m_big})",
@@ -1042,7 +1042,7 @@ def _real_claims_from(config, ctx, metrics, name, rewards, pool, load_cpu) -> li
         f"real pretrained LM ({name}): each prompt's gain at beta = {beta:g} predicted from half its pool is closer "
         "to the estimate from the held-out half than another prompt's prediction is (measured: mean paired "
         "decrease in absolute error)",
-        measured=dm, bound=0.0, interval=div, domain=(-math.inf, math.inf),
+        measured=dm, bound=1e-9, interval=div, domain=(-math.inf, math.inf),
         paper_value="predicts achievable gains from base samples alone", kind="paper", source="abstract",
         object="real",
         control="the same prediction taken from another prompt's samples (prompts shifted by one, same pools and "
