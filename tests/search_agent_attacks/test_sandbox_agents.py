@@ -325,30 +325,37 @@ def test_tolerant_action_parse(reply, expected):
     assert parse_action(reply) == expected
 
 
+class _ScriptedLM:
+    """A local-model stand-in for :class:`GrammarBackend`: ``pick(cands)`` chooses the action, and the
+    free text is the gold answer after "ANSWER: ", a search query otherwise."""
+
+    name = "fake"
+
+    def __init__(self, pick):
+        from types import SimpleNamespace
+
+        self.pick = pick
+        self.usage = SimpleNamespace(prompt_tokens=0, candidate_tokens=0)
+
+    def chat_prompt(self, msgs):
+        return "\n".join(m["content"] for m in msgs)
+
+    def choose(self, prompt, cands):
+        return self.pick(cands)
+
+    def complete(self, prompt, max_new_tokens=16):
+        return "Lea Marsh" if prompt.endswith("ANSWER: ") else "founder of Orin"
+
+
 def test_grammar_backend_replies_are_always_actions(world):
     """Catches a local-model agent whose replies a small model leaves malformed (24 of 24 with
     SmolLM2-135M): through the grammar every reply parses, no ANSWER comes before a search, and the
     episode ends with an answer."""
-    from types import SimpleNamespace
-
     from neurips26.search_agent_attacks import LLMAgent
     from neurips26.search_agent_attacks.agents import GrammarBackend, parse_action
 
-    class FakeLM:
-        name = "fake"
-        usage = SimpleNamespace(prompt_tokens=0, candidate_tokens=0)
-
-        def chat_prompt(self, msgs):
-            return "\n".join(m["content"] for m in msgs)
-
-        def choose(self, prompt, cands):
-            return len(cands) - 1  # ANSWER whenever it is offered
-
-        def complete(self, prompt, max_new_tokens=16):
-            return "Lea Marsh" if prompt.endswith("ANSWER: ") else "founder of Orin"
-
     _, sb, qs = world
-    backend = GrammarBackend(FakeLM())
+    backend = GrammarBackend(_ScriptedLM(lambda cands: len(cands) - 1))  # ANSWER whenever it is offered
     replies = []
     orig = backend.chat
 
@@ -366,24 +373,9 @@ def test_grammar_backend_replies_are_always_actions(world):
 def test_grammar_backend_answers_when_no_searches_are_left(world):
     """Catches a grammar agent that keeps searching after "No searches left" (SmolLM2: 12 of 12
     evolved-arm episodes ended without an answer and counted as malformed)."""
-    from types import SimpleNamespace
-
     from neurips26.search_agent_attacks import LLMAgent
     from neurips26.search_agent_attacks.agents import GrammarBackend
 
-    class SearchForever:
-        name = "fake"
-        usage = SimpleNamespace(prompt_tokens=0, candidate_tokens=0)
-
-        def chat_prompt(self, msgs):
-            return "\n".join(m["content"] for m in msgs)
-
-        def choose(self, prompt, cands):
-            return 0  # SEARCH whenever it is offered
-
-        def complete(self, prompt, max_new_tokens=16):
-            return "Lea Marsh" if prompt.endswith("ANSWER: ") else "founder of Orin"
-
     _, sb, qs = world
-    roll = LLMAgent(GrammarBackend(SearchForever()), max_turns=2).run(qs[0], sb)
+    roll = LLMAgent(GrammarBackend(_ScriptedLM(lambda cands: 0)), max_turns=2).run(qs[0], sb)  # always SEARCH
     assert roll.answer == "Lea Marsh" and roll.malformed == 0 and roll.searches == 2
