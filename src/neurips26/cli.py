@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -728,6 +729,18 @@ def _models_path(model_id: Annotated[str, typer.Argument(help="A model id from `
 # --- end of the models block ---
 
 
+def _given_value(param, argv: list[str]) -> str | None:
+    """The value the command line gave an option (``--seed abc`` or ``--seed=abc``), for naming it in
+    a usage error; ``None`` when ``param`` is not an option or it was not given a value."""
+    for opt in getattr(param, "opts", None) or ():
+        for i, tok in enumerate(argv):
+            if tok == opt and i + 1 < len(argv):
+                return argv[i + 1]
+            if tok.startswith(opt + "="):
+                return tok[len(opt) + 1:]
+    return None
+
+
 def main() -> None:
     """Entry point of the ``neurips26`` script.
 
@@ -749,6 +762,9 @@ def main() -> None:
             raise SystemExit(0) from None
         fmt = getattr(exc, "format_message", None)
         text = " ".join((fmt() if fmt else str(exc)).split()).rstrip(".")
+        given = _given_value(getattr(exc, "param", None), sys.argv[1:])
+        if given is not None and repr(given) not in text:
+            text += f" (got {given!r})"
         where = f"neurips26 {ctx.info_name}: " if ctx is not None and ctx.parent is not None else ""
         err.print(f"[bold red]error:[/] {escape(where + text)}; see --help", highlight=False)
         raise SystemExit(getattr(exc, "exit_code", 2)) from None

@@ -72,6 +72,7 @@ def test_error_messages_keep_bracketed_values(monkeypatch, tmp_path, make_fake):
 
 @pytest.mark.parametrize("argv, needle", [
     (["reproduce", "mdp-types", "--seed", "abc"], "'--seed'"),
+    (["reproduce", "mdp-types", "--seed=abc"], "(got 'abc')"),   # the value is named, not only the option
     (["reproduce", "--bogus"], "--bogus"),
     (["nosuch"], "'nosuch'"),
 ])
