@@ -147,6 +147,28 @@ def test_paired_ratio_uses_the_pairing_and_refuses_bad_input():
         paired_ratio(np.ones(3), np.zeros(3))
 
 
+def test_ratio_change_adds_the_two_sets_uncertainties():
+    """Catches a generalisation verdict read off one length's ratio or with one set's interval only: the
+    change of two paired ratios measured on independent trajectory sets is their difference, its interval
+    covers the true change in repeated draws about 95% of the time (a one-set interval would cover ~70%
+    here, both sets being equally noisy), and bad input fails."""
+    from neurips26.path_integration.analysis import ratio_change
+
+    covered = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        ca, cb = rng.uniform(30, 90, 100), rng.uniform(10, 50, 100)
+        a, b = 0.3 * ca * rng.uniform(0.5, 1.5, 100), 0.2 * cb * rng.uniform(0.5, 1.5, 100)
+        d, (lo, hi) = ratio_change(a, ca, b, cb)
+        assert d == pytest.approx(a.mean() / ca.mean() - b.mean() / cb.mean()) and lo < d < hi
+        covered += lo <= 0.1 <= hi                                           # true change 0.3 − 0.2
+    assert 0.88 <= covered / 200 <= 0.995                                    # 95% ± sampling of 200 draws
+    with pytest.raises(ValueError, match="same length"):
+        ratio_change(np.ones(3), np.ones(4), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="level"):
+        ratio_change(np.ones(3), np.ones(3), np.ones(3), np.ones(3), level=1.5)
+
+
 def test_torus_topology_two_loops_one_void():
     rng = np.random.default_rng(0)
     a, b = rng.uniform(0, 2 * np.pi, (2, 3000))

@@ -71,3 +71,19 @@ def test_shuffled_gate_keeps_the_inhibition_and_removes_the_alternation():
     st = sweep_statistics(planted, cyc, s)
     assert st.gate_agreement == 1.0 and st.alternation_by_trajectory.shape == (50,)
     assert st.alternation == pytest.approx(st.alternation_by_trajectory.mean()) and st.alternation < 0.8
+
+
+def test_random_groups_are_disjoint_size_matched_and_refuse_impossible_sizes():
+    """Catches a random-groups control (the theta_alternation control) whose groups overlap, differ in size
+    from the learned CW/CCW groups, or are the same on every draw (then it would test one arbitrary split)."""
+    from neurips26.path_integration.theta import random_groups
+
+    rng = np.random.default_rng(0)
+    draws = [random_groups(64, 10, 12, rng) for _ in range(5)]
+    for ccw, cw in draws:
+        assert ccw.sum() == 10 and cw.sum() == 12 and not (ccw & cw).any()
+    assert len({tuple(np.flatnonzero(c)) for c, _ in draws}) == 5
+    ccw, cw = random_groups(4, 2, 2, rng)                                   # the whole module split in two
+    assert (ccw | cw).all()
+    with pytest.raises(ValueError, match="together"):
+        random_groups(10, 6, 5, rng)

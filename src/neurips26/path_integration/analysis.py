@@ -37,7 +37,7 @@ from .trajectories import Arena, Trajectories, wrap_angle
 __all__ = ["Activity", "collect_activity", "rate_maps", "rate_maps_loop", "heading_tuning", "shuffled_statistics",
            "CellTypes", "classify_cells", "gridness_scores", "gridness_null", "ring_topology", "RingTopology",
            "connectivity_asymmetry", "ConnectivityAsymmetry", "torus_topology", "TorusTopology", "asymmetry_score",
-           "symmetrised_control", "SymmetrisedControl", "paired_ratio"]
+           "symmetrised_control", "SymmetrisedControl", "paired_ratio", "ratio_change"]
 
 
 @dataclass
@@ -575,3 +575,42 @@ def paired_ratio(numerator: np.ndarray, denominator: np.ndarray, level: float = 
     if (a >= 0).all() and (b >= 0).all():
         lo = max(lo, 0.0)
     return r, (lo, r + half)
+
+
+def ratio_change(numerator_a: np.ndarray, denominator_a: np.ndarray, numerator_b: np.ndarray,
+                 denominator_b: np.ndarray, level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Change ``r_a − r_b`` of two paired ratios of means measured on two independent sets of items,
+    with a delta-method interval.
+
+    Each ratio ``r = mean(numerator) / mean(denominator)`` is paired within its own set (the same
+    trajectory under two conditions, as in :func:`paired_ratio`); the two sets are independent (e.g.
+    test trajectories of two lengths for the same network), so the standard errors add in quadrature:
+    ``se = sqrt(se_a² + se_b²)`` with ``se = sd(z)/√n``, ``z_i = (a_i − r·b_i) / mean(b)``; the interval
+    is ``Δ ± t_{(1+level)/2, min(n_a, n_b) − 1} · se`` (the smaller sample's degrees of freedom: a
+    conservative stand-in for Welch–Satterthwaite).
+
+    Args:
+        numerator_a, denominator_a: ``[n_a]`` paired values of set a; numerator_b, denominator_b: ``[n_b]``;
+            each finite, ``n >= 2``, mean denominator > 0.
+        level: confidence level in (0, 1).
+
+    Raises:
+        ValueError: as :func:`paired_ratio` for either set.
+
+    Source: the delta method for a ratio of means (e.g. Cochran, *Sampling Techniques*), two independent samples.
+    """
+    from scipy import stats
+
+    if not 0 < level < 1:
+        raise ValueError(f"ratio_change(): level={level!r}; allowed 0 < level < 1")
+    parts = []
+    for num, den in ((numerator_a, denominator_a), (numerator_b, denominator_b)):
+        paired_ratio(num, den)                                          # validates the set
+        a, b = np.asarray(num, np.float64).ravel(), np.asarray(den, np.float64).ravel()
+        r = float(a.mean() / b.mean())
+        z = (a - r * b) / b.mean()
+        parts.append((r, float(z.std(ddof=1)) / math.sqrt(a.size), a.size))
+    (ra, sa, na), (rb, sb, nb) = parts
+    half = float(stats.t.ppf(0.5 + level / 2, min(na, nb) - 1)) * math.hypot(sa, sb)
+    d = ra - rb
+    return d, (d - half, d + half)

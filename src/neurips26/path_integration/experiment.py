@@ -5,11 +5,12 @@ wording and the Sorscher / Banino / Cueva lineage (see :mod:`.hrnn`). Per seed: 
 simulated foraging; compare its heading and position errors with same-run baselines (stay at
 start, an untrained network of the same architecture, dead reckoning from noisy self-motion) at
 the trained length and 3× longer, and with the same network's ω input set to 0 or its speed input
-replaced by the batch mean (the controls of the integration claims, paired by trajectory); classify
+replaced by the batch mean (the controls of the integration claims, paired by trajectory; generalisation
+is judged on how the ratio to that control changes from the trained to the longer length); classify
 cell types against the untrained control; H1 of the angular module's activity; weight asymmetry by
 preferred heading against the symmetrised twin (W + Wᵀ)/2; silencing (angular→positional pathway,
 AV units); theta-paced mutual inhibition between the CW and CCW AV populations, against the same
-inhibition with shuffled dominance; replay of real rat paths (Sargolini et al. 2006, shipped in
+inhibition between random size-matched unit groups and with shuffled dominance; replay of real rat paths (Sargolini et al. 2006, shipped in
 ratinabox).
 """
 
@@ -36,6 +37,7 @@ from .analysis import (
     gridness_scores,
     paired_ratio,
     rate_maps,
+    ratio_change,
     ring_topology,
     shuffled_statistics,
     symmetrised_control,
@@ -85,6 +87,18 @@ STRICTLY_POSITIVE = 1e-9
 #: this much over the shuffled-sign gate (the former absolute bound 0.7 minus the ≈ 0.5 of independent
 #: signs, which a sweep that follows a shuffled gate shows); fixed when the control was added, from that rule.
 THETA_ALTERNATION_GAIN = 0.2
+#: Generalisation to longer trajectories: the ratio (trained network's error / its control's error) at
+#: ``generalisation_factor``× the trained length may exceed the ratio at the trained length by at most this
+#: much (in units of the control's error). Fixed before the change of ratio was computed (an audit found
+#: that the ratio at the long length alone gets easier with length, because the control's error grows).
+#: Rule: a noisy integrator whose error grows like its control's keeps its ratio (change 0); a network that
+#: stops integrating past the trained horizon moves towards ratio 1 (change ≥ 0.5 here); 0.1 — a tenth of
+#: the control's error — allows test-set noise and mild degradation and separates the two.
+GENERALISATION_MARGIN = 0.1
+#: Precondition of the generalisation claims: the network integrates at the trained length at all — its
+#: ratio there at most these bounds on every seed (the bounds of the former long-length claims, fixed before
+#: training: 'well below' 0.5 for heading, 0.8 for position); otherwise there is nothing to generalise.
+GENERALISATION_PRECONDITION = {"heading_deg": 0.5, "position_m": 0.8}
 
 
 class Config(ExperimentConfig):
@@ -361,7 +375,8 @@ def _theta(config: Config, ctx: RunContext, seed: int, model: HRNN, arena: Arena
         th = _sim(config, config.n_theta, config.theta_steps, ctx.child_rng(6000 + seed), arena)
         r["theta"], r["theta_traces"] = theta_sweeps(model, th, ccw_g, cw_g, strength=config.theta_strength,
                                                      frequency=config.theta_frequency,
-                                                     control_rng=ctx.child_rng(6500 + seed))
+                                                     control_rng=ctx.child_rng(6500 + seed),
+                                                     group_rng=ctx.child_rng(6700 + seed))
 
 
 # --------------------------------------------------------------------------- claims
@@ -369,14 +384,9 @@ def _theta(config: Config, ctx: RunContext, seed: int, model: HRNN, arena: Arena
 def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -> list:
     seeds = config.seeds
     claims = []
-    long = f"{config.generalisation_factor}× longer than trained"
     omega_control = ("the same trained network on the same trajectories with its angular-velocity input set to 0 "
                      "(start cue intact), which removes the rotation information (ω's mean is 0); paired by "
                      "trajectory, ratio of mean errors with a delta-method interval over trajectories")
-    speed_control = ("the same trained network on the same trajectories with its speed input replaced by the batch "
-                     "mean speed (ω and the start cue intact), which removes the speed information and keeps the "
-                     "average distance; paired by trajectory, ratio of mean errors with a delta-method interval "
-                     "over trajectories")
     specs = [
         ("angular_path_integration", "train_len", "heading_deg", 0.2,
          "The HRNN performs angular path integration: its mean heading error at the trained length is at most "
@@ -385,17 +395,6 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
          "zero_omega", omega_control, TUNED_ANGULAR,
          "a decoder fed the true state errs by ≈ 1.5° (top-3 of 32 cells), a one-step misalignment by ≈ 11°: 0.2× "
          "the no-integration error separates them"),
-        ("generalises_longer_heading", "long", "heading_deg", 0.5,
-         f"Heading integration generalises to sequences {long}: the heading error is at most half that of the same "
-         "network with its angular-velocity input set to 0 (same trajectories).",
-         "zero_omega", omega_control, "",
-         "'well below' read as ≤ 0.5× the error without the integrated input, fixed before training"),
-        ("generalises_longer_position", "long", "position_m", 0.8,
-         f"Position integration generalises to sequences {long}: the position error is at most 0.8× that of the "
-         "same network with its speed input replaced by the batch mean speed (same trajectories, ω intact).",
-         "mean_speed", speed_control, "",
-         "0.8× for position at 3× length, where the error of any integrator grows (the same 0.8 as the "
-         "trained-length speed control)"),
     ]
     for cid, tag, q, bound, statement, ctrl, control, tuned, reason in specs:
         per = []
@@ -417,7 +416,8 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
                      f"{r[f'{tag}_dead_reckoning_{q}'] / stay:.2f}"))
         claims.append(C.over_seeds(per, seeds))
     if confirmation:                                   # confirmation run: tuned claims only
-        return claims[:1]
+        return claims
+    claims += _generalisation_claims(config, res)
     per = [C.at_most("positional_path_integration", "The HRNN performs positional path integration from linear "
                      "speed: its mean position error at the trained length is at most 0.8× the error of the same "
                      "network when its speed input is replaced by the batch mean speed (ω and the start cue intact) "
@@ -460,6 +460,65 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
                           f"{r['place_decoding_floor_m']:.3f} m vs dead reckoning's {r['long_dead_reckoning_position_m']:.3f} m")
            for r in res]
     claims.append(C.over_seeds(per, seeds))
+    return claims
+
+
+def _generalisation_claims(config: Config, res: list[dict]) -> list:
+    """``generalises_longer_heading`` / ``_position``: per seed (one network), the change of the paired ratio
+    (network / its control, same trajectories) from the trained length to ``generalisation_factor``× it,
+    judged ``<=`` :data:`GENERALISATION_MARGIN` with a delta-method interval over the two independent test
+    sets; not checkable unless the ratio at the trained length meets :data:`GENERALISATION_PRECONDITION` on
+    every seed. Uses ``r["paired"][tag]`` per-trajectory errors and the ``{tag}_*`` means (notes only)."""
+    seeds, claims = config.seeds, []
+    factor = config.generalisation_factor
+    specs = [("generalises_longer_heading", "heading_deg", "zero_omega", "heading", "angular-velocity input set to 0",
+              "the same trained network on the same trajectories with its angular-velocity input set to 0 (start cue "
+              "intact), which removes the rotation information (ω's mean is 0), at each length; per seed the ratio "
+              "of mean errors network / control at each length, and their change (paired over the same network; "
+              "delta-method interval over the two independent test sets)"),
+             ("generalises_longer_position", "position_m", "mean_speed", "position",
+              "speed input replaced by the batch mean speed (ω intact)",
+              "the same trained network on the same trajectories with its speed input replaced by the batch mean "
+              "speed (ω and the start cue intact), which removes the speed information and keeps the average "
+              "distance, at each length; per seed the ratio of mean errors network / control at each length, and "
+              "their change (paired over the same network; delta-method interval over the two independent test sets)")]
+    for cid, q, ctrl, what, removed, control in specs:
+        statement = (f"{what.capitalize()} integration generalises to sequences {factor}× longer than trained: the "
+                     f"network's advantage over the same network with its {removed} is kept — its error ratio to "
+                     f"that control at {factor}× the trained length exceeds the ratio at the trained length by at "
+                     f"most {GENERALISATION_MARGIN:g} (same networks; the control's own error grows with length, so "
+                     "the long-length ratio alone would get easier with length).")
+        per, ratios = [], []
+        for r in res:
+            p_tr, p_lo = r["paired"]["train_len"], r["paired"]["long"]
+            r_tr, _ = paired_ratio(p_tr[f"hrnn_{q}"], p_tr[f"{ctrl}_{q}"])
+            r_lo, iv_lo = paired_ratio(p_lo[f"hrnn_{q}"], p_lo[f"{ctrl}_{q}"])
+            delta, iv = ratio_change(p_lo[f"hrnn_{q}"], p_lo[f"{ctrl}_{q}"], p_tr[f"hrnn_{q}"], p_tr[f"{ctrl}_{q}"])
+            ratios.append(r_tr)
+            unit = q.split("_")[-1]
+            per.append(C.at_most(
+                cid, statement, measured=delta, interval=iv, bound=GENERALISATION_MARGIN, domain=(-math.inf, math.inf),
+                kind="paper", source=ABSTRACT, object="toy", control=control,
+                paper_value="generalises to longer sequences than trained (no number in the abstract)",
+                reason=f"{GENERALISATION_MARGIN:g}: a network that keeps integrating keeps its ratio (change ≈ 0; an "
+                       "error that stays flat lowers it), one that stops integrating past the trained horizon moves "
+                       "towards ratio 1; a tenth of the control's error allows noise and mild degradation. Fixed "
+                       "before the change was computed, after an audit found the former rule (long-length ratio "
+                       "≤ 0.5 heading / ≤ 0.8 position) easier to meet the longer the test",
+                note=f"ratio {r_tr:.3f} at T = {config.seq_len}, {r_lo:.3f} [{iv_lo[0]:.3f}, {iv_lo[1]:.3f}] at "
+                     f"T = {factor * config.seq_len} (the former claim judged the latter alone); errors ({unit}): "
+                     f"network {r[f'train_len_hrnn_{q}']:.3g} → {r[f'long_hrnn_{q}']:.3g}, control "
+                     f"{r[f'train_len_{ctrl}_{q}']:.3g} → {r[f'long_{ctrl}_{q}']:.3g}, stay-at-start "
+                     f"{r[f'train_len_stay_{q}']:.3g} → {r[f'long_stay_{q}']:.3g}"))
+        claim = C.over_seeds(per, seeds)
+        pre = GENERALISATION_PRECONDITION[q]
+        if not all(x <= pre for x in ratios):
+            claim = C.as_not_checkable(
+                claim, reason=f"the network does not integrate {what} at the trained length (ratio to its control "
+                f"{[round(x, 3) for x in ratios]}, precondition <= {pre:g} on every seed), so there is no advantage "
+                "to keep at a longer length",
+                full_scale="the Sorscher-scale network integrates; the same paired test runs")
+        claims.append(claim)
     return claims
 
 
@@ -664,37 +723,60 @@ def _theta_claims(config: Config, res: list[dict]) -> list:
     seeds, claims = config.seeds, []
     ok = [r for r in res if "theta" in r]
     if len(ok) < len(res):
-        return [C.not_checkable("theta_alternation", "Theta sweeps alternate.", paper_value="bidirectional sweeps",
+        return [C.not_checkable(cid, statement, paper_value="bidirectional sweeps",
                                 reason="a seed had no CW or CCW units", full_scale="larger angular module",
-                                kind="paper", source=ABSTRACT, tuned_after_look=TUNED_THETA, object="toy")]
+                                kind="paper", source=ABSTRACT, tuned_after_look=TUNED_THETA, object="toy")
+                for cid, statement in (("theta_alternation", "Theta sweeps alternate."),
+                                       ("theta_sweeps_follow_gate", "Theta sweeps follow the gate's alternation."))]
     note = "gate strength β and group sizes: see tuned_after_look"
-    per = []
-    for r in ok:
-        shuffled = r["theta_traces"]["shuffled"]
-        mean, iv = C.mean_interval(r["theta"].alternation_by_trajectory - shuffled.alternation_by_trajectory,
-                                   domain=(-1, 1))
-        per.append(C.at_least(
-            "theta_alternation", "Theta-paced mutual inhibition between the CW and CCW AV populations produces sweeps "
-            "that alternate left/right in successive theta cycles: the fraction of cycle pairs with opposite sweep "
-            f"signs exceeds that under the same inhibition with shuffled dominance by at least "
-            f"{THETA_ALTERNATION_GAIN:g}.", measured=mean, interval=iv, bound=THETA_ALTERNATION_GAIN, kind="paper",
-            domain=(-1, 1), tuned_after_look=TUNED_THETA, object="toy",
-            control="the same network, trajectories, CW/CCW groups and β with each trajectory's sequence of dominant "
-                    "sides shuffled (the same number of CCW- and CW-dominant cycles in random order), which keeps the "
-                    "inhibition and removes its alternation; paired by trajectory, t-interval over trajectories",
-            source=ABSTRACT, paper_value="bidirectional theta sweeps (≈78–83% alternation in rats)",
-            reason=f"{THETA_ALTERNATION_GAIN:g}: the former absolute bound 0.7 (below the ≈0.8 alternation reported "
-                   "in rats, to allow decoding noise) minus the ≈0.5 a sweep that follows a shuffled gate alternates; "
-                   "sweeps that alternate whatever the gate does give ≈ 0",
-            note=f"alternation {r['theta'].alternation:.2f} with the alternating gate, {shuffled.alternation:.2f} with "
-                 f"shuffled dominance (gate agreement {r['theta'].gate_agreement:.2f} vs {shuffled.gate_agreement:.2f}); "
-                 f"no-theta control alternation {r['theta_traces']['control_alternation']:.2f}; " + note))
-    claims.append(C.over_seeds(per, seeds))
+    rule = (f"{THETA_ALTERNATION_GAIN:g}: the former absolute bound 0.7 (below the ≈0.8 alternation reported in rats, "
+            "to allow decoding noise) minus the ≈0.5 of sweeps whose sign does not follow the alternating drive")
+    # theta_alternation: the control removes the mechanism the abstract names — the two learned AV
+    # subpopulations between which the inhibition acts — and keeps the theta-paced alternating gate. (In this
+    # reconstruction the mutual inhibition is the gate's multiplicative gain, not learned recurrent weights
+    # between two rings, so zeroing or symmetrising learned cross-weights would not remove it; the untrained
+    # network has no trained heading readout, so its 'sweeps' could not be decoded.)
+    for cid, key, statement, control, why in (
+            ("theta_alternation", "random_groups",
+             "Theta-paced mutual inhibition between the learned CW and CCW AV subpopulations produces sweeps that "
+             "alternate left/right in successive theta cycles: the fraction of cycle pairs with opposite sweep signs "
+             "exceeds that under the same alternating inhibition between two random size-matched groups of angular "
+             f"units by at least {THETA_ALTERNATION_GAIN:g}.",
+             "the same network, trajectories, alternating gate and β, with the inhibition acting between two random "
+             "disjoint groups of angular units of the learned CW/CCW groups' sizes (drawn per trajectory, whatever "
+             "their tuning), which keeps the theta-paced alternating inhibition and removes the learned AV "
+             "subpopulations it acts between; paired by trajectory, t-interval over trajectories",
+             "sweeps that any gated units would produce give ≈ 0"),
+            ("theta_sweeps_follow_gate", "shuffled",
+             "The sweeps' alternation comes from the theta-paced alternation of dominance: with the alternating "
+             "gate, the fraction of cycle pairs with opposite sweep signs exceeds that under the same inhibition "
+             f"between the same CW/CCW groups with shuffled dominance by at least {THETA_ALTERNATION_GAIN:g}.",
+             "the same network, trajectories, CW/CCW groups and β with each trajectory's sequence of dominant sides "
+             "shuffled (the same number of CCW- and CW-dominant cycles in random order), which keeps the inhibition "
+             "between the learned groups and removes its alternation (it does not remove the learned groups: "
+             "theta_alternation's control does); paired by trajectory, t-interval over trajectories",
+             "sweeps that alternate whatever the gate's order give ≈ 0")):
+        per = []
+        for r in ok:
+            ctl = r["theta_traces"][key]
+            mean, iv = C.mean_interval(r["theta"].alternation_by_trajectory - ctl.alternation_by_trajectory,
+                                       domain=(-1, 1))
+            other = r["theta_traces"]["shuffled" if key == "random_groups" else "random_groups"]
+            per.append(C.at_least(
+                cid, statement, measured=mean, interval=iv, bound=THETA_ALTERNATION_GAIN, kind="paper",
+                domain=(-1, 1), tuned_after_look=TUNED_THETA, object="toy", control=control, source=ABSTRACT,
+                paper_value="bidirectional theta sweeps (≈78–83% alternation in rats)", reason=f"{rule}; {why}",
+                note=f"alternation {r['theta'].alternation:.2f} with the alternating gate on the learned groups, "
+                     f"{ctl.alternation:.2f} under this control ({'shuffled dominance' if key == 'shuffled' else 'random groups'}), "
+                     f"{other.alternation:.2f} under the other control; gate agreement {r['theta'].gate_agreement:.2f} "
+                     f"vs {ctl.gate_agreement:.2f}; no-theta alternation {r['theta_traces']['control_alternation']:.2f}; "
+                     + note))
+        claims.append(C.over_seeds(per, seeds))
     per = [C.at_least("theta_alternation_rate", "With the alternating gate, sweeps alternate left/right in at least "
                       "70% of successive theta-cycle pairs (rats: ≈78–83%).", measured=r["theta"].alternation,
                       bound=0.7, kind="reconstruction", domain=(0, 1), tuned_after_look=TUNED_THETA, object="toy",
                       source="inferred: the alternation level depends on the gate's form and strength β, which the "
-                             "abstract does not give (the paper claim is judged against the shuffled-gate control)",
+                             "abstract does not give (the paper claims are judged against the random-groups and shuffled-gate controls)",
                       paper_value="≈78–83% alternation in rats",
                       reason="0.7: below the ≈0.8 alternation reported in rats to allow decoding noise, well above "
                              "the ≈0.5 of independent signs", note=note) for r in ok]
@@ -881,6 +963,7 @@ def run(config: Config, ctx: RunContext) -> Outcome:
                                           theta_gate_agreement=th.gate_agreement, theta_lateral_agreement=th.lateral_agreement,
                                           theta_control_alternation=r["theta_traces"]["control_alternation"],
                                           theta_shuffled_gate_alternation=r["theta_traces"]["shuffled"].alternation,
+                                          theta_random_groups_alternation=r["theta_traces"]["random_groups"].alternation,
                                           theta_drift_deg_per_s=r["theta_traces"]["drift_deg_per_s"])
     metrics["cpu_seconds"] = time.process_time() - t0
     notes = ("Paper not found; only its abstract was read. The HRNN's equations, losses, cell criteria and the theta "

@@ -30,7 +30,7 @@ import torch
 
 from .trajectories import Trajectories, wrap_angle
 
-__all__ = ["theta_gate", "shuffled_signs", "mutual_inhibition_gain", "SweepStatistics", "theta_sweeps", "sweep_statistics"]
+__all__ = ["theta_gate", "shuffled_signs", "random_groups", "mutual_inhibition_gain", "SweepStatistics", "theta_sweeps", "sweep_statistics"]
 
 
 def theta_gate(steps: int, dt: float, frequency: float = 8.0,
@@ -72,6 +72,26 @@ def shuffled_signs(n_cycles: int, batch: int, rng: np.random.Generator) -> np.nd
     """
     base = np.where(np.arange(n_cycles) % 2 == 0, 1.0, -1.0)
     return np.stack([rng.permutation(base) for _ in range(batch)])
+
+
+def random_groups(n_units: int, n_ccw: int, n_cw: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``(ccw_mask, cw_mask)`` ``[n_units]`` bool: two disjoint groups of ``n_ccw`` and ``n_cw`` units drawn
+    uniformly at random, whatever their tuning.
+
+    The control for the learned AV subpopulations: the same alternating gate and β acting between two
+    size-matched groups that are not the learned CW and CCW populations (a sweep produced by the learned
+    populations' opposite effects on the heading is then absent; one produced by gating any units is not).
+
+    Raises:
+        ValueError: group sizes < 1 or together more than ``n_units``.
+    """
+    if n_ccw < 1 or n_cw < 1 or n_ccw + n_cw > n_units:
+        raise ValueError(f"random_groups(): sizes {n_ccw} and {n_cw}: need >= 1 each and together <= {n_units} units")
+    pick = rng.permutation(n_units)
+    ccw, cw = np.zeros(n_units, bool), np.zeros(n_units, bool)
+    ccw[pick[:n_ccw]] = True
+    cw[pick[n_ccw:n_ccw + n_cw]] = True
+    return ccw, cw
 
 
 def mutual_inhibition_gain(gate: np.ndarray, ccw_mask: np.ndarray, cw_mask: np.ndarray,
@@ -159,7 +179,8 @@ def sweep_statistics(offset: np.ndarray, cycle: np.ndarray, expected_sign: np.nd
 
 
 def theta_sweeps(model, traj: Trajectories, ccw_mask: np.ndarray, cw_mask: np.ndarray, *, strength: float = 0.5,
-                 frequency: float = 8.0, control_rng: np.random.Generator | None = None) -> tuple[SweepStatistics, dict]:
+                 frequency: float = 8.0, control_rng: np.random.Generator | None = None,
+                 group_rng: np.random.Generator | None = None) -> tuple[SweepStatistics, dict]:
     """Run the trained model with and without theta-paced mutual inhibition and measure sweeps.
 
     The offset is the decoded heading under inhibition minus the decoded heading of the same
@@ -170,13 +191,19 @@ def theta_sweeps(model, traj: Trajectories, ccw_mask: np.ndarray, cw_mask: np.nd
         control_rng: when given, also run the **shuffled-gate control**: the same network, trajectories,
             groups and β, with each trajectory's sequence of dominant sides a random permutation of the
             alternating one (:func:`shuffled_signs`), so the inhibition stays and its alternation goes.
+        group_rng: when given, also run the **random-groups control**: the same network, trajectories,
+            alternating gate and β, acting between two random disjoint unit groups of the learned groups'
+            sizes (:func:`random_groups`, one draw per trajectory, so the interval over trajectories
+            includes the draw), so the theta-paced inhibition and its
+            alternation stay and the learned CW/CCW subpopulations go.
 
     Returns:
         ``(SweepStatistics, traces)`` with traces ``offset_deg [B, T]``, ``gate [T]``,
         ``baseline_offset_deg [B, T]`` (unperturbed decoded minus true heading, the no-theta control),
         ``control_alternation`` (the same statistics on that control), ``drift_deg_per_s`` (mean
         |offset| at the end / duration), and with ``control_rng`` ``shuffled`` (the
-        :class:`SweepStatistics` of the shuffled-gate control, its expected signs the shuffled ones).
+        :class:`SweepStatistics` of the shuffled-gate control, its expected signs the shuffled ones), with
+        ``group_rng`` ``random_groups`` (the :class:`SweepStatistics` of the random-groups control).
     """
     gate, cycle = theta_gate(traj.steps, traj.dt, frequency)
     gain = mutual_inhibition_gain(gate, ccw_mask, cw_mask, strength)
@@ -202,4 +229,9 @@ def theta_sweeps(model, traj: Trajectories, ccw_mask: np.ndarray, cw_mask: np.nd
         signs = shuffled_signs(cycle.max() + 1, traj.batch, control_rng)
         shuffled_gate, _ = theta_gate(traj.steps, traj.dt, frequency, signs=signs)
         traces["shuffled"], _ = sweeps(mutual_inhibition_gain(shuffled_gate, ccw_mask, cw_mask, strength), signs)
+    if group_rng is not None:
+        draws = [random_groups(len(ccw_mask), int(ccw_mask.sum()), int(cw_mask.sum()), group_rng)
+                 for _ in range(traj.batch)]                               # one draw per trajectory
+        gains = torch.cat([mutual_inhibition_gain(gate, ccw_r, cw_r, strength) for ccw_r, cw_r in draws])
+        traces["random_groups"], _ = sweeps(gains, expected)
     return stats, traces
