@@ -95,6 +95,11 @@ THETA_ALTERNATION_GAIN = 0.2
 #: stops integrating past the trained horizon moves towards ratio 1 (change ≥ 0.5 here); 0.1 — a tenth of
 #: the control's error — allows test-set noise and mild degradation and separates the two.
 GENERALISATION_MARGIN = 0.1
+#: The margin was set by a session that had seen the previous snapshot's per-length ratios (heading 0.17 →
+#: 0.22, position 0.59 → 0.63), from which the change is readable: the generalisation claims count only when
+#: they hold on the pooled confirmation seeds (the confirmation runs measure both lengths anyway).
+TUNED_GENERALISATION = ("the margin 0.1 on the change of ratio was set after the previous snapshot's ratios at both "
+                        "lengths had been seen (heading 0.17 → 0.22, position 0.59 → 0.63)")
 #: Precondition of the generalisation claims: the network integrates at the trained length at all — its
 #: ratio there at most these bounds on every seed (the bounds of the former long-length claims, fixed before
 #: training: 'well below' 0.5 for heading, 0.8 for position); otherwise there is nothing to generalise.
@@ -415,9 +420,9 @@ def _ratio_claims(config: Config, res: list[dict], confirmation: bool = False) -
                      f"with {config.odometer_noise:.0%} input noise / stay = "
                      f"{r[f'{tag}_dead_reckoning_{q}'] / stay:.2f}"))
         claims.append(C.over_seeds(per, seeds))
+    claims += _generalisation_claims(config, res)      # tuned too: confirmation runs judge them
     if confirmation:                                   # confirmation run: tuned claims only
         return claims
-    claims += _generalisation_claims(config, res)
     per = [C.at_most("positional_path_integration", "The HRNN performs positional path integration from linear "
                      "speed: its mean position error at the trained length is at most 0.8× the error of the same "
                      "network when its speed input is replaced by the batch mean speed (ω and the start cue intact) "
@@ -498,7 +503,7 @@ def _generalisation_claims(config: Config, res: list[dict]) -> list:
             unit = q.split("_")[-1]
             per.append(C.at_most(
                 cid, statement, measured=delta, interval=iv, bound=GENERALISATION_MARGIN, domain=(-math.inf, math.inf),
-                kind="paper", source=ABSTRACT, object="toy", control=control,
+                kind="paper", source=ABSTRACT, object="toy", control=control, tuned_after_look=TUNED_GENERALISATION,
                 paper_value="generalises to longer sequences than trained (no number in the abstract)",
                 reason=f"{GENERALISATION_MARGIN:g}: a network that keeps integrating keeps its ratio (change ≈ 0; an "
                        "error that stays flat lowers it), one that stops integrating past the trained horizon moves "
