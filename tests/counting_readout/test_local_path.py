@@ -114,3 +114,59 @@ def test_local_paper_claims_are_judged_against_their_controls(tied_folder, tmp_p
     n = rep["probe"]["n_correct"]                   # the per-prompt counts agree with the reported accuracy
     assert n / len(json.loads((tmp_path / "run" / "local_model" / "repair_probe.json").read_text())["val_correct"]) \
         == pytest.approx(rep["probe"]["final_accuracy"])
+
+
+def test_orthogonality_just_under_the_random_percentile_is_not_judged_on_a_point(tied_folder, tmp_path, monkeypatch):
+    """Catches local_digit_rows_orthogonal judged 'holds' on a point value with no interval: with the
+    random-subspace 95th percentile set just above the measured cos θ1 (a point just under it, as SmolLM2's
+    0.2361 vs 0.2551), the count subspace's sampling noise over the fit prompts must make the claim
+    inconclusive, not 'holds'. The interval is the bootstrap over fit prompts (refitted subspace)."""
+    seen = {}
+    real_diagnose = E.diagnose_model
+
+    def diagnose(*a, **k):
+        seen["diag"] = real_diagnose(*a, **k)
+        return seen["diag"]
+
+    monkeypatch.setattr(E, "diagnose_model", diagnose)
+    # the control's percentile 1e-6 above the measured point: just under it, as on the real model
+    monkeypatch.setattr(E, "random_principal_cosine", lambda *a, **k: seen["diag"].alignment["cos_theta1"] + 1e-6)
+    cfg = E.Config(model_path=str(tied_folder), local_layers=2, local_lora_steps=10)
+    claims = E._local_model(cfg, RunContext(seed=0, out_dir=tmp_path / "run"), metrics := {})
+    c = {c.id: c for c in claims}["local_digit_rows_orthogonal"]
+    assert c.kind == "paper" and c.control
+    assert c.measured == seen["diag"].alignment["cos_theta1"] < c.rule["bound"]
+    assert c.interval is not None and c.interval[0] < c.rule["bound"] < c.interval[1]
+    assert c.verdict is Verdict.INCONCLUSIVE
+    from neurips26.counting_readout import load_local_model
+    from neurips26.counting_readout.diagnosis import bootstrap_cos_theta1
+
+    boot = metrics["local_model"]["cos_theta1_bootstrap"]
+    assert tuple(boot["interval"]) == c.interval and boot["cos_theta1"] == pytest.approx(c.measured, abs=1e-12)
+    f = seen["diag"].features                                # the interval comes from the run seed
+    again = bootstrap_cos_theta1(f["fit_H"].numpy(), f["fit_y"].numpy(),
+                                 E.digit_rows(load_local_model(tied_folder)[0], seen["diag"].digits.ids), 8, seed=0)
+    assert again["interval"] == boot["interval"]
+
+
+def test_bootstrap_cos_theta1_covers_the_true_angle_and_refuses_bad_input():
+    """Catches a bootstrap interval that ignores the subspace's sampling noise (zero width), misses the
+    true cos θ1 of a planted geometry, or accepts too few replicates. Planted: class means along a
+    2-plane at a known angle to the 'digit rows' plane, isotropic noise; cos θ1 = cos 60° = 0.5."""
+    from neurips26.counting_readout.diagnosis import bootstrap_cos_theta1
+
+    rng = np.random.default_rng(0)
+    d = 20
+    e = np.eye(d)
+    u1, u2 = e[0], e[1]                                   # count plane
+    rows = np.stack([0.5 * e[0] + np.sqrt(0.75) * e[2], e[3]])   # digit rows [2, d]: cos θ1 = 0.5
+    y = np.repeat(np.arange(1, 10), 60)
+    t = (y - 5) / 4.0
+    H = np.outer(t, u1) + np.outer(t ** 2 - t.mean() ** 2, u2) + 0.3 * rng.standard_normal((len(y), d))
+    b = bootstrap_cos_theta1(H, y, rows, 2, n_boot=100, seed=0)
+    lo, hi = b["interval"]
+    assert hi - lo > 0.005 and lo <= 0.5 <= hi, b         # noise 0.3 over 60 prompts a count: not exact
+    assert b == bootstrap_cos_theta1(H, y, rows, 2, n_boot=100, seed=0)
+    for bad in ({"n_boot": 5}, {"level": 1.0}):
+        with pytest.raises(ValueError, match="allowed"):
+            bootstrap_cos_theta1(H, y, rows, 2, **bad)

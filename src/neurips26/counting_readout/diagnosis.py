@@ -271,3 +271,51 @@ def repair_model(model, diag: ModelDiagnosis, *, train: EncodedPrompts | None = 
                                y_val=diag.features["test_y"], H_text=Ht, y_text=yt, init=init,
                                digit_rows_only=digit_rows_only, train_A=train_A, steps=steps, lr=lr,
                                kl_weight=kl_weight, target=target, seed=seed, copy_model=copy_model)
+
+
+def bootstrap_cos_theta1(H, y, rows, rank: int, *, n_boot: int = 200, level: float = 0.95, seed: int = 0,
+                         method: str = "class_means") -> dict:
+    """Sampling interval of cos θ₁ between the count subspace fitted on states ``H`` and the digit
+    rows ``rows``: a bootstrap over the prompts the subspace is estimated from.
+
+    Each of ``n_boot`` replicates resamples the prompts with replacement **within each count** (the
+    fit prompts are count-balanced by construction, so every replicate keeps the per-count sizes
+    :func:`~.probes.count_subspace` needs), refits the count subspace and takes cos θ₁ with the
+    (fixed) digit rows. The interval is the basic bootstrap ``[2·θ̂ − q_hi, 2·θ̂ − q_lo]`` (q the
+    replicates' (1∓level)/2 quantiles), clipped to [0, 1]: cos θ₁ is a largest singular value, so
+    estimation noise biases it upward, and the basic interval removes that bias to first order where
+    the percentile interval would double it.
+
+    Args:
+        H: fit states [n, d] (readout space), y: their counts [n] (ints), rows: digit rows of W_U
+            [k, d] (:func:`~.unembedding.digit_rows`), rank: count-subspace rank r.
+        n_boot: replicates (>= 20); seed: the run seed (``numpy.random.default_rng(seed)``).
+
+    Returns:
+        ``{"cos_theta1", "interval", "boot_mean", "boot_sd", "n_boot", "level", "interval_method"}``.
+
+    Raises:
+        ValueError: ``n_boot < 20``, ``level`` outside (0, 1), or what
+            :func:`~.probes.count_subspace` / :func:`~.geometry.principal_cosines` raise.
+    """
+    from .geometry import principal_cosines
+
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 20:
+        raise ValueError(f"n_boot={n_boot!r}; allowed: an integer >= 20")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level}; allowed: 0 < level < 1")
+    H, y = np.asarray(H, np.float64), np.asarray(y)
+    Wt = np.asarray(rows, np.float64).T
+
+    def cos1(Hs, ys):
+        return float(principal_cosines(count_subspace(Hs, ys, rank, method=method), Wt)[0])
+
+    point = cos1(H, y)
+    rng = np.random.default_rng(seed)
+    groups = [np.flatnonzero(y == c) for c in np.unique(y)]
+    reps = np.array([cos1(H[ix], y[ix]) for ix in (np.concatenate([rng.choice(g, len(g)) for g in groups])
+                                                   for _ in range(int(n_boot)))])
+    q_lo, q_hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    iv = (float(np.clip(2 * point - q_hi, 0, 1)), float(np.clip(2 * point - q_lo, 0, 1)))
+    return {"cos_theta1": point, "interval": iv, "boot_mean": float(reps.mean()), "boot_sd": float(reps.std(ddof=1)),
+            "n_boot": int(n_boot), "level": level, "interval_method": "basic bootstrap within counts"}
