@@ -69,3 +69,14 @@ def test_bad_override_is_a_one_line_config_error():
     with pytest.raises(ConfigError, match="content_bias") as err:
         apply_overrides(Config.quick(), {"content_bias": 0.1}, "aigi_detection")
     assert "\n" not in str(err.value)
+
+
+def test_paired_paper_claims_are_strict():
+    """Catches a paper claim judged on a paired difference with the inclusive bound 0: identical heads
+    (difference 0 on every seed) would read "holds"."""
+    from neurips26.aigi_detection.experiment import _paired
+
+    with pytest.raises(ValueError, match="strictly above 0"):
+        _paired("x", "s", [0, 1, 2], [0.0, 0.0, 0.0], 0.0, "r", "paper", "abstract")
+    same = _paired("x", "s", [0, 1, 2], [0.0, 0.0, 0.0], 1e-9, "r", "paper", "abstract", control="the same head")
+    assert same.verdict.value != "holds"

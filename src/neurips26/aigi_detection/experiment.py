@@ -309,7 +309,10 @@ def _paired(id, statement, seeds, values, bound, reason, kind, source, note="", 
             domain=(-1.0, 1.0), tuned=TUNED_SEEDS, object="toy", control=""):
     """Claim on the mean over seeds of a paired difference, judged by its Student-t interval kept
     inside ``domain`` (a difference of two quantities in [0, 1] lies in [−1, 1]). ``control``: the
-    head the difference is taken against (the control that removes the mechanism)."""
+    head the difference is taken against (the control that removes the mechanism). "Reduces" and
+    "exceeds" are strict: callers pass ``bound=1e-9``, never 0 (an identical control's [0, 0] would hold)."""
+    if kind == "paper" and bound == 0:
+        raise ValueError(f"claim {id!r}: a paper claim's paired difference must be strictly above 0 (bound 1e-9)")
     mean, iv = C.mean_interval(values, domain=domain)
     return C.at_least(id, statement, measured=mean, bound=bound, reason=reason, kind=kind, source=source,
                       interval=iv, paper_value=paper_value, domain=domain, tuned_after_look=tuned,
@@ -373,7 +376,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           "folder (its content adversary sees k-means pseudo-labels of the frozen cues, never the "
                           "world's content labels), the content AUROC of its score on real test images is lower than "
                           "the same-architecture baseline's (paired difference > 0).",
-                          seeds, [b["shortcut_auroc"] - p["shortcut_auroc"] for b, p in zip(B, P)], 0.0,
+                          seeds, [b["shortcut_auroc"] - p["shortcut_auroc"] for b, p in zip(B, P)], 1e-9,
                           "sign of the paired difference; the interval carries the seed noise", "paper",
                           "abstract (SA-AFL reduces shortcut reliance), tested in a synthetic world",
                           control=("the same-architecture baseline head (linear/BCE, no SA-AFL term) on the same "
@@ -388,7 +391,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
     claims.append(_paired("saafl_true_labels_reduces_shortcut", "With the world's true content labels given to its "
                           "adversary, SA-AFL's content AUROC on real test images is lower than the baseline's "
                           "(paired difference > 0): the adversary does what it is trained for.",
-                          seeds, [b["shortcut_auroc"] - s["shortcut_auroc"] for b, s in zip(B, S)], 0.0,
+                          seeds, [b["shortcut_auroc"] - s["shortcut_auroc"] for b, s in zip(B, S)], 1e-9,
                           "sign of the paired difference; the interval carries the seed noise", "check",
                           "inferred: the content adversary is trained against these very labels, so this checks the "
                           "adversary's wiring, not the paper's statement",
@@ -409,7 +412,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
     claims.append(_paired("saafl_balances_cues", "SA-AFL's balance term does its job: the normalised entropy of "
                           "per-cue contribution shares on the training cues is higher than the baseline's. Paper: "
                           "SA-AFL \"balance[s] learning across artifact dimensions\".", seeds,
-                          [s["cue_entropy"] - b["cue_entropy"] for b, s in zip(B, S)], 0.0,
+                          [s["cue_entropy"] - b["cue_entropy"] for b, s in zip(B, S)], 1e-9,
                           "sign of the paired difference; the interval carries the seed noise", "check",
                           "inferred: SA-AFL's balance term KL(shares || uniform) minimises this very quantity on the "
                           "training cues where it is measured, so this checks that the term is on and optimised; it "
@@ -420,7 +423,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           paper_value="more balanced"))
     claims.append(_paired("saafl_higher_effective_rank", "SA-AFL's evidence is less collapsed: the effective rank "
                           "of its per-unit contributions w_j a_j on test images is higher than the baseline's.",
-                          seeds, [s["evidence_erank"] - b["evidence_erank"] for b, s in zip(B, S)], 0.0,
+                          seeds, [s["evidence_erank"] - b["evidence_erank"] for b, s in zip(B, S)], 1e-9,
                           "sign of the paired difference; the interval carries the seed noise", "paper",
                           "abstract (feature space collapses toward low diversity; SA-AFL retains richer features)",
                           control=BASELINE_CONTROL,
@@ -430,7 +433,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                           domain=(-config.encoder_layers * config.latent_dim, config.encoder_layers * config.latent_dim)))
     claims.append(_paired("saafl_survives_cue_removal", "Removing the single most-used cue lowers the baseline's "
                           "unseen-generator mAP more than SA-AFL's (paired difference of the drops > 0).", seeds,
-                          [b["ap_drop_top_cue"] - s["ap_drop_top_cue"] for b, s in zip(B, S)], 0.0,
+                          [b["ap_drop_top_cue"] - s["ap_drop_top_cue"] for b, s in zip(B, S)], 1e-9,
                           "sign of the paired difference; the interval carries the seed noise", "reconstruction",
                           "inferred: a model that balances cues should not depend on any one (the cue-removal "
                           "test of DoU, He et al. 2026)",
@@ -441,7 +444,7 @@ def _synthetic(config: Config, ctx: RunContext, metrics: dict) -> list:
                               ("acc", "mean ACC", "+6.84 ACC (23 generators, vs state of the art)")):
         d = [s["per_generator"]["mean"][metric] - b["per_generator"]["mean"][metric] for b, s in zip(B, S)]
         claims.append(_paired(f"cross_generator_{metric}", f"On unseen generators, SA-AFL's {label} exceeds the "
-                              f"same-architecture baseline's (paired difference > 0).", seeds, d, 0.0,
+                              f"same-architecture baseline's (paired difference > 0).", seeds, d, 1e-9,
                               "sign of the paired difference; the interval carries the seed noise", "paper",
                               "abstract (more transferable evidence for cross-generator detection), direction only, "
                               "synthetic world", paper_value=pv, control=BASELINE_CONTROL,
@@ -531,7 +534,7 @@ def _real_data(config: Config, ctx: RunContext, metrics: dict) -> list:
     d_ap, iv = paired_bootstrap_map_difference(scores["baseline"], scores["saafl"], groups, seed=ctx.seed)
     metrics["real_data_map_difference"] = {"mean": d_ap, "interval": iv, "skipped_test_files": len(loaded.skipped)}
     return [C.at_least("real_data_map_gain", "On the user's unseen generators, SA-AFL's mAP exceeds the "
-                       "same-architecture baseline's.", measured=d_ap, bound=0.0, interval=iv, kind="paper",
+                       "same-architecture baseline's.", measured=d_ap, bound=1e-9, interval=iv, kind="paper",
                        domain=(-1, 1), object="real",
                        control="the same-architecture baseline head on the same folders and encoder, scored on the "
                                "same test images (paired bootstrap difference)",
