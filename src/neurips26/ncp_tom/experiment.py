@@ -261,7 +261,8 @@ def _success_counts(episodes: list, lengths: list[int] | None = None) -> dict:
 def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured_note: str, reason: str,
                kind: str, source: str, paper_value: str, note: str = "", matched: bool = False,
                counts: dict | None = None, object: str = "toy", falsifiable_by: str = "",
-               control: str = "", min_cell: int | None = None) -> C.Claim:
+               control: str = "", min_cell: int | None = None,
+               full_scale: str = "the quick configuration (600 instances) has both at every length 1-3") -> C.Claim:
     """A "TB − FB gap > 0" claim judged from its 95% bootstrap interval: holds only when the
     whole interval lies strictly above 0 (:data:`GAP_BOUND`), does not hold when it lies wholly
     at or below 0 (so an FB control identical to TB, gap [0, 0], does not hold), inconclusive
@@ -272,7 +273,8 @@ def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured
     ``matched_min_cell`` of :func:`~neurips26.ncp_tom.scoring.tb_fb_gap`) below
     :data:`MIN_MATCHED_CELL`, the stratified interval is degenerate and the claim is
     ``inconclusive`` with the gap, the interval and the cell size as its measurement."""
-    nc = dict(paper_value=paper_value, kind=kind, source=source, note=note, object=object)
+    nc = dict(paper_value=paper_value, kind=kind, source=source, note=(measured_note + " " + note).strip(),
+              object=object)
     if control:
         nc["control"] = control
     if falsifiable_by:
@@ -282,8 +284,7 @@ def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured
                                reason="nothing to compare at this scale: no scored TB or no scored FB episodes"
                                       + (" at a shared minimal plan length" if matched else "")
                                       + " (too few instances, or every episode was a backend error)",
-                               full_scale="the quick configuration (600 instances) has both at every length 1-3",
-                               **nc)
+                               full_scale=full_scale, **nc)
     if counts is not None and counts["tb_success"] + counts["fb_success"] == 0:
         return C.not_checkable(id, statement,
                                reason=f"the agent succeeded on no episode (TB 0/{counts['tb_n']}, FB "
@@ -743,6 +744,10 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
             f"tb_gt_fb_{k}", f"Models do better on TB than FB goals — {llm_name}, {k[4:]} setting.",
             paper_value="TB > FB for every model", ci=gk["matched_ci"], gap=gk["matched"], matched=True,
             min_cell=gk["matched_min_cell"], kind="paper", source=PAPER_SOURCE,
+            full_scale="the full configuration runs GPT-5 on all 600 instances, where TB and FB goals share every "
+                       "minimal plan length 1-3 (16 or more instances per cell in the quick run's sets; the "
+                       f"quick local arm's first {min(config.llm_instances, config.local_instances)} instances may share "
+                       "none)",
             measured_note=f"Length-matched TB - FB gap at minimal plan lengths {gk['lengths']} (the verdict); "
                           f"per length {gk['per_length']}. Overall (lengths mixed, not judged): TB {s['tb']:.3f}, "
                           f"FB {s['fb']:.3f}, gap {gk['overall']:.3f} [{oci[0]:.3f}, {oci[1]:.3f}].",
