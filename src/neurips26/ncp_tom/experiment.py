@@ -744,7 +744,7 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
             f"tb_gt_fb_{k}", f"Models do better on TB than FB goals — {llm_name}, {k[4:]} setting.",
             paper_value="TB > FB for every model", ci=gk["matched_ci"], gap=gk["matched"], matched=True,
             min_cell=gk["matched_min_cell"], kind="paper", source=PAPER_SOURCE,
-            full_scale="the full configuration runs GPT-5 on all 600 instances, where TB and FB goals share every "
+            full_scale="GPT-5 on all 600 instances, where TB and FB goals share every "
                        "minimal plan length 1-3 (16 or more instances per cell in the quick run's sets; the "
                        f"quick local arm's first {min(config.llm_instances, config.local_instances)} instances may share "
                        "none)",
