@@ -274,3 +274,76 @@ def test_tolerant_parse_accepts_common_deviations():
     assert parse_line("Done.", inst.scene, tolerant=True) == "DONE"
     with pytest.raises(ParseError):
         parse_line("I think Ines believes it.", inst.scene, tolerant=True)
+
+
+def _episodes(spec):
+    """EpisodeResults from ``[(goal_type, min_plan_length, successes, n), ...]`` (one instance each)."""
+    from neurips26.ncp_tom.baselines import EpisodeResult
+
+    out = []
+    for t, ell, k, n in spec:
+        for i in range(n):
+            out.append(EpisodeResult(f"{t}-{ell}-{i}", t, "household", ell, "llm", "agentic",
+                                     status="success" if i < k else "failure"))
+    return out
+
+
+def _llm_gap_claim(episodes):
+    """The ``tb_gt_fb_llm_agentic`` paper claim built by the experiment from ``episodes``."""
+    import numpy as np
+
+    from neurips26.ncp_tom.experiment import _paper_claims_need_frontier_models
+    from neurips26.ncp_tom.scoring import summary, tb_fb_gap
+
+    per_agent = {"llm_agentic": episodes}
+    gaps = {"llm_agentic": tb_fb_gap(episodes, np.random.default_rng(0), 500)}
+    cfg = Config(**TINY, backend="openai", base_url="http://127.0.0.1:1/v1", model="m", settings=["agentic"])
+    claims = _paper_claims_need_frontier_models(cfg, {"llm_agentic": summary(episodes)}, gaps, "m", per_agent)
+    return {c.id: c for c in claims}["tb_gt_fb_llm_agentic"], gaps["llm_agentic"]
+
+
+def test_llm_tb_gt_fb_judged_on_length_matched_gap_with_fb_control():
+    """Catches the paper's TB > FB claim judged on the overall gap, which plan length confounds:
+    TB goals of length 1 all solved and FB goals of length 3 all failed give an overall gap of 0.5
+    wholly above 0 (read 'holds' before the fix), while at the shared length 2 TB and FB are
+    identical (10/10 each), so the length-matched gap is exactly [0, 0] and an FB control
+    identical to TB must not hold. Also catches a claim that names no control."""
+    eps = _episodes([("TB1", 1, 10, 10), ("TB1", 2, 10, 10), ("FB1", 2, 10, 10), ("FB1", 3, 0, 10)])
+    claim, gap = _llm_gap_claim(eps)
+    assert gap["overall"] == pytest.approx(0.5) and gap["overall_ci"][0] > 0  # the confounded gap "holds"
+    assert gap["matched"] == 0.0 and gap["matched_ci"] == [0.0, 0.0] and gap["matched_min_cell"] == 10
+    assert claim.verdict is Verdict.DOES_NOT_HOLD, claim
+    assert claim.measured == 0.0 and tuple(claim.interval) == (0.0, 0.0)
+    assert "false-belief" in claim.control and "overall" in claim.note.lower()
+
+
+def test_llm_tb_gt_fb_holds_on_a_real_matched_gap():
+    """Catches a fix that can never hold: TB 10/10 against FB 0/10 at each of two shared lengths
+    (cells of 10 >= MIN_MATCHED_CELL) is a length-matched gap of 1 whose interval lies above 0."""
+    eps = _episodes([("TB1", 1, 10, 10), ("FB1", 1, 0, 10), ("TB2", 2, 8, 10), ("FB2", 2, 1, 10)])
+    claim, gap = _llm_gap_claim(eps)
+    assert gap["matched_ci"][0] > 0
+    assert claim.verdict is Verdict.HOLDS, claim
+
+
+def test_degenerate_matched_interval_is_inconclusive():
+    """Catches a length-matched interval judged with too few instances per cell: two TB successes
+    against two FB failures at one length give the stratified bootstrap interval [1, 1] (no
+    resample can vary an all-equal cell), which read 'holds' on 4 episodes (Fisher's exact p = 0.33)."""
+    eps = _episodes([("TB1", 1, 2, 2), ("FB1", 1, 0, 2)])
+    claim, gap = _llm_gap_claim(eps)
+    assert gap["matched_ci"] == [1.0, 1.0] and gap["matched_min_cell"] == 2
+    assert claim.verdict is Verdict.INCONCLUSIVE, claim
+    assert "degenerate" in claim.reason and claim.control
+
+
+def test_gap_claim_identical_control_does_not_hold():
+    """Catches a non-strict bound on the judged gap (GAP_BOUND = 0 reads [0, 0] as 'holds'): a matched
+    interval [0, 0] (FB control identical to TB, with successes on both sides) must read 'does not
+    hold'. A guard: the bound was already strict; checked red with GAP_BOUND = 0."""
+    from neurips26.ncp_tom.experiment import _gap_claim
+
+    c = _gap_claim("g", "TB > FB", ci=[0.0, 0.0], gap=0.0, measured_note="", reason="r", kind="paper",
+                   source="abstract", paper_value="TB > FB", object="real", control="FB goals at equal length",
+                   matched=True, counts={"tb_success": 5, "tb_n": 10, "fb_success": 5, "fb_n": 10})
+    assert c.verdict is Verdict.DOES_NOT_HOLD

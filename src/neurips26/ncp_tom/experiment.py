@@ -234,10 +234,24 @@ LLM_FULL_SCALE = ("set backend=openai, base_url and model (key from OPENAI_API_K
 #: [0, x] (in particular [0, 0] from an agent with no success at all) never holds.
 GAP_BOUND = 1e-9
 
+MIN_MATCHED_CELL = 5
+"""Instances needed in every length × TB/FB cell of the matched strata before the stratified
+bootstrap interval is judged. Below it the percentile bootstrap is far too narrow: a cell of one
+instance is never varied, and two TB successes against two FB failures at one length give the
+zero-width interval [1, 1] (Fisher's exact test on those counts: p = 0.33); at 5 against 5 an
+all-or-nothing split is already significant (p = 0.008). Set from that arithmetic, not from a
+result: the quick run's random-agent cells hold 16 or more instances."""
 
-def _success_counts(episodes: list) -> dict:
-    """Successes and scored episodes on TB and FB goals (backend errors left out)."""
-    eps = [e for e in episodes if e.status != "error"]
+LLM_GAP_CONTROL = ("the model's own false-belief (FB) goals at the same minimal plan lengths, same run and "
+                   "instance set: the TB - FB success difference within each length stratum (weighted by its "
+                   "episodes), so the control keeps the plan-length mix and removes only the true-belief "
+                   "advantage; the overall gap, which mixes lengths (FB goals need longer plans), is in the note")
+
+
+def _success_counts(episodes: list, lengths: list[int] | None = None) -> dict:
+    """Successes and scored episodes on TB and FB goals (backend errors left out); with
+    ``lengths``, only episodes whose minimal plan length is one of them (the matched strata)."""
+    eps = [e for e in episodes if e.status != "error" and (lengths is None or e.min_plan_length in lengths)]
     tb = [e for e in eps if e.goal_type.startswith("TB")]
     fb = [e for e in eps if e.goal_type.startswith("FB")]
     return {"tb_success": sum(e.success for e in tb), "tb_n": len(tb),
@@ -247,28 +261,49 @@ def _success_counts(episodes: list) -> dict:
 def _gap_claim(id: str, statement: str, *, ci: list[float], gap: float, measured_note: str, reason: str,
                kind: str, source: str, paper_value: str, note: str = "", matched: bool = False,
                counts: dict | None = None, object: str = "toy", falsifiable_by: str = "",
-               control: str = "") -> C.Claim:
+               control: str = "", min_cell: int | None = None,
+               full_scale: str = "the quick configuration (600 instances) has both at every length 1-3") -> C.Claim:
     """A "TB − FB gap > 0" claim judged from its 95% bootstrap interval: holds only when the
-    whole interval lies strictly above 0 (:data:`GAP_BOUND`), inconclusive when it touches or
-    straddles 0. ``not checkable`` (not a false "does not hold") when a side had no episodes, so
-    the gap and its interval are NaN, and when the agent succeeded on no episode at all
-    (``counts``): TB = FB = 0 is no evidence about a gap."""
-    nc = dict(paper_value=paper_value, kind=kind, source=source, note=note, object=object)
+    whole interval lies strictly above 0 (:data:`GAP_BOUND`), does not hold when it lies wholly
+    at or below 0 (so an FB control identical to TB, gap [0, 0], does not hold), inconclusive
+    when it straddles 0. ``not checkable`` (not a false "does not hold") when a side had no
+    episodes, so the gap and its interval are NaN, and when the agent succeeded on no episode at
+    all (``counts``, for a matched gap counted within the matched strata): TB = FB = 0 is no
+    evidence about a gap. With ``matched`` and ``min_cell`` (the smallest length × TB/FB cell,
+    ``matched_min_cell`` of :func:`~neurips26.ncp_tom.scoring.tb_fb_gap`) below
+    :data:`MIN_MATCHED_CELL`, the stratified interval is degenerate and the claim is
+    ``inconclusive`` with the gap, the interval and the cell size as its measurement."""
+    nc = dict(paper_value=paper_value, kind=kind, source=source, note=(measured_note + " " + note).strip(),
+              object=object)
+    if control:
+        nc["control"] = control
+    if falsifiable_by:
+        nc["falsifiable_by"] = falsifiable_by
     if not np.isfinite(ci[0]):
         return C.not_checkable(id, statement,
                                reason="nothing to compare at this scale: no scored TB or no scored FB episodes"
                                       + (" at a shared minimal plan length" if matched else "")
                                       + " (too few instances, or every episode was a backend error)",
-                               full_scale="the quick configuration (600 instances) has both at every length 1-3",
-                               **nc)
+                               full_scale=full_scale, **nc)
     if counts is not None and counts["tb_success"] + counts["fb_success"] == 0:
         return C.not_checkable(id, statement,
                                reason=f"the agent succeeded on no episode (TB 0/{counts['tb_n']}, FB "
                                       f"0/{counts['fb_n']}): a gap of 0 - 0 is no evidence about TB vs FB",
                                full_scale="a model that reaches some goals (the full configuration runs GPT-5)",
                                **nc)
-    extra = (f" Counts: TB {counts['tb_success']}/{counts['tb_n']}, FB {counts['fb_success']}/{counts['fb_n']}."
-             if counts is not None else "")
+    extra = (f" Counts{' in the matched strata' if matched else ''}: TB {counts['tb_success']}/{counts['tb_n']}, "
+             f"FB {counts['fb_success']}/{counts['fb_n']}." if counts is not None else "")
+    if matched and min_cell is not None and min_cell < MIN_MATCHED_CELL:
+        return C.check(id, statement, measured={"gap": gap, "interval": [ci[0], ci[1]], "smallest_cell": min_cell},
+                       holds=None, paper_value=paper_value, kind=kind, source=source, object=object,
+                       control=control, falsifiable_by=falsifiable_by,
+                       tolerance="95% stratified bootstrap interval of the length-matched gap strictly above 0, "
+                                 f"judged only when every length × TB/FB cell holds >= {MIN_MATCHED_CELL} instances",
+                       reason=f"the smallest length × TB/FB cell holds {min_cell} instance(s) (< {MIN_MATCHED_CELL}): "
+                              "the stratified bootstrap barely varies such a cell, so its interval "
+                              f"[{ci[0]:.3f}, {ci[1]:.3f}] is degenerate (too narrow) and is not judged; "
+                              "inconclusive",
+                       note=(measured_note + extra + " " + note).strip())
     return C.at_least(id, statement, measured=gap, bound=GAP_BOUND, interval=(ci[0], ci[1]), paper_value=paper_value,
                       domain=(-1, 1), kind=kind, source=source, reason=reason, object=object,
                       falsifiable_by=falsifiable_by, control=control,
@@ -564,7 +599,7 @@ def _tb_fb_gap_without_theory_of_mind(runs: list, gaps_by_seed: list[dict], seed
             "On our benchmark TB > FB persists for the random agent when TB and FB goals are compared at equal "
             "minimal plan length.", paper_value="TB > FB (abstract; lengths not controlled there as far as we know)",
             ci=g["random"]["matched_ci"], gap=g["random"]["matched"], matched=True, kind="reconstruction",
-            counts=_success_counts(_r["random"]),
+            counts=_success_counts(_r["random"], g["random"]["lengths"]), min_cell=g["random"]["matched_min_cell"],
             source=BENCH_SOURCE, measured_note=f"per-length rates {g['random']['per_length']}.",
             reason="stratified bootstrap over instances within length × TB/FB cells; the 95% interval must lie "
                    "above 0",
@@ -648,7 +683,7 @@ def _unless_calls_ok(claims: list, use: C.BackendUse | None) -> list:
     for c in claims:
         if c.id == "gpt5_agentic_success" or c.id.startswith("tb_gt_fb_llm_"):
             c = C.not_checkable(c.id, c.statement, paper_value=c.paper_value, kind=c.kind, source=c.source,
-                                object=c.object,
+                                object=c.object, control=c.control, falsifiable_by=c.falsifiable_by,
                                 reason=why, full_scale="rerun with a working endpoint; the measurement would "
                                                        "have rested on failed calls")
         out.append(c)
@@ -693,25 +728,35 @@ def _paper_claims_need_frontier_models(config: Config, summaries: dict, gaps: di
 
         claims += [C.not_checkable(f"tb_gt_fb_llm_{st}", f"Models do better on TB than FB goals — the local model, "
                                    f"{st} setting.", paper_value="TB > FB for every model", kind="paper",
-                                   source=PAPER_SOURCE, object="real", reason=NO_LOCAL_MODEL, full_scale=LLM_FULL_SCALE)
+                                   source=PAPER_SOURCE, object="real", reason=NO_LOCAL_MODEL, full_scale=LLM_FULL_SCALE,
+                                   control=LLM_GAP_CONTROL)
                    for st in config.settings]
     elif not llm_keys:
         claims.append(C.not_checkable("tb_gt_fb_models", "All six models, like humans, do better on TB than FB "
                                       "goals.", paper_value="TB > FB for every model and humans", kind="paper",
                                       source=PAPER_SOURCE, object="real",
                                       reason="the six frontier models are not available offline",
-                                      full_scale=LLM_FULL_SCALE))
+                                      full_scale=LLM_FULL_SCALE, control=LLM_GAP_CONTROL))
     for k in llm_keys:
         gk, s = gaps[k], summaries[k]
+        oci = gk["overall_ci"]
         claims.append(_gap_claim(
             f"tb_gt_fb_{k}", f"Models do better on TB than FB goals — {llm_name}, {k[4:]} setting.",
-            paper_value="TB > FB for every model", ci=gk["overall_ci"], gap=gk["overall"], kind="paper",
-            source=PAPER_SOURCE, measured_note=f"TB {s['tb']:.3f}, FB {s['fb']:.3f}; length-matched gap "
-            f"{gk['matched']:.3f} {gk['matched_ci']}.", counts=_success_counts(per_agent[k]), object="real",
-            falsifiable_by="the model's TB - FB success gap has a 95% interval at or below 0 (inconclusive when "
-                           "it touches 0); an agent with no success at all is not checkable",
-            reason=f"95% bootstrap interval over {s['n']} scored episodes (backend errors left out) must lie "
-                   "strictly above 0"))
+            paper_value="TB > FB for every model", ci=gk["matched_ci"], gap=gk["matched"], matched=True,
+            min_cell=gk["matched_min_cell"], kind="paper", source=PAPER_SOURCE,
+            full_scale="GPT-5 on all 600 instances, where TB and FB goals share every "
+                       "minimal plan length 1-3 (16 or more instances per cell in the quick run's sets; the "
+                       f"quick local arm's first {min(config.llm_instances, config.local_instances)} instances may share "
+                       "none)",
+            measured_note=f"Length-matched TB - FB gap at minimal plan lengths {gk['lengths']} (the verdict); "
+                          f"per length {gk['per_length']}. Overall (lengths mixed, not judged): TB {s['tb']:.3f}, "
+                          f"FB {s['fb']:.3f}, gap {gk['overall']:.3f} [{oci[0]:.3f}, {oci[1]:.3f}].",
+            counts=_success_counts(per_agent[k], gk["lengths"]), object="real", control=LLM_GAP_CONTROL,
+            reason=f"95% stratified bootstrap interval of the length-matched gap (instances resampled within each "
+                   f"length × TB/FB cell; {s['n']} scored episodes, backend errors left out) must lie strictly "
+                   f"above 0; not judged when a cell holds < {MIN_MATCHED_CELL} instances",
+            note="FB goals need longer plans, so the overall gap is confounded by plan length; only TB and FB "
+                 "goals of equal minimal plan length are compared."))
     return claims
 
 

@@ -98,10 +98,17 @@ def tb_fb_gap(episodes: list[EpisodeResult], rng: np.random.Generator, n_boot: i
     the bootstrap resamples *instances*: within TB and FB for the overall gap, within each
     length × TB/FB cell for the matched gap (so repeats never shrink the interval).
 
+    The matched interval is only as good as its smallest cell: a cell of one instance is never
+    varied by the resampling, and a cell whose outcomes are all equal (all 0 or all 1) neither,
+    so with a handful of instances per cell the interval is far too narrow (two TB successes and
+    two FB failures at one length give ``[1, 1]``). ``matched_min_cell`` reports the smallest
+    cell so a caller can refuse to judge such an interval.
+
     Returns:
         ``{"overall": g, "overall_ci": [lo, hi], "matched": g_m, "matched_ci": [lo, hi],
-        "lengths": [shared lengths], "per_length": {ell: {"tb", "fb", "n_tb", "n_fb"}}}``
-        (``n_*`` count instances); values are NaN when a side is empty.
+        "matched_min_cell": k, "lengths": [shared lengths],
+        "per_length": {ell: {"tb", "fb", "n_tb", "n_fb"}}}`` (``n_*`` and ``k`` count instances;
+        ``k = 0`` when no length is shared); values are NaN when a side is empty.
 
     Raises:
         ValueError: if ``n_boot < 1`` or no episodes are given; TypeError: an element is not an
@@ -130,7 +137,7 @@ def tb_fb_gap(episodes: list[EpisodeResult], rng: np.random.Generator, n_boot: i
         return [float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))]
 
     out: dict = {"overall": nan, "overall_ci": [nan, nan], "matched": nan, "matched_ci": [nan, nan],
-                 "lengths": [int(x) for x in lengths], "per_length": {}}
+                 "matched_min_cell": 0, "lengths": [int(x) for x in lengths], "per_length": {}}
     if side[True].size and side[False].size:
         out["overall"] = float(side[True].mean() - side[False].mean())
         out["overall_ci"] = ci(resample(side[True]).mean(1) - resample(side[False]).mean(1))
@@ -141,6 +148,7 @@ def tb_fb_gap(episodes: list[EpisodeResult], rng: np.random.Generator, n_boot: i
                          for ell in lengths], axis=1)
         out["matched"] = float(point @ w / w.sum())
         out["matched_ci"] = ci(boot @ w / w.sum())
+        out["matched_min_cell"] = int(min(arrays[(t, ell)].size for ell in lengths for t in (True, False)))
         out["per_length"] = {int(ell): {"tb": float(arrays[(True, ell)].mean()), "fb": float(arrays[(False, ell)].mean()),
                                         "n_tb": int(arrays[(True, ell)].size), "n_fb": int(arrays[(False, ell)].size)}
                              for ell in lengths}
