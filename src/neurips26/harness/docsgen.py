@@ -295,7 +295,7 @@ def render_readme_counts(snapshot: dict[str, Any]) -> str:
         f"Last full main job (`{snapshot['command']}`, commit `{snapshot['commit']}`, {snapshot['date']}, "
         f"{'/'.join(snapshot['scale'])} scale): **the papers' own claims — {counts_text(paper)}** "
         f"(preregistered claims, plus tuned ones confirmed on their confirmation seeds: {conf}); "
-        f"{expl} paper claims stay exploratory (tuned, not confirmed: not counted). "
+        f"{expl} paper claim{' stays' if expl == 1 else 's stay'} exploratory (tuned, not confirmed: not counted). "
         + _object_sentence(snapshot) +
         f"Reconstruction {_counts_line(t.get('reconstruction', {}))}, checks {_counts_line(t.get('check', {}))} "
         f"(holds / does not hold / inconclusive / not checkable). {len(snapshot['systems'])} systems, "
