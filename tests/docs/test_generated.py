@@ -77,7 +77,7 @@ def test_snapshot_records_its_commit_date_and_counts():
 
 def test_every_judged_paper_claim_in_the_snapshot_names_its_control():
     """Catches a paper claim judged in the main job with no control that removes its mechanism (only a
-    sentence on how it could fail): the issue's rule for a verdict a researcher can cite. Not-checkable
+    sentence on how it could fail): the project's rule for a verdict a researcher can cite. Not-checkable
     paper claims need only their reason. Fails on the snapshot of e5ea91f (three real-model claims)."""
     snap = json.loads(SNAPSHOT.read_text())
     bare = [f"{name}/{c['id']}" for name, s in snap["systems"].items() for c in s["claims"]

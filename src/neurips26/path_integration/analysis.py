@@ -540,6 +540,21 @@ def symmetrised_control(weights: np.ndarray, preferred: np.ndarray, post_mask: n
     return SymmetrisedControl(trained, sym, trained - sym, (float(lo), float(hi)), int(n_boot))
 
 
+def _ratio_and_se(numerator, denominator) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """``(r, se, a, b)``: the ratio of means of paired values and its delta-method standard error
+    ``sd(z)/√n``, ``z_i = (a_i − r·b_i) / mean(b)``; validates as :func:`paired_ratio` says."""
+    a, b = np.asarray(numerator, np.float64).ravel(), np.asarray(denominator, np.float64).ravel()
+    if a.shape != b.shape or a.size < 2:
+        raise ValueError(f"paired_ratio(): need two arrays of the same length >= 2, got {a.shape} and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("paired_ratio(): values must be finite")
+    if not b.mean() > 0:
+        raise ValueError(f"paired_ratio(): mean of the denominator is {b.mean()!r}; must be > 0")
+    r = float(a.mean() / b.mean())
+    z = (a - r * b) / b.mean()
+    return r, float(z.std(ddof=1)) / math.sqrt(a.size), a, b
+
+
 def paired_ratio(numerator: np.ndarray, denominator: np.ndarray, level: float = 0.95) -> tuple[float, tuple[float, float]]:
     """Ratio of means ``mean(a) / mean(b)`` of paired per-item values and its delta-method interval.
 
@@ -559,18 +574,10 @@ def paired_ratio(numerator: np.ndarray, denominator: np.ndarray, level: float = 
     """
     from scipy import stats
 
-    a, b = np.asarray(numerator, np.float64).ravel(), np.asarray(denominator, np.float64).ravel()
-    if a.shape != b.shape or a.size < 2:
-        raise ValueError(f"paired_ratio(): need two arrays of the same length >= 2, got {a.shape} and {b.shape}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError("paired_ratio(): values must be finite")
-    if not b.mean() > 0:
-        raise ValueError(f"paired_ratio(): mean of the denominator is {b.mean()!r}; must be > 0")
     if not 0 < level < 1:
         raise ValueError(f"paired_ratio(): level={level!r}; allowed 0 < level < 1")
-    r = float(a.mean() / b.mean())
-    z = (a - r * b) / b.mean()
-    half = float(stats.t.ppf(0.5 + level / 2, a.size - 1)) * float(z.std(ddof=1)) / math.sqrt(a.size)
+    r, se, a, b = _ratio_and_se(numerator, denominator)
+    half = float(stats.t.ppf(0.5 + level / 2, a.size - 1)) * se
     lo = r - half
     if (a >= 0).all() and (b >= 0).all():
         lo = max(lo, 0.0)
@@ -603,14 +610,9 @@ def ratio_change(numerator_a: np.ndarray, denominator_a: np.ndarray, numerator_b
 
     if not 0 < level < 1:
         raise ValueError(f"ratio_change(): level={level!r}; allowed 0 < level < 1")
-    parts = []
-    for num, den in ((numerator_a, denominator_a), (numerator_b, denominator_b)):
-        paired_ratio(num, den)                                          # validates the set
-        a, b = np.asarray(num, np.float64).ravel(), np.asarray(den, np.float64).ravel()
-        r = float(a.mean() / b.mean())
-        z = (a - r * b) / b.mean()
-        parts.append((r, float(z.std(ddof=1)) / math.sqrt(a.size), a.size))
-    (ra, sa, na), (rb, sb, nb) = parts
+    (ra, sa, a, _), (rb, sb, b, _) = (_ratio_and_se(numerator_a, denominator_a),
+                                      _ratio_and_se(numerator_b, denominator_b))
+    na, nb = a.size, b.size
     half = float(stats.t.ppf(0.5 + level / 2, min(na, nb) - 1)) * math.hypot(sa, sb)
     d = ra - rb
     return d, (d - half, d + half)
